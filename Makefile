@@ -1,0 +1,87 @@
+# flashprobe - infer SD/eMMC geometry by timing.  See README.md.
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=gnu11 -Wall -Wextra -Werror -Wshadow -MMD -MP
+LDLIBS  += -lm
+PREFIX  ?= /usr/local
+DESTDIR ?=
+VERSION := 0.1.0
+CPPFLAGS += -DFLASHPROBE_VERSION='"$(VERSION)"'
+
+B := build
+S := build/san
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+
+LIB_SRCS  := $(filter-out flashprobe.c,$(wildcard *.c))
+TEST_SRCS := $(wildcard tests/*.c)
+LIB_OBJS  := $(LIB_SRCS:%.c=$(B)/%.o)
+TEST_OBJS := $(TEST_SRCS:tests/%.c=$(B)/tests/%.o)
+SAN_OBJS  := $(LIB_SRCS:%.c=$(S)/%.o) $(TEST_SRCS:tests/%.c=$(S)/tests/%.o)
+
+CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS   = $(shell pkg-config --libs check 2>/dev/null)
+
+all: $(B)/flashprobe flashprobe
+
+flashprobe: $(B)/flashprobe
+	cp $< $@
+
+$(B)/flashprobe: $(B)/flashprobe.o $(LIB_OBJS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(B)/%.o: %.c | $(B)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(B)/tests/%.o: tests/%.c | $(B)/tests check-lib
+	$(CC) $(CPPFLAGS) $(CFLAGS) -I. $(CHECK_CFLAGS) -c $< -o $@
+
+$(B)/check_flashprobe: $(LIB_OBJS) $(TEST_OBJS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+# The same suite under AddressSanitizer and UndefinedBehaviorSanitizer.
+$(S)/%.o: %.c | $(S)/tests
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN_FLAGS) -c $< -o $@
+
+$(S)/tests/%.o: tests/%.c | $(S)/tests check-lib
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN_FLAGS) -I. $(CHECK_CFLAGS) -c $< -o $@
+
+$(S)/check_flashprobe: $(SAN_OBJS)
+	$(CC) $(CFLAGS) $(SAN_FLAGS) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+$(S)/flashprobe: $(S)/flashprobe.o $(filter-out $(S)/tests/%,$(SAN_OBJS))
+	$(CC) $(CFLAGS) $(SAN_FLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(B) $(B)/tests $(S)/tests:
+	mkdir -p $@
+
+# Installs libcheck when missing (as root), else says how and fails.
+check-lib:
+	@sh tests/ensure-check.sh
+
+# Plain run first, then the sanitizer run; each ends on Check's summary line.
+check: check-lib $(B)/flashprobe $(B)/check_flashprobe $(S)/flashprobe $(S)/check_flashprobe
+	@echo "== test suite =="
+	FLASHPROBE_BIN=$(CURDIR)/$(B)/flashprobe ./$(B)/check_flashprobe
+	@echo "== test suite under ASan+UBSan =="
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	    FLASHPROBE_BIN=$(CURDIR)/$(S)/flashprobe ./$(S)/check_flashprobe
+
+demo: $(B)/flashprobe
+	./$(B)/flashprobe align sim:seed
+
+bench: $(B)/flashprobe
+	sh bench/align-cost $(CURDIR)/$(B)/flashprobe
+
+install: $(B)/flashprobe
+	install -D -m 0755 $(B)/flashprobe $(DESTDIR)$(PREFIX)/bin/flashprobe
+	install -D -m 0644 docs/flashprobe.1 $(DESTDIR)$(PREFIX)/share/man/man1/flashprobe.1
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/flashprobe $(DESTDIR)$(PREFIX)/share/man/man1/flashprobe.1
+
+clean:
+	rm -rf $(B) flashprobe
+
+.PHONY: all check check-lib demo bench install uninstall clean
+
+-include $(wildcard $(B)/*.d $(B)/tests/*.d $(S)/*.d $(S)/tests/*.d)

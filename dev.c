@@ -1,0 +1,520 @@
+/* dev.c - the device layer: checks, timing and counters around a backend,
+ * plus the backend for real block devices and regular files.
+ *
+ * Every analyzer I/O passes fp_dev_read_timed()/fp_dev_write_timed(), so the
+ * safety rules live here once: requests must be sector aligned and inside
+ * the device, and nothing is written outside the area the caller announced
+ * with fp_dev_set_write_area() (no area, no writes).  Refused requests never
+ * reach the backend and are neither counted nor timed.
+ *
+ * Real targets are opened with O_DIRECT so reads hit the card rather than
+ * the page cache; a target where that cannot hold (tmpfs) is refused,
+ * because its timings would describe RAM.
+ */
+#define _GNU_SOURCE		/* O_DIRECT */
+#define _FILE_OFFSET_BITS 64
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <linux/magic.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "dev.h"
+#include "sim.h"
+
+/* O_DIRECT wants buffers aligned to the logical block size; a page covers
+ * every sector size in use (512, 4096). */
+#define DEV_BUF_ALIGN 4096
+/* Regular files have no logical sector; 512 is what O_DIRECT needs on
+ * common filesystems over 512-byte-sector disks. */
+#define DEV_FILE_SECTOR_BYTES 512u
+/* Real-time priority for timing runs, as flashbench uses. */
+#define DEV_RT_PRIORITY 10
+
+struct fp_dev {
+	const struct fp_dev_ops *ops;
+	void *priv;
+	enum fp_dev_kind kind;
+	char *path;
+	uint64_t size_bytes;
+	uint32_t sector_bytes;
+	uint64_t io_count;
+	uint64_t io_ns;
+	uint64_t bytes_written;
+	uint64_t write_start_bytes;	/* write area [start, end) */
+	uint64_t write_end_bytes;
+	bool write_area_set;
+};
+
+struct fp_dev *fp_dev_create(const struct fp_dev_ops *ops, void *priv,
+			     enum fp_dev_kind kind, const char *path,
+			     uint64_t size_bytes, uint32_t sector_bytes)
+{
+	struct fp_dev *d;
+
+	/* A backend without a read or a clock, or with no sector size,
+	 * could only fail later in a less obvious place. */
+	if (ops == NULL || ops->pread == NULL || ops->now_ns == NULL ||
+	    sector_bytes == 0)
+		return NULL;
+	d = calloc(1, sizeof(*d));
+	if (d == NULL)
+		return NULL;
+	d->path = strdup(path != NULL ? path : "");
+	if (d->path == NULL) {
+		free(d);
+		return NULL;
+	}
+	d->ops = ops;
+	d->priv = priv;
+	d->kind = kind;
+	d->size_bytes = size_bytes;
+	d->sector_bytes = sector_bytes;
+	return d;
+}
+
+void fp_dev_close(struct fp_dev *d)
+{
+	if (d == NULL)
+		return;
+	if (d->ops->close != NULL)
+		d->ops->close(d->priv);
+	free(d->path);
+	free(d);
+}
+
+/* Alignment and range checks shared by reads and writes. */
+static int dev_check_io(const struct fp_dev *d, const void *buf, size_t len,
+			uint64_t off)
+{
+	if (d == NULL || buf == NULL)
+		return -EINVAL;
+	if (len == 0 || len % d->sector_bytes != 0 || off % d->sector_bytes != 0)
+		return -EINVAL;
+	/* Written as a subtraction so off + len cannot wrap. */
+	if (off > d->size_bytes || (uint64_t)len > d->size_bytes - off)
+		return -ENOSPC;
+	return 0;
+}
+
+/* Called only after dev_check_io(), so off + len does not wrap. */
+static bool dev_in_write_area(const struct fp_dev *d, size_t len, uint64_t off)
+{
+	return d->write_area_set && off >= d->write_start_bytes &&
+	       off + len <= d->write_end_bytes;
+}
+
+/* Book a successful call; a clock that went backwards counts as zero. */
+static void dev_account(struct fp_dev *d, uint64_t t0, uint64_t t1,
+			uint64_t *ns)
+{
+	uint64_t dt = t1 >= t0 ? t1 - t0 : 0;
+
+	d->io_count++;
+	d->io_ns += dt;
+	if (ns != NULL)
+		*ns = dt;
+}
+
+int fp_dev_read_timed(struct fp_dev *d, void *buf, size_t len, uint64_t off,
+		      uint64_t *ns)
+{
+	uint64_t t0, t1;
+	int rc = dev_check_io(d, buf, len, off);
+
+	if (rc < 0)
+		return rc;
+	t0 = d->ops->now_ns(d->priv);
+	rc = d->ops->pread(d->priv, buf, len, off);
+	t1 = d->ops->now_ns(d->priv);
+	if (rc != 0)
+		return rc < 0 ? rc : -EIO;
+	dev_account(d, t0, t1, ns);
+	return 0;
+}
+
+int fp_dev_write_timed(struct fp_dev *d, const void *buf, size_t len,
+		       uint64_t off, uint64_t *ns)
+{
+	uint64_t t0, t1;
+	int rc = dev_check_io(d, buf, len, off);
+
+	if (rc < 0)
+		return rc;
+	if (!dev_in_write_area(d, len, off))
+		return -EPERM;
+	if (d->ops->pwrite == NULL)
+		return -EROFS;
+	t0 = d->ops->now_ns(d->priv);
+	rc = d->ops->pwrite(d->priv, buf, len, off);
+	t1 = d->ops->now_ns(d->priv);
+	if (rc != 0)
+		return rc < 0 ? rc : -EIO;
+	dev_account(d, t0, t1, ns);
+	d->bytes_written += len;
+	return 0;
+}
+
+int fp_dev_set_write_area(struct fp_dev *d, uint64_t start, uint64_t end)
+{
+	if (d == NULL || start >= end || end > d->size_bytes)
+		return -EINVAL;
+	d->write_start_bytes = start;
+	d->write_end_bytes = end;
+	d->write_area_set = true;
+	return 0;
+}
+
+void *fp_dev_alloc_buf(size_t len)
+{
+	void *p = NULL;
+
+	if (posix_memalign(&p, DEV_BUF_ALIGN, len > 0 ? len : 1) != 0)
+		return NULL;
+	/* Defined contents: a write of a fresh buffer is reproducible. */
+	memset(p, 0, len > 0 ? len : 1);
+	return p;
+}
+
+uint64_t fp_dev_size_bytes(const struct fp_dev *d)
+{
+	return d->size_bytes;
+}
+
+uint32_t fp_dev_sector_bytes(const struct fp_dev *d)
+{
+	return d->sector_bytes;
+}
+
+enum fp_dev_kind fp_dev_kind(const struct fp_dev *d)
+{
+	return d->kind;
+}
+
+const char *fp_dev_kind_name(const struct fp_dev *d)
+{
+	switch (d->kind) {
+	case FP_DEV_FILE:
+		return "file";
+	case FP_DEV_BLOCK:
+		return "block";
+	case FP_DEV_SIM:
+		return "sim";
+	}
+	return "unknown";
+}
+
+const char *fp_dev_path(const struct fp_dev *d)
+{
+	return d->path;
+}
+
+uint64_t fp_dev_now_ns(struct fp_dev *d)
+{
+	return d->ops->now_ns(d->priv);
+}
+
+const struct fp_dev_ops *fp_dev_ops_of(const struct fp_dev *d)
+{
+	return d->ops;
+}
+
+void *fp_dev_priv(const struct fp_dev *d)
+{
+	return d->priv;
+}
+
+uint64_t fp_dev_io_count(const struct fp_dev *d)
+{
+	return d->io_count;
+}
+
+uint64_t fp_dev_io_ns(const struct fp_dev *d)
+{
+	return d->io_ns;
+}
+
+uint64_t fp_dev_bytes_written(const struct fp_dev *d)
+{
+	return d->bytes_written;
+}
+
+bool fp_dev_boost_priority(struct fp_dev *d)
+{
+	struct sched_param sp = { .sched_priority = DEV_RT_PRIORITY };
+
+	/* Virtual time is not disturbed by the scheduler. */
+	if (d == NULL || d->kind == FP_DEV_SIM)
+		return false;
+	return sched_setscheduler(0, SCHED_FIFO, &sp) == 0;
+}
+
+/* ---- the real backend: block devices and regular files ---- */
+
+struct dev_real {
+	int fd;
+};
+
+static int dev_real_pread(void *priv, void *buf, size_t len, uint64_t off)
+{
+	struct dev_real *r = priv;
+	char *p = buf;
+	size_t done = 0;
+	ssize_t n;
+
+	while (done < len) {
+		n = pread(r->fd, p + done, len - done, (off_t)(off + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;	/* end of file inside the device size */
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+static int dev_real_pwrite(void *priv, const void *buf, size_t len,
+			   uint64_t off)
+{
+	struct dev_real *r = priv;
+	const char *p = buf;
+	size_t done = 0;
+	ssize_t n;
+
+	while (done < len) {
+		n = pwrite(r->fd, p + done, len - done, (off_t)(off + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+static uint64_t dev_real_now_ns(void *priv)
+{
+	(void)priv;
+	return clock_now_ns();
+}
+
+static void dev_real_close(void *priv)
+{
+	struct dev_real *r = priv;
+
+	close(r->fd);
+	free(r);
+}
+
+static const struct fp_dev_ops dev_real_ops = {
+	.pread = dev_real_pread,
+	.pwrite = dev_real_pwrite,
+	.now_ns = dev_real_now_ns,
+	.close = dev_real_close,
+};
+
+static void dev_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void dev_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+static int dev_open_flags(enum fp_open_mode mode, bool is_block)
+{
+	int flags = O_DIRECT | O_CLOEXEC | O_NOCTTY;
+
+	if (mode != FP_OPEN_WRITE)
+		return flags | O_RDONLY;
+	/* O_SYNC: a write's time includes the card's program time.  O_EXCL
+	 * on a block device fails with EBUSY while anything has it open or
+	 * mounted (blkdiscard does the same). */
+	flags |= O_RDWR | O_SYNC;
+	return is_block ? flags | O_EXCL : flags;
+}
+
+static void dev_err_no_direct(char *err, size_t errlen, const char *path)
+{
+	dev_err(err, errlen, "'%s' does not support O_DIRECT (tmpfs?): "
+		"timing would measure the page cache", path);
+}
+
+/* Size and logical sector of an open target of the type in st. */
+static int dev_geometry(int fd, const struct stat *st, const char *path,
+			uint64_t *size_bytes, uint32_t *sector_bytes,
+			char *err, size_t errlen)
+{
+	struct statfs sfs;
+	int ssz = 0;
+
+	if (S_ISBLK(st->st_mode)) {
+		if (ioctl(fd, BLKGETSIZE64, size_bytes) != 0 ||
+		    ioctl(fd, BLKSSZGET, &ssz) != 0) {
+			int rc = -errno;
+
+			dev_err(err, errlen, "cannot get the size of '%s': %s",
+				path, strerror(-rc));
+			return rc;
+		}
+		if (ssz <= 0) {
+			dev_err(err, errlen, "'%s' reports a sector size of %d",
+				path, ssz);
+			return -EIO;
+		}
+		*sector_bytes = (uint32_t)ssz;
+		return 0;
+	}
+	/* Since Linux 6.6 tmpfs accepts O_DIRECT, but its "device" is the
+	 * page cache itself: refuse it like the kernels that say EINVAL. */
+	if (fstatfs(fd, &sfs) == 0 &&
+	    (sfs.f_type == TMPFS_MAGIC || sfs.f_type == RAMFS_MAGIC)) {
+		dev_err_no_direct(err, errlen, path);
+		return -EINVAL;
+	}
+	*sector_bytes = DEV_FILE_SECTOR_BYTES;
+	/* A partial last sector cannot be read with O_DIRECT. */
+	*size_bytes = (uint64_t)st->st_size -
+		      (uint64_t)st->st_size % DEV_FILE_SECTOR_BYTES;
+	if (*size_bytes == 0 && st->st_size > 0) {
+		dev_err(err, errlen, "'%s' is smaller than one %u-byte sector",
+			path, DEV_FILE_SECTOR_BYTES);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Refuse what is neither a block device nor a regular file, before open():
+ * opening a fifo would block and opening a tape would rewind it. */
+static int dev_check_type(const struct stat *st, const char *path, char *err,
+			  size_t errlen)
+{
+	if (S_ISDIR(st->st_mode)) {
+		dev_err(err, errlen, "'%s' is a directory", path);
+		return -EISDIR;
+	}
+	if (!S_ISBLK(st->st_mode) && !S_ISREG(st->st_mode)) {
+		dev_err(err, errlen, "'%s' is not a block device or regular file",
+			path);
+		return -ENOTBLK;
+	}
+	return 0;
+}
+
+int fp_dev_open_path(const char *path, enum fp_open_mode mode,
+		     struct fp_dev **out, char *err, size_t errlen)
+{
+	struct stat st, fst;
+	struct dev_real *r = NULL;
+	uint64_t size_bytes = 0;
+	uint32_t sector_bytes = 0;
+	int fd, rc;
+
+	if (out != NULL)
+		*out = NULL;
+	if (path == NULL || out == NULL) {
+		dev_err(err, errlen, "no device given");
+		return -EINVAL;
+	}
+	if (stat(path, &st) != 0) {
+		rc = -errno;
+		dev_err(err, errlen, "cannot open '%s': %s", path, strerror(-rc));
+		return rc;
+	}
+	rc = dev_check_type(&st, path, err, errlen);
+	if (rc < 0)
+		return rc;
+	fd = open(path, dev_open_flags(mode, S_ISBLK(st.st_mode)));
+	if (fd < 0) {
+		rc = -errno;
+		if (rc == -EINVAL)
+			dev_err_no_direct(err, errlen, path);
+		else
+			dev_err(err, errlen, "cannot open '%s': %s", path,
+				strerror(-rc));
+		return rc;
+	}
+	/* The path may have been replaced between stat() and open(). */
+	if (fstat(fd, &fst) != 0) {
+		rc = -errno;
+		dev_err(err, errlen, "cannot stat '%s': %s", path, strerror(-rc));
+		goto err_close;
+	}
+	rc = dev_check_type(&fst, path, err, errlen);
+	if (rc < 0)
+		goto err_close;
+	rc = dev_geometry(fd, &fst, path, &size_bytes, &sector_bytes, err,
+			  errlen);
+	if (rc < 0)
+		goto err_close;
+	if (size_bytes == 0) {
+		dev_err(err, errlen, "'%s' is empty", path);
+		rc = -EINVAL;
+		goto err_close;
+	}
+	r = malloc(sizeof(*r));
+	if (r == NULL)
+		goto err_nomem;
+	r->fd = fd;
+	*out = fp_dev_create(&dev_real_ops, r,
+			     S_ISBLK(fst.st_mode) ? FP_DEV_BLOCK : FP_DEV_FILE,
+			     path, size_bytes, sector_bytes);
+	if (*out == NULL)
+		goto err_nomem;
+	return 0;
+
+err_nomem:
+	rc = -ENOMEM;
+	dev_err(err, errlen, "cannot open '%s': %s", path, strerror(ENOMEM));
+err_close:
+	free(r);
+	close(fd);
+	return rc;
+}
+
+int fp_dev_open(const char *spec, enum fp_open_mode mode, struct fp_dev **out,
+		char *err, size_t errlen)
+{
+	struct sim_profile p;
+	int rc;
+
+	if (spec == NULL || out == NULL) {
+		dev_err(err, errlen, "no device given");
+		return -EINVAL;
+	}
+	if (strncmp(spec, "sim:", 4) != 0)
+		return fp_dev_open_path(spec, mode, out, err, errlen);
+	/* A simulated card is always writable; the write area still
+	 * decides what may be written. */
+	*out = NULL;
+	rc = sim_profile_parse(spec + 4, &p, err, errlen);
+	if (rc < 0)
+		return rc;
+	rc = sim_open(&p, out);
+	if (rc < 0) {
+		*out = NULL;
+		dev_err(err, errlen, "cannot create simulated card '%s': %s",
+			spec + 4, strerror(-rc));
+	}
+	return rc;
+}

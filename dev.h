@@ -1,0 +1,104 @@
+/* dev.h - raw device layer: one interface, several backends.
+ *
+ * Analyzers read and write through a struct fp_dev and never know whether it
+ * is a block device, a regular file or a simulated card.  Every I/O goes
+ * through fp_dev_read_timed()/fp_dev_write_timed(), which time the call with
+ * the backend's clock (CLOCK_MONOTONIC for real devices, a virtual clock for
+ * simulated cards), count it, and enforce the announced write area.
+ *
+ * Errors are negative errno values; nothing here prints or exits.
+ */
+#ifndef FLASHPROBE_DEV_H
+#define FLASHPROBE_DEV_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+struct fp_dev;
+
+enum fp_dev_kind {
+	FP_DEV_FILE,
+	FP_DEV_BLOCK,
+	FP_DEV_SIM,
+};
+
+/* Open modes.  FP_OPEN_READ never opens the target for writing. */
+enum fp_open_mode {
+	FP_OPEN_READ,
+	FP_OPEN_WRITE,		/* O_RDWR, and O_EXCL on block devices */
+};
+
+/* What a backend implements.  pread/pwrite transfer exactly len bytes or
+ * return a negative errno; they are called with sector-aligned offsets and
+ * lengths and with buffers from fp_dev_alloc_buf().  now_ns is the backend
+ * clock in nanoseconds (monotonic, or virtual for simulators).  close frees
+ * priv. */
+struct fp_dev_ops {
+	int (*pread)(void *priv, void *buf, size_t len, uint64_t off);
+	int (*pwrite)(void *priv, const void *buf, size_t len, uint64_t off);
+	uint64_t (*now_ns)(void *priv);
+	void (*close)(void *priv);
+};
+
+/* Wrap a backend into a device.  path is copied.  Returns NULL on ENOMEM
+ * (priv is not closed then). */
+struct fp_dev *fp_dev_create(const struct fp_dev_ops *ops, void *priv,
+			     enum fp_dev_kind kind, const char *path,
+			     uint64_t size_bytes, uint32_t sector_bytes);
+
+/* Open "sim:NAME[,key=value...]" as a simulated card, anything else as a
+ * path (block device or regular file, opened with O_DIRECT).  On failure
+ * returns a negative errno and writes a one-line reason (no program prefix,
+ * no newline) into err. */
+int fp_dev_open(const char *spec, enum fp_open_mode mode, struct fp_dev **out,
+		char *err, size_t errlen);
+
+/* Open a real block device or regular file with O_DIRECT. */
+int fp_dev_open_path(const char *path, enum fp_open_mode mode,
+		     struct fp_dev **out, char *err, size_t errlen);
+
+void fp_dev_close(struct fp_dev *d);
+
+/* Read or write exactly len bytes at off and report the time the call took
+ * in *ns (may be NULL).  Returns 0 or a negative errno; a failed I/O never
+ * yields a time.  off and len must be multiples of the sector size (-EINVAL
+ * otherwise), off + len must not pass the end (-ENOSPC).  Writes outside the
+ * write area return -EPERM and are not performed. */
+int fp_dev_read_timed(struct fp_dev *d, void *buf, size_t len, uint64_t off,
+		      uint64_t *ns);
+int fp_dev_write_timed(struct fp_dev *d, const void *buf, size_t len,
+		       uint64_t off, uint64_t *ns);
+
+/* Allow writes only inside [start, end).  Until this is called no write is
+ * allowed at all.  Returns -EINVAL for an empty or out-of-device range. */
+int fp_dev_set_write_area(struct fp_dev *d, uint64_t start, uint64_t end);
+
+/* Buffer suitable for O_DIRECT on any backend (page aligned); free with
+ * free().  NULL on ENOMEM. */
+void *fp_dev_alloc_buf(size_t len);
+
+uint64_t fp_dev_size_bytes(const struct fp_dev *d);
+uint32_t fp_dev_sector_bytes(const struct fp_dev *d);
+enum fp_dev_kind fp_dev_kind(const struct fp_dev *d);
+const char *fp_dev_kind_name(const struct fp_dev *d);	/* "file", "block", "sim" */
+const char *fp_dev_path(const struct fp_dev *d);
+uint64_t fp_dev_now_ns(struct fp_dev *d);
+
+/* The backend behind a device (for backends that need their own state,
+ * e.g. sim_profile_of()). */
+const struct fp_dev_ops *fp_dev_ops_of(const struct fp_dev *d);
+void *fp_dev_priv(const struct fp_dev *d);
+
+/* Counters since open: number of I/O calls, summed time spent inside them,
+ * bytes written. */
+uint64_t fp_dev_io_count(const struct fp_dev *d);
+uint64_t fp_dev_io_ns(const struct fp_dev *d);
+uint64_t fp_dev_bytes_written(const struct fp_dev *d);
+
+/* Try to get real-time scheduling to reduce timing noise on real devices
+ * (as flashbench does).  Returns true when it was granted; no-op returning
+ * false for simulated cards. */
+bool fp_dev_boost_priority(struct fp_dev *d);
+
+#endif

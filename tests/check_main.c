@@ -1,0 +1,30 @@
+/* check_main.c - the single test runner: every suite, one summary line. */
+#include <stdlib.h>
+
+#include <stdio.h>
+
+#include "testutil.h"
+#include "tests.h"
+
+int main(void)
+{
+	SRunner *sr = srunner_create(units_suite());
+	int failed, run;
+
+	srunner_add_suite(sr, stats_suite());
+	srunner_add_suite(sr, json_suite());
+	srunner_add_suite(sr, dev_suite());
+	srunner_add_suite(sr, sim_suite());
+	srunner_add_suite(sr, align_suite());
+	srunner_add_suite(sr, cli_suite());
+	if (tu_skipped())
+		fprintf(stderr, "%u test(s) SKIPPED on this machine (see above); "
+			"they are not counted as passed\n", tu_skipped());
+	srunner_run_all(sr, CK_ENV);
+	failed = srunner_ntests_failed(sr);
+	run = srunner_ntests_run(sr);
+	srunner_free(sr);
+	if (run == 0)
+		return EXIT_FAILURE;	/* a filter matched nothing: not a pass */
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

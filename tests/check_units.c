@@ -1,0 +1,294 @@
+/* check_units.c - size parsing and the human-readable formatters. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "tests.h"
+#include "units.h"
+
+struct size_case {
+	const char *in;
+	int rc;
+	uint64_t val;
+};
+
+static const struct size_case size_cases[] = {
+	{ "0", 0, 0 },
+	{ "4194304", 0, 4194304 },
+	{ "010", 0, 10 },			/* decimal, never octal */
+	{ "0x400000", 0, 0x400000 },
+	{ "0X1b", 0, 27 },			/* hex B is a digit */
+	{ "0xFFFFFFFFFFFFFFFF", 0, UINT64_MAX },
+	{ "4M", 0, 4u << 20 },
+	{ "4m", 0, 4u << 20 },
+	{ "4MiB", 0, 4u << 20 },
+	{ "4mib", 0, 4u << 20 },
+	{ "512K", 0, 512u << 10 },
+	{ "512KiB", 0, 512u << 10 },
+	{ "1G", 0, UINT64_C(1) << 30 },
+	{ "1GiB", 0, UINT64_C(1) << 30 },
+	{ "2T", 0, UINT64_C(2) << 40 },
+	{ "2TiB", 0, UINT64_C(2) << 40 },
+	{ "512B", 0, 512 },
+	{ "0K", 0, 0 },
+	{ "18446744073709551615", 0, UINT64_MAX },
+	{ "16777215T", 0, UINT64_C(16777215) << 40 },
+	{ "18446744073709551616", -ERANGE, 0 },
+	{ "99999999999999999999999999", -ERANGE, 0 },
+	{ "16777216T", -ERANGE, 0 },
+	{ "17179869184G", -ERANGE, 0 },
+	{ "0x10000000000000000", -ERANGE, 0 },
+	{ "", -EINVAL, 0 },
+	{ "-1", -EINVAL, 0 },
+	{ "+1", -EINVAL, 0 },
+	{ " 1", -EINVAL, 0 },
+	{ "1 ", -EINVAL, 0 },
+	{ "4 M", -EINVAL, 0 },
+	{ "1.5M", -EINVAL, 0 },
+	{ "4MB", -EINVAL, 0 },			/* 1000 or 1024? refused */
+	{ "4Mi", -EINVAL, 0 },
+	{ "4MiBx", -EINVAL, 0 },
+	{ "4X", -EINVAL, 0 },
+	{ "M", -EINVAL, 0 },
+	{ "0x", -EINVAL, 0 },
+	{ "0x10K", -EINVAL, 0 },
+	{ "0xg", -EINVAL, 0 },
+	{ "abc", -EINVAL, 0 },
+	{ "12abc", -EINVAL, 0 },
+	{ "99999999999999999999x", -EINVAL, 0 },	/* garbage wins */
+};
+
+START_TEST(test_parse_size_table)
+{
+	for (size_t i = 0; i < sizeof(size_cases) / sizeof(size_cases[0]); i++) {
+		const struct size_case *c = &size_cases[i];
+		uint64_t v = 12345;
+		int rc = units_parse_size(c->in, &v);
+
+		ck_assert_msg(rc == c->rc, "parse \"%s\": rc %d, want %d",
+			      c->in, rc, c->rc);
+		if (c->rc == 0)
+			ck_assert_msg(v == c->val, "parse \"%s\": %ju, want %ju",
+				      c->in, (uintmax_t)v, (uintmax_t)c->val);
+		else
+			ck_assert_msg(v == 12345, "parse \"%s\" wrote on error",
+				      c->in);
+	}
+}
+END_TEST
+
+START_TEST(test_parse_size_null)
+{
+	uint64_t v = 7;
+
+	ck_assert_int_eq(units_parse_size(NULL, &v), -EINVAL);
+	ck_assert_uint_eq(v, 7);
+}
+END_TEST
+
+START_TEST(test_parse_uint)
+{
+	uint64_t v = 99;
+
+	ck_assert_int_eq(units_parse_uint("42", 100, &v), 0);
+	ck_assert_uint_eq(v, 42);
+	ck_assert_int_eq(units_parse_uint("100", 100, &v), 0);
+	ck_assert_uint_eq(v, 100);
+	ck_assert_int_eq(units_parse_uint("0", 0, &v), 0);
+	ck_assert_uint_eq(v, 0);
+	v = 99;
+	ck_assert_int_eq(units_parse_uint("101", 100, &v), -ERANGE);
+	ck_assert_int_eq(units_parse_uint("18446744073709551616", UINT64_MAX, &v),
+			 -ERANGE);
+	ck_assert_int_eq(units_parse_uint("", 100, &v), -EINVAL);
+	ck_assert_int_eq(units_parse_uint("-1", 100, &v), -EINVAL);
+	ck_assert_int_eq(units_parse_uint("+1", 100, &v), -EINVAL);
+	ck_assert_int_eq(units_parse_uint("4K", UINT64_MAX, &v), -EINVAL);
+	ck_assert_int_eq(units_parse_uint("0x10", UINT64_MAX, &v), -EINVAL);
+	ck_assert_int_eq(units_parse_uint(" 1", 100, &v), -EINVAL);
+	ck_assert_int_eq(units_parse_uint(NULL, 100, &v), -EINVAL);
+	ck_assert_uint_eq(v, 99);
+	ck_assert_int_eq(units_parse_uint("18446744073709551615", UINT64_MAX, &v),
+			 0);
+	ck_assert_uint_eq(v, UINT64_MAX);
+}
+END_TEST
+
+struct bytes_case {
+	uint64_t in;
+	const char *out;
+};
+
+static const struct bytes_case bytes_cases[] = {
+	{ 0, "0B" },
+	{ 512, "512B" },
+	{ 1023, "1023B" },
+	{ 1024, "1KiB" },
+	{ 1536, "1.5KiB" },
+	{ 1280, "1.25KiB" },
+	{ 1792, "1.75KiB" },
+	{ 3000, "3000B" },
+	{ 16384, "16KiB" },
+	{ 4u << 20, "4MiB" },
+	{ 3u << 20, "3MiB" },
+	{ 3u << 19, "1.5MiB" },
+	{ 1000000000, "953.67MiB" },		/* inexact: two decimals */
+	{ 100000, "100000B" },			/* inexact below 1MiB: bytes */
+	{ UINT64_C(1) << 30, "1GiB" },
+	{ UINT64_C(12) << 30, "12GiB" },
+	{ UINT64_C(2) << 40, "2TiB" },
+	{ UINT64_MAX, "16.00EiB" },
+	{ UINT64_C(1) << 63, "8EiB" },
+};
+
+START_TEST(test_format_bytes_table)
+{
+	char buf[32];
+
+	for (size_t i = 0; i < sizeof(bytes_cases) / sizeof(bytes_cases[0]); i++) {
+		ck_assert_ptr_eq(units_format_bytes(bytes_cases[i].in, buf,
+						    sizeof(buf)), buf);
+		ck_assert_msg(strcmp(buf, bytes_cases[i].out) == 0,
+			      "%ju: \"%s\", want \"%s\"",
+			      (uintmax_t)bytes_cases[i].in, buf,
+			      bytes_cases[i].out);
+	}
+}
+END_TEST
+
+struct ns_case {
+	int64_t in;
+	const char *out;
+};
+
+static const struct ns_case ns_cases[] = {
+	{ 0, "0ns" },
+	{ 812, "812ns" },
+	{ 999, "999ns" },
+	{ -5, "-5ns" },
+	{ 1000, "1.00\xc2\xb5s" },
+	{ 504000, "504\xc2\xb5s" },
+	{ -49400, "-49.4\xc2\xb5s" },
+	{ -49449, "-49.4\xc2\xb5s" },
+	{ 999499, "999\xc2\xb5s" },
+	{ 999500, "1.00ms" },		/* rounds up into the next unit */
+	{ 9996, "10.0\xc2\xb5s" },
+	{ 99960, "100\xc2\xb5s" },
+	{ 2060000, "2.06ms" },
+	{ 1200000000, "1.20s" },
+	{ 61500000000, "61.5s" },
+	{ INT64_C(3600) * 1000000000, "3600s" },
+};
+
+START_TEST(test_format_ns_table)
+{
+	char buf[32];
+
+	for (size_t i = 0; i < sizeof(ns_cases) / sizeof(ns_cases[0]); i++) {
+		units_format_ns(ns_cases[i].in, buf, sizeof(buf));
+		ck_assert_msg(strcmp(buf, ns_cases[i].out) == 0,
+			      "%jd: \"%s\", want \"%s\"",
+			      (intmax_t)ns_cases[i].in, buf, ns_cases[i].out);
+	}
+}
+END_TEST
+
+START_TEST(test_format_ns_extremes)
+{
+	char buf[64];
+	size_t n;
+
+	units_format_ns(INT64_MIN, buf, sizeof(buf));
+	n = strlen(buf);
+	ck_assert_msg(buf[0] == '-' && n > 2 && buf[n - 1] == 's' &&
+		      strstr(buf, "9223") != NULL, "INT64_MIN: \"%s\"", buf);
+	units_format_ns(INT64_MAX, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "9223372037s");
+}
+END_TEST
+
+struct rate_case {
+	double in;
+	const char *out;
+};
+
+static const struct rate_case rate_cases[] = {
+	{ 0, "0/s" },
+	{ 512, "512/s" },
+	{ 999.4, "999/s" },
+	{ 999.6, "1.00K/s" },
+	{ 96700, "96.7K/s" },
+	{ 818000, "818K/s" },
+	{ 12.4e6, "12.4M/s" },
+	{ 1.5e9, "1.50G/s" },
+	{ -2500, "-2.50K/s" },
+	{ -0.2, "0/s" },
+	{ INFINITY, "inf/s" },
+	{ NAN, "nan/s" },
+};
+
+START_TEST(test_format_rate_table)
+{
+	char buf[32];
+
+	for (size_t i = 0; i < sizeof(rate_cases) / sizeof(rate_cases[0]); i++) {
+		units_format_rate(rate_cases[i].in, buf, sizeof(buf));
+		ck_assert_msg(strcmp(buf, rate_cases[i].out) == 0,
+			      "%g: \"%s\", want \"%s\"", rate_cases[i].in, buf,
+			      rate_cases[i].out);
+	}
+}
+END_TEST
+
+/* Small buffers: truncated, terminated, and not one byte written past len. */
+START_TEST(test_format_truncates)
+{
+	char buf[16];
+
+	for (size_t len = 1; len <= 8; len++) {
+		memset(buf, 'X', sizeof(buf));
+		units_format_bytes(UINT64_C(3) << 19, buf, len);	/* 1.5MiB */
+		ck_assert_uint_eq(strlen(buf), len - 1 < 6 ? len - 1 : 6);
+		ck_assert_int_eq(strncmp(buf, "1.5MiB", len - 1), 0);
+		ck_assert_int_eq(buf[len], 'X');
+
+		memset(buf, 'X', sizeof(buf));
+		units_format_ns(-49400, buf, len);
+		ck_assert_uint_le(strlen(buf), len - 1);
+		ck_assert_int_eq(buf[len], 'X');
+
+		memset(buf, 'X', sizeof(buf));
+		units_format_rate(12.4e6, buf, len);
+		ck_assert_uint_eq(strlen(buf), len - 1 < 7 ? len - 1 : 7);
+		ck_assert_int_eq(buf[len], 'X');
+	}
+	/* len 0 must not touch the buffer at all */
+	memset(buf, 'X', sizeof(buf));
+	units_format_bytes(4096, buf, 0);
+	units_format_ns(1, buf, 0);
+	units_format_rate(1, buf, 0);
+	ck_assert_int_eq(buf[0], 'X');
+}
+END_TEST
+
+Suite *units_suite(void)
+{
+	Suite *s = suite_create("units");
+	TCase *tc = tcase_create("parse");
+
+	tcase_add_test(tc, test_parse_size_table);
+	tcase_add_test(tc, test_parse_size_null);
+	tcase_add_test(tc, test_parse_uint);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("format");
+	tcase_add_test(tc, test_format_bytes_table);
+	tcase_add_test(tc, test_format_ns_table);
+	tcase_add_test(tc, test_format_ns_extremes);
+	tcase_add_test(tc, test_format_rate_table);
+	tcase_add_test(tc, test_format_truncates);
+	suite_add_tcase(s, tc);
+	return s;
+}

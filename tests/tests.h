@@ -1,0 +1,15 @@
+/* tests.h - one constructor per test file; check_main.c runs them all. */
+#ifndef FLASHPROBE_TESTS_H
+#define FLASHPROBE_TESTS_H
+
+#include <check.h>
+
+Suite *units_suite(void);
+Suite *stats_suite(void);
+Suite *json_suite(void);
+Suite *dev_suite(void);
+Suite *sim_suite(void);
+Suite *align_suite(void);
+Suite *cli_suite(void);
+
+#endif

@@ -1,0 +1,205 @@
+/* testutil.c - end-to-end helpers: run the binary, loop devices, checksums. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "stats.h"
+#include "testutil.h"
+
+const char *tu_binary(void)
+{
+	const char *b = getenv("FLASHPROBE_BIN");
+
+	return b && *b ? b : "./build/flashprobe";
+}
+
+static char *slurp_fd(int fd)
+{
+	size_t cap = 4096, len = 0;
+	char *buf = malloc(cap);
+	ssize_t n;
+
+	if (!buf)
+		return NULL;
+	lseek(fd, 0, SEEK_SET);
+	while ((n = read(fd, buf + len, cap - len - 1)) > 0) {
+		len += (size_t)n;
+		if (cap - len < 2) {
+			char *nb = realloc(buf, cap * 2);
+
+			if (!nb)
+				break;
+			buf = nb;
+			cap *= 2;
+		}
+	}
+	buf[len] = '\0';
+	return buf;
+}
+
+static int temp_fd(void)
+{
+	char path[] = "/var/tmp/flashprobe-test-XXXXXX";
+	int fd = mkstemp(path);
+
+	if (fd >= 0)
+		unlink(path);
+	return fd;
+}
+
+void tu_run(struct run_result *r, const char *const *argv)
+{
+	int out = temp_fd(), err = temp_fd(), st = 0;
+	size_t n = 0;
+	pid_t pid;
+
+	memset(r, 0, sizeof(*r));
+	while (argv[n])
+		n++;
+	pid = fork();
+	if (pid == 0) {
+		const char **args = calloc(n + 2, sizeof(*args));
+		int in = open("/dev/null", O_RDONLY);
+
+		if (!args || in < 0)
+			_exit(127);
+		args[0] = tu_binary();
+		memcpy(args + 1, argv, n * sizeof(*args));
+		dup2(in, 0);
+		dup2(out, 1);
+		dup2(err, 2);
+		execv(args[0], (char *const *)args);
+		_exit(127);
+	}
+	waitpid(pid, &st, 0);
+	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	r->out = slurp_fd(out);
+	r->err = slurp_fd(err);
+	close(out);
+	close(err);
+}
+
+void tu_run_free(struct run_result *r)
+{
+	free(r->out);
+	free(r->err);
+	r->out = r->err = NULL;
+}
+
+size_t tu_count_lines(const char *s)
+{
+	size_t n = 0;
+
+	for (const char *p = s; *p; p++)
+		if (*p == '\n')
+			n++;
+	if (*s && s[strlen(s) - 1] != '\n')
+		n++;
+	return n;
+}
+
+char *tu_make_image(uint64_t size_bytes, uint64_t seed)
+{
+	char *path = strdup("/var/tmp/flashprobe-img-XXXXXX");
+	uint64_t buf[8192];
+	struct stats_rng rng;
+	int fd;
+
+	if (!path)
+		return NULL;
+	fd = mkstemp(path);
+	if (fd < 0) {
+		free(path);
+		return NULL;
+	}
+	stats_rng_seed(&rng, seed);
+	for (uint64_t done = 0; done < size_bytes; done += sizeof(buf)) {
+		size_t len = size_bytes - done < sizeof(buf) ? size_bytes - done
+							      : sizeof(buf);
+
+		for (size_t i = 0; i < sizeof(buf) / 8; i++)
+			buf[i] = stats_rng_next(&rng);
+		if (write(fd, buf, len) != (ssize_t)len) {
+			close(fd);
+			unlink(path);
+			free(path);
+			return NULL;
+		}
+	}
+	fsync(fd);
+	close(fd);
+	return path;
+}
+
+const char *tu_loop_unavailable(void)
+{
+	if (geteuid() != 0)
+		return "not root";
+	if (access("/dev/loop-control", F_OK))
+		return "no /dev/loop-control";
+	if (system("command -v losetup >/dev/null 2>&1"))
+		return "no losetup";
+	return NULL;
+}
+
+char *tu_loop_attach(const char *path, bool partscan)
+{
+	char cmd[512], dev[256] = "";
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "losetup --find --show %s '%s' 2>/dev/null",
+		 partscan ? "-P" : "", path);
+	p = popen(cmd, "r");
+	if (!p)
+		return NULL;
+	if (!fgets(dev, sizeof(dev), p))
+		dev[0] = '\0';
+	pclose(p);
+	dev[strcspn(dev, "\n")] = '\0';
+	return strncmp(dev, "/dev/loop", 9) ? NULL : strdup(dev);
+}
+
+void tu_loop_detach(const char *dev)
+{
+	char cmd[300];
+
+	if (!dev)
+		return;
+	snprintf(cmd, sizeof(cmd), "losetup -d '%s' 2>/dev/null", dev);
+	if (system(cmd))
+		fprintf(stderr, "warning: could not detach %s\n", dev);
+}
+
+uint64_t tu_checksum(const char *path)
+{
+	uint64_t h = 1469598103934665603ULL;
+	unsigned char buf[65536];
+	ssize_t n;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return 0;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		for (ssize_t i = 0; i < n; i++)
+			h = (h ^ buf[i]) * 1099511628211ULL;
+	close(fd);
+	return n < 0 ? 0 : h;
+}
+
+static unsigned skipped;
+
+void tu_skip(const char *test, const char *why)
+{
+	fprintf(stderr, "SKIPPED: %s: %s\n", test, why);
+	skipped++;
+}
+
+unsigned tu_skipped(void)
+{
+	return skipped;
+}
