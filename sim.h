@@ -1,0 +1,146 @@
+/* sim.h - the simulated card: a flash-translation-layer timing model.
+ *
+ * A simulated card stores data (sparse: untouched and uniformly filled
+ * 4 KiB blocks cost no memory) and charges every request a cost in
+ * nanoseconds on a virtual clock, following ../shared/docs/flash-model.md:
+ *
+ *   reads  (section 3): per-request base + per-page transfer + a penalty for
+ *          every internal boundary crossed (raw page, effective page, sub-AU
+ *          mapping step, erase block), optional cheap reads of erased AUs;
+ *   writes (section 4): an LRU pool of open AUs with write pointers, linear
+ *          and random-capable AUs, garbage collection (copy + erase) when an
+ *          AU is closed or rewritten out of order, and a FAT area at the
+ *          start managed per page;
+ *   noise: multiplicative jitter, rare stalls, and per-location noise that
+ *          is a fixed function of the offset (repeating cannot remove it).
+ *
+ * The same seed gives the same timings.  Nothing sleeps.
+ */
+#ifndef FLASHPROBE_SIM_H
+#define FLASHPROBE_SIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct fp_dev;
+
+#define SIM_NAME_MAX 32
+
+/* A card: its true geometry, its costs and its noise.  All sizes in bytes,
+ * all times in nanoseconds, all percentages 0..100 (of the request's cost).
+ * A zero size disables that level. */
+struct sim_profile {
+	char name[SIM_NAME_MAX];
+	const char *description;
+
+	/* capacity */
+	uint64_t size_bytes;
+	uint32_t sector_bytes;		/* logical sector, 512 or 4096 */
+
+	/* truth: what the analyzers should find.  Read-side levels nest:
+	 * raw_page | page | subau | erase, each nonzero level strictly smaller
+	 * than the next nonzero one; a boundary is charged only at its
+	 * highest level.
+	 *
+	 * Convention: page_bytes is what the align analyzer must report as
+	 * the page: the smallest boundary level whose crossing cost is clear
+	 * (page_cross_ns well above the noise).  raw_page_bytes is a smaller
+	 * level whose cost is noise-level (raw_cross_ns <= 1% of
+	 * read_base_ns): real but not something an analyzer must find.  A
+	 * multi-plane group above a clear page (the flashbench README card:
+	 * 53 us at 8 KiB, 160 us at 16 KiB) is expressed as page = 8 KiB,
+	 * subau = 16 KiB.  page_bytes = 0: no page level is observable (no
+	 * page crossing cost); writes and transfers then use a 16 KiB unit
+	 * (or raw_page_bytes, or the largest power of two dividing erase
+	 * below 16 KiB).  When ambiguous is set the read-side truth is
+	 * "undetermined"; erase_bytes and the open-AU counts still drive the
+	 * write model. */
+	uint64_t page_bytes;		/* effective page: program unit (0 = not observable) */
+	uint64_t raw_page_bytes;	/* noise-level level below the page (0 = none) */
+	uint64_t subau_bytes;		/* intermediate read step: plane group or mapping step (0 = none) */
+	uint64_t erase_bytes;		/* erase block: the read-timing step and the write unit */
+	unsigned open_au_linear;	/* AUs kept open for in-order writes */
+	unsigned open_au_random;	/* of those, how many may be written out of order */
+	uint64_t fat_start_bytes;	/* FAT area start (multiple of erase_bytes) */
+	uint64_t fat_bytes;		/* FAT area size (0 = none) */
+	bool ambiguous;			/* built so "undetermined" is the honest answer */
+
+	/* read costs */
+	uint64_t read_base_ns;		/* per request */
+	uint64_t read_page_ns;		/* per page (program unit) transferred, pro rata, rounded down */
+	uint64_t raw_cross_ns;		/* crossing a raw-page boundary inside a group */
+	uint64_t page_cross_ns;		/* crossing an effective-page boundary */
+	uint64_t subau_cross_ns;	/* crossing a sub-AU step */
+	uint64_t au_cross_ns;		/* crossing an erase-block boundary */
+	bool erased_reads_fast;		/* never-written AUs read without array access */
+	bool fresh;			/* start erased (default: every AU written once) */
+
+	/* write costs */
+	uint64_t write_base_ns;		/* per request */
+	uint64_t write_page_ns;		/* per page programmed (partial page = full) */
+	uint64_t gc_page_ns;		/* per valid page copied when closing an AU */
+	uint64_t erase_ns;		/* per block erase */
+	uint64_t random_write_ns;	/* extra per out-of-order write in a random-mode AU */
+	uint64_t fat_random_ns;		/* extra per out-of-order write in the FAT area */
+	unsigned fat_page_pct;		/* FAT-area page program cost, % of write_page_ns */
+
+	/* noise */
+	unsigned jitter_pct;		/* +-uniform multiplicative jitter per request */
+	unsigned stall_ppm;		/* requests per million that stall */
+	uint64_t stall_ns;		/* extra time of a stall */
+	unsigned location_pct;		/* +-per-location noise, fixed per 4 KiB block */
+	uint64_t seed;
+
+	/* simulated media errors: I/O touching [bad_start, bad_start+bad_bytes)
+	 * fails with EIO (bad_bytes 0 = none) */
+	uint64_t bad_start_bytes;
+	uint64_t bad_bytes;
+};
+
+/* The built-in profiles, terminated by an entry with an empty name. */
+extern const struct sim_profile sim_profiles[];
+
+/* Find a built-in profile by name; NULL if unknown. */
+const struct sim_profile *sim_profile_find(const char *name);
+
+/* Parse "NAME" or "NAME,key=value,..." (the part after "sim:"; a leading
+ * "sim:" is tolerated) into *p: start from the named built-in profile, then
+ * apply overrides in order (a repeated key wins last).  Keys:
+ *   sizes (units_parse_size syntax): size, sector, page, raw_page, subau,
+ *     erase, fat_start, fat, bad_start, bad;
+ *   counts: open_linear, open_random, fat_page_pct, jitter, stall_ppm,
+ *     location, seed;
+ *   times (nanoseconds, or a decimal with ns/us/ms/s suffix, e.g. 117us,
+ *     2.5ms): read_base, read_page, raw_cross, page_cross, subau_cross,
+ *     au_cross, write_base, write_page, gc_page, erase_time, random_write,
+ *     fat_random, stall;
+ *   booleans (1/0, yes/no, true/false, on/off): erased_fast, fresh.
+ * Returns 0, or -EINVAL with a one-line reason in err (unknown profile,
+ * unknown key, missing or bad value, inconsistent geometry); *p is only
+ * written on success. */
+int sim_profile_parse(const char *spec, struct sim_profile *p, char *err,
+		      size_t errlen);
+
+/* Check a profile for consistency (sizes nest, erase block divides the
+ * device, open_au_random <= open_au_linear, ...).  0 or -EINVAL + reason. */
+int sim_profile_validate(const struct sim_profile *p, char *err, size_t errlen);
+
+/* Create a simulated card; the profile is copied.  0 or negative errno. */
+int sim_open(const struct sim_profile *p, struct fp_dev **out);
+
+/* Fill the whole card with pseudo-random data (seeded) without charging
+ * time, as if it had been used; also marks every AU written and closed.
+ * For data-preservation tests.  0, -ENOMEM, or -EINVAL when d is not a
+ * simulated card. */
+int sim_fill_random(struct fp_dev *d, uint64_t seed);
+
+/* The profile a simulated device was created from, NULL for other devices. */
+const struct sim_profile *sim_profile_of(const struct fp_dev *d);
+
+/* Heap bytes a simulated card holds (stored data blocks, block tables and
+ * translation-layer state); 0 for other devices.  Lets tests and users
+ * check that large uniform writes stay cheap. */
+uint64_t sim_mem_bytes(const struct fp_dev *d);
+
+#endif
