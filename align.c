@@ -1,0 +1,785 @@
+/* align.c - infer the effective page and erase-block size from read timing.
+ *
+ * What the card is assumed to do (flash-model.md section 3): a read that
+ * crosses an internal boundary costs more than one that does not, because
+ * two NAND pages (or two erase blocks, found through the mapping table) must
+ * be sensed instead of one.  The extra cost depends on the largest internal
+ * unit whose boundary is crossed: nothing below the page, a page penalty at
+ * page boundaries, usually a larger one at erase-block boundaries, and
+ * sometimes steps in between (multi-plane groups, sub-AU mapping units).
+ *
+ * What is measured: for a candidate boundary size s we read blocksize bytes
+ * just before ("pre"), across ("on") and just after ("post") offsets
+ * x = k * s, at several positions spread over the device, and take
+ * diff = on - (pre + post) / 2, as flashbench -a does.  Unlike flashbench,
+ * k is always coprime to 30: then a unit of size 2^a * 3^b * 5^c divides x
+ * exactly when it divides s, so every position of a group tests the same
+ * set of units.  Candidates are powers of two and 3 * 2^n, so 1.5, 3, 6, 12
+ * and 24 MiB erase blocks show up as themselves instead of as a partial
+ * step at a smaller power of two.
+ *
+ * How it decides: a size L is a boundary level when every tested size that
+ * L divides costs more than every tested size it does not divide, by a
+ * margin that is large against the measured noise (a z score from the
+ * spread between positions, which also captures per-location noise that
+ * repeating cannot remove).  The page is the smallest level, the erase
+ * block the largest; both are reported only with enough evidence, else as
+ * undetermined.  Every decision is a ratio against measured noise and the
+ * read base cost, so the same card ten times faster or slower gives the
+ * same answer.  Reads are repeated in rounds, in shuffled order (no two
+ * reads of one position in a row, so a read cache cannot help), until no
+ * candidate is borderline any more or the budget is spent.
+ *
+ * Known limits: USB readers add jitter that can hide page steps (the erase
+ * step usually survives); cards that charge the same at every boundary show
+ * a page level but no erase block; erase blocks that are not 2^a 3^b 5^c
+ * multiples of the page are not found.  Reference: Arnd Bergmann,
+ * "Optimizing Linux with cheap flash drives", LWN 428584, and flashbench.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+
+#include "align.h"
+#include "dev.h"
+#include "stats.h"
+
+#define ALIGN_POSITIONS 24		/* positions per boundary size at first */
+#define ALIGN_MAX_POSITIONS 48		/* after extending against location noise */
+#define ALIGN_MIN_POSITIONS 3
+#define ALIGN_MAX_GROUP (128ULL << 20)	/* largest boundary worth testing */
+#define ALIGN_DEFAULT_MAX_REPEATS 48
+#define ALIGN_REPEATS_CAP 1024
+#define ALIGN_DEFAULT_MIN_REPEATS 3
+#define ALIGN_DEFAULT_MAX_READS 60000
+#define ALIGN_PAGE_MAX (64ULL << 10)	/* the largest size reported as a page */
+#define ALIGN_ERASE_MIN (128ULL << 10)	/* the smallest size reported as an erase block */
+
+/* A level must stand out by this many standard errors.  Values between
+ * ALIGN_Z_HINT and ALIGN_Z_LEVEL are borderline: measure more. */
+#define ALIGN_Z_LEVEL 4.0
+#define ALIGN_Z_HINT 2.0
+/* and every multiple of a level must cost more than every other size by
+ * this many standard errors (a worst pair among dozens: lenient) */
+#define ALIGN_Z_CONSISTENT 1.0
+/* and by this fraction of the read base cost, so that tiny systematic
+ * effects of a cache or a loop device are not taken for flash geometry */
+#define ALIGN_MIN_REL_STEP 0.015
+/* measure until steps of this fraction of the read cost would be seen */
+#define ALIGN_TARGET_REL_STEP 0.02
+/* steps of at least this fraction of the read cost get full trust */
+#define ALIGN_TRUSTED_REL_STEP 0.03
+/* a size less trusted than this is not reported at all: no guessing */
+#define ALIGN_REPORT_MIN 0.6
+/* measure on while a reported size is less certain than this */
+#define ALIGN_CONF_GOAL 0.9
+
+enum { KIND_PRE, KIND_ON, KIND_POST, KIND_COUNT };
+
+struct align_group {
+	uint64_t size;
+	unsigned npos;
+	uint64_t pos[ALIGN_MAX_POSITIONS];
+	unsigned reps[ALIGN_MAX_POSITIONS];	/* repeats done per position */
+	double *samples;		/* [pos][kind][repeat] in ns */
+	/* estimates, recomputed after every round, over the positions with
+	 * enough repeats (nused of them, est/diff indexed like pos) */
+	double est[ALIGN_MAX_POSITIONS][KIND_COUNT];
+	double diff[ALIGN_MAX_POSITIONS];
+	unsigned nused;
+	double d;			/* median diff over positions */
+	double sigma;			/* spread of diffs between positions */
+	double se;			/* standard error of d */
+};
+
+struct align_state {
+	struct fp_dev *dev;
+	uint64_t bs;
+	unsigned min_repeats;
+	unsigned max_repeats;
+	unsigned rounds;		/* rounds done */
+	bool extended;			/* positions were added against location noise */
+	struct align_group groups[ALIGN_MAX_ROWS];
+	size_t ngroups;
+	double base_ns;
+	double pooled_sigma;
+	void *buf;
+	struct stats_rng rng;
+};
+
+/* One candidate level and how well it separates the sizes it divides from
+ * the sizes it does not divide. */
+struct align_level {
+	uint64_t size;
+	double gap_ns;
+	double z;			/* key test: L against its divisors */
+	double z_all;			/* consistency: all multiples against all others */
+	double rel;			/* gap / read base */
+};
+
+static bool coprime30(uint64_t k)
+{
+	return k % 2 && k % 3 && k % 5;
+}
+
+static bool divides(uint64_t a, uint64_t b)
+{
+	return b % a == 0;
+}
+
+/* Up to want multipliers k coprime to 30 with k * s + bs <= size, spread
+ * evenly over the device so that no region (FAT area, a bad spot)
+ * dominates a group; the positions are k * s. */
+static unsigned pick_positions(uint64_t s, uint64_t bs, uint64_t size,
+			       unsigned want, uint64_t *pos)
+{
+	uint64_t kmax = (size - bs) / s;
+	uint64_t ks[ALIGN_MAX_POSITIONS];
+	unsigned n = 0;
+
+	if (kmax <= 4096) {
+		uint64_t all[1200];
+		unsigned nall = 0;
+
+		for (uint64_t k = 1; k <= kmax && nall < 1200; k++)
+			if (coprime30(k))
+				all[nall++] = k;
+		if (nall <= want) {
+			for (unsigned i = 0; i < nall; i++)
+				ks[n++] = all[i];
+		} else {
+			for (unsigned i = 0; i < want; i++)
+				ks[n++] = all[(2 * i + 1) * nall / (2 * want)];
+		}
+	} else {
+		for (unsigned i = 0; i < want; i++) {
+			uint64_t k = (2 * i + 1) * kmax / (2 * want);
+
+			while (!coprime30(k))
+				k++;
+			ks[n++] = k;
+		}
+	}
+	for (unsigned i = 0; i < n; i++)
+		pos[i] = ks[i] * s;
+	return n;
+}
+
+static void add_group(struct align_state *st, uint64_t s, uint64_t size)
+{
+	struct align_group *g;
+
+	if (st->ngroups >= ALIGN_MAX_ROWS || s % st->bs)
+		return;
+	g = &st->groups[st->ngroups];
+	memset(g, 0, sizeof(*g));
+	g->size = s;
+	g->npos = pick_positions(s, st->bs, size, ALIGN_POSITIONS, g->pos);
+	if (g->npos >= ALIGN_MIN_POSITIONS)
+		st->ngroups++;
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+	const struct align_group *x = a, *y = b;
+
+	return (x->size > y->size) - (x->size < y->size);
+}
+
+/* Powers of two and 3 * 2^n from the block size up to the largest size
+ * that still fits ALIGN_MIN_POSITIONS positions. */
+static void plan_groups(struct align_state *st, uint64_t max_group)
+{
+	uint64_t size = fp_dev_size_bytes(st->dev);
+
+	for (uint64_t s = st->bs; s <= max_group; s *= 2) {
+		add_group(st, s, size);
+		if (3 * s / 2 > st->bs && 3 * s / 2 <= max_group)
+			add_group(st, 3 * s / 2, size);
+	}
+	qsort(st->groups, st->ngroups, sizeof(st->groups[0]), cmp_group);
+}
+
+static double *sample_slot(struct align_state *st, struct align_group *g,
+			   unsigned p, unsigned kind)
+{
+	return &g->samples[(p * KIND_COUNT + kind) * st->max_repeats];
+}
+
+static uint64_t read_offset(uint64_t x, uint64_t bs, unsigned kind)
+{
+	switch (kind) {
+	case KIND_PRE:
+		return x - bs;
+	case KIND_ON:
+		return x - bs / 2;
+	default:
+		return x;
+	}
+}
+
+static bool wants_repeat(const struct align_state *st,
+			 const struct align_group *g, unsigned p)
+{
+	return g->reps[p] < st->max_repeats;
+}
+
+static size_t reads_per_round(const struct align_state *st)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < st->ngroups; i++)
+		for (unsigned p = 0; p < st->groups[i].npos; p++)
+			n += wants_repeat(st, &st->groups[i], p) ? KIND_COUNT : 0;
+	return n;
+}
+
+/* One read of every (group, position, kind) that still wants repeats, in
+ * a shuffled order. */
+static int measure_round(struct align_state *st)
+{
+	size_t total = 0, i = 0;
+	uint32_t *order;
+	int ret = 0;
+
+	order = malloc(reads_per_round(st) * sizeof(*order) + 1);
+	if (!order)
+		return -ENOMEM;
+	for (size_t gi = 0; gi < st->ngroups; gi++)
+		for (unsigned p = 0; p < st->groups[gi].npos; p++)
+			for (unsigned k = 0; k < KIND_COUNT && wants_repeat(st, &st->groups[gi], p); k++)
+				order[total++] = (uint32_t)(gi << 8 | (p * KIND_COUNT + k));
+	for (i = total; i > 1; i--) {
+		size_t j = stats_rng_below(&st->rng, i);
+		uint32_t t = order[i - 1];
+
+		order[i - 1] = order[j];
+		order[j] = t;
+	}
+	for (i = 0; i < total && !ret; i++) {
+		struct align_group *g = &st->groups[order[i] >> 8];
+		unsigned p = (order[i] & 0xff) / KIND_COUNT;
+		unsigned kind = (order[i] & 0xff) % KIND_COUNT;
+		uint64_t ns;
+
+		ret = fp_dev_read_timed(st->dev, st->buf, st->bs,
+					read_offset(g->pos[p], st->bs, kind), &ns);
+		if (!ret)
+			sample_slot(st, g, p, kind)[g->reps[p]] = (double)ns;
+	}
+	free(order);
+	if (ret)
+		return ret;
+	for (size_t gi = 0; gi < st->ngroups; gi++)
+		for (unsigned p = 0; p < st->groups[gi].npos; p++)
+			if (wants_repeat(st, &st->groups[gi], p))
+				st->groups[gi].reps[p]++;
+	st->rounds++;
+	return 0;
+}
+
+/* A robust "typical fast" time of one read from its repeats: the mean of
+ * the fastest 1/fraction of them.  Every variant ignores stalls and other
+ * slow outliers.  Which one is most precise depends on the shape of the
+ * jitter: for bounded (uniform-like) jitter the fastest few are best, for
+ * Gaussian-like jitter the faster half; align_run tries both. */
+enum align_estimator { EST_FAST_TAIL, EST_FAST_HALF, EST_COUNT };
+
+static double fast_mean(const double *v, unsigned n, enum align_estimator e)
+{
+	double sorted[ALIGN_REPEATS_CAP];
+	unsigned keep = e == EST_FAST_TAIL ? (n + 7) / 8 : (n + 1) / 2;
+
+	memcpy(sorted, v, n * sizeof(*v));
+	stats_sort_inplace(sorted, n);
+	return stats_mean(sorted, keep);
+}
+
+/* Positions need three repeats before their fast mean means anything. */
+#define ALIGN_MIN_REPS_USED 3
+
+static void estimate_group(struct align_state *st, struct align_group *g,
+			   enum align_estimator e)
+{
+	g->nused = 0;
+	for (unsigned p = 0; p < g->npos; p++) {
+		unsigned u = g->nused;
+
+		if (g->reps[p] < ALIGN_MIN_REPS_USED)
+			continue;
+		for (unsigned k = 0; k < KIND_COUNT; k++)
+			g->est[u][k] = fast_mean(sample_slot(st, g, p, k),
+						 g->reps[p], e);
+		g->diff[u] = g->est[u][KIND_ON] -
+			     (g->est[u][KIND_PRE] + g->est[u][KIND_POST]) / 2;
+		g->nused++;
+	}
+	g->d = stats_median(g->diff, g->nused);
+	g->sigma = stats_mad_sigma(g->diff, g->nused);
+}
+
+/* Per-group spreads from a few positions are themselves noisy; pooling
+ * them (median over groups) keeps one lucky group from looking precise.
+ * Returns the pooled spread. */
+static double estimate_with(struct align_state *st, enum align_estimator e)
+{
+	double sig[ALIGN_MAX_ROWS], base[ALIGN_MAX_ROWS * ALIGN_MAX_POSITIONS];
+	size_t nb = 0;
+
+	for (size_t i = 0; i < st->ngroups; i++) {
+		struct align_group *g = &st->groups[i];
+
+		estimate_group(st, g, e);
+		sig[i] = g->sigma;
+		for (unsigned p = 0; p < g->nused; p++)
+			base[nb++] = (g->est[p][KIND_PRE] + g->est[p][KIND_POST]) / 2;
+	}
+	st->pooled_sigma = stats_median(sig, st->ngroups);
+	st->base_ns = stats_median(base, nb);
+	for (size_t i = 0; i < st->ngroups; i++) {
+		struct align_group *g = &st->groups[i];
+		double s = fmax(g->sigma, st->pooled_sigma);
+
+		/* 1.2533: efficiency of the median; n - 1 widens the error for
+		 * the few positions of the largest sizes */
+		g->se = 1.2533 * s / sqrt((double)g->nused - 1.0);
+	}
+	return st->pooled_sigma / st->base_ns;
+}
+
+/* Use whichever estimator gives the smaller spread between positions,
+ * relative to the read cost (the spread is measured, not assumed). */
+static void estimate_all(struct align_state *st)
+{
+	enum align_estimator best = EST_FAST_HALF;
+	double best_spread = INFINITY;
+
+	for (int e = 0; e < EST_COUNT; e++) {
+		double spread = estimate_with(st, (enum align_estimator)e);
+
+		if (spread < best_spread) {
+			best_spread = spread;
+			best = (enum align_estimator)e;
+		}
+	}
+	if (best != EST_COUNT - 1)
+		estimate_with(st, best);
+}
+
+static const struct align_group *group_of(const struct align_state *st,
+					  uint64_t size)
+{
+	for (size_t i = 0; i < st->ngroups; i++)
+		if (st->groups[i].size == size)
+			return &st->groups[i];
+	return NULL;
+}
+
+static double pair_z(const struct align_group *hi, const struct align_group *lo)
+{
+	return (hi->d - lo->d) / sqrt(hi->se * hi->se + lo->se * lo->se + 1e-18);
+}
+
+/* How well size L stands out as a boundary level.
+ *
+ * Key test: the crossing cost at L itself against its largest proper
+ * divisors, L/2 and L/3.  If the true unit were any proper divisor of L,
+ * one of these two would be a multiple of it and cost as much as L; if it
+ * were a multiple of L, L itself would be cheap.  Comparing three groups
+ * keeps the test free of the pessimism of extremes over dozens of noisy
+ * groups.
+ *
+ * Consistency test: every size that L divides against every size it does
+ * not (worst pair), which catches patterns that do not nest; it only has
+ * to be clearly positive. */
+static bool evaluate_level(const struct align_state *st, uint64_t L,
+			   struct align_level *out)
+{
+	const struct align_group *self = group_of(st, L);
+	const struct align_group *half = group_of(st, L / 2);
+	const struct align_group *third = L % 3 ? NULL : group_of(st, L / 3);
+	const struct align_group *below = half, *lo = NULL, *hi = NULL;
+	unsigned nm = 0;
+
+	if (third && (!below || third->d > below->d))
+		below = third;
+	for (size_t i = 0; i < st->ngroups; i++) {
+		const struct align_group *g = &st->groups[i];
+
+		if (divides(L, g->size)) {
+			nm++;
+			if (!lo || g->d < lo->d)
+				lo = g;
+		} else if (!hi || g->d > hi->d) {
+			hi = g;
+		}
+	}
+	if (!self || nm < 2 || !hi || !below)
+		return false;
+	out->size = L;
+	out->gap_ns = self->d - below->d;
+	out->z = pair_z(self, below);
+	out->z_all = pair_z(lo, hi);
+	out->rel = st->base_ns > 0 ? out->gap_ns / st->base_ns : 0;
+	return true;
+}
+
+static bool is_level(const struct align_level *l)
+{
+	return l->z >= ALIGN_Z_LEVEL && l->z_all >= ALIGN_Z_CONSISTENT &&
+	       l->rel >= ALIGN_MIN_REL_STEP;
+}
+
+/* More repeats could still turn it into a level: the margin is there but
+ * not yet certain.  A margin that is certain but too small relative to the
+ * read cost will not grow with repeats. */
+static bool is_borderline(const struct align_level *l)
+{
+	return l->z >= ALIGN_Z_HINT && l->z_all >= 0 && !is_level(l) &&
+	       l->rel >= ALIGN_MIN_REL_STEP / 2;
+}
+
+/* Map the statistical evidence of a level to [0, 1]: 0.5 at the
+ * threshold, about 0.8 at z = 8 and 0.93 at z = 12. */
+static double z_confidence(const struct align_level *l)
+{
+	return fmax(0.0, 0.5 + 0.49 * (1.0 - exp(-(l->z - ALIGN_Z_LEVEL) / 3.0)));
+}
+
+/* Small steps relative to the read cost are the first to be faked by host
+ * effects (caches, bridges), so they get less trust however certain. */
+static double level_confidence(const struct align_level *l)
+{
+	double rel_cap = 0.5 + 0.49 * fmin(1.0, l->rel / ALIGN_TRUSTED_REL_STEP);
+
+	double all_cap = 0.6 + 0.39 * fmin(1.0, (l->z_all - ALIGN_Z_CONSISTENT) / 3.0);
+
+	return fmin(z_confidence(l), fmin(rel_cap, all_cap));
+}
+
+/* The step, as a fraction of the read cost, that would just pass the level
+ * test at the current noise: while it is above ALIGN_TARGET_REL_STEP, a
+ * real page or erase-block step could still be hiding in the noise. */
+static double detectable_step(const struct align_state *st)
+{
+	double se[ALIGN_MAX_ROWS];
+
+	for (size_t i = 0; i < st->ngroups; i++)
+		se[i] = st->groups[i].se;
+	if (st->base_ns <= 0)
+		return INFINITY;
+	return ALIGN_Z_LEVEL * M_SQRT2 * stats_median(se, st->ngroups) / st->base_ns;
+}
+
+struct align_decision {
+	uint64_t page, erase;
+	double page_conf, erase_conf;
+	bool uncertain;			/* a reported level could firm up */
+	double detectable_rel;		/* smallest step (of the read cost) a level test can see now */
+	/* per candidate (group index): its z, and whether more repeats
+	 * could still change what is reported about it */
+	double z[ALIGN_MAX_ROWS];
+	bool unresolved[ALIGN_MAX_ROWS];
+	uint64_t levels[16];
+	size_t nlevels;
+	bool borderline;
+	const char *note;
+};
+
+/* Report a level as the page or erase block when it is trusted enough;
+ * either way, more repeats are wanted while its z could still grow. */
+static bool adopt_level(struct align_decision *dc, const struct align_level *l,
+			size_t idx, uint64_t *size, double *conf)
+{
+	double c = level_confidence(l);
+
+	dc->unresolved[idx] |= z_confidence(l) < ALIGN_CONF_GOAL;
+	dc->uncertain |= dc->unresolved[idx];
+	if (c < ALIGN_REPORT_MIN)
+		return false;
+	*size = l->size;
+	*conf = c;
+	return true;
+}
+
+static void decide(const struct align_state *st, struct align_decision *dc)
+{
+	struct align_level lv[ALIGN_MAX_ROWS];
+	size_t idx[ALIGN_MAX_ROWS];
+	size_t n = 0;
+
+	memset(dc, 0, sizeof(*dc));
+	dc->detectable_rel = detectable_step(st);
+	for (size_t i = 1; i < st->ngroups; i++) {
+		struct align_level l;
+
+		if (!evaluate_level(st, st->groups[i].size, &l))
+			continue;
+		dc->z[i] = l.z;
+		if (is_borderline(&l))
+			dc->borderline = dc->unresolved[i] = true;
+		if (is_level(&l) && n < 16) {
+			idx[n] = i;
+			lv[n++] = l;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		dc->levels[dc->nlevels++] = lv[i].size;
+	if (n == 0) {
+		dc->note = "no boundary effect stands out of the noise";
+		return;
+	}
+	if (lv[0].size > ALIGN_PAGE_MAX)
+		dc->note = "no page-size step: the page effect is hidden or absent";
+	else if (!adopt_level(dc, &lv[0], idx[0], &dc->page, &dc->page_conf))
+		dc->note = "the page step is too weak to report";
+	if (lv[n - 1].size < ALIGN_ERASE_MIN)
+		dc->note = "every boundary above the page costs the same: no erase-block step";
+	else if (!adopt_level(dc, &lv[n - 1], idx[n - 1], &dc->erase, &dc->erase_conf))
+		dc->note = "the erase-block step is too weak to report";
+}
+
+static bool same_decision(const struct align_decision *a,
+			  const struct align_decision *b)
+{
+	return a->page == b->page && a->erase == b->erase;
+}
+
+static void fill_rows(const struct align_state *st, struct align_result *r)
+{
+	r->nrows = st->ngroups;
+	for (size_t i = 0; i < st->ngroups; i++) {
+		const struct align_group *g = &st->groups[i];
+		struct align_row *row = &r->rows[i];
+		double v[ALIGN_MAX_POSITIONS];
+
+		row->align_bytes = g->size;
+		for (unsigned k = 0; k < KIND_COUNT; k++) {
+			int64_t *dst = k == KIND_PRE ? &row->pre_ns :
+				       k == KIND_ON ? &row->on_ns : &row->post_ns;
+
+			for (unsigned p = 0; p < g->nused; p++)
+				v[p] = g->est[p][k];
+			*dst = llround(stats_median(v, g->nused));
+		}
+		row->diff_ns = llround(g->d);
+		row->diff_se_ns = g->se;
+		row->positions = g->nused;
+		row->repeats = g->reps[0];
+	}
+}
+
+void align_opts_default(struct align_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->max_repeats = ALIGN_DEFAULT_MAX_REPEATS;
+	o->min_repeats = ALIGN_DEFAULT_MIN_REPEATS;
+	o->max_reads = ALIGN_DEFAULT_MAX_READS;
+	o->seed = 1;
+}
+
+static uint64_t default_blocksize(const struct fp_dev *d)
+{
+	uint64_t bs = 2ULL * fp_dev_sector_bytes(d);
+
+	return bs < 1024 ? 1024 : bs;
+}
+
+static int setup(struct align_state *st, struct fp_dev *d,
+		 const struct align_opts *o)
+{
+	uint64_t max_group = o->max_boundary_bytes ? o->max_boundary_bytes
+						   : ALIGN_MAX_GROUP;
+
+	memset(st, 0, sizeof(*st));
+	st->dev = d;
+	st->bs = o->blocksize_bytes ? o->blocksize_bytes : default_blocksize(d);
+	if (st->bs % (2ULL * fp_dev_sector_bytes(d)) ||
+	    fp_dev_size_bytes(d) < 64 * st->bs)
+		return -EINVAL;
+	st->min_repeats = o->min_repeats ? o->min_repeats
+					 : ALIGN_DEFAULT_MIN_REPEATS;
+	if (st->min_repeats < 3)
+		st->min_repeats = 3;
+	st->max_repeats = o->max_repeats ? o->max_repeats
+					 : ALIGN_DEFAULT_MAX_REPEATS;
+	if (st->max_repeats > ALIGN_REPEATS_CAP)
+		st->max_repeats = ALIGN_REPEATS_CAP;
+	if (st->max_repeats < 3)
+		st->max_repeats = 3;	/* a spread needs three samples */
+	if (st->min_repeats > st->max_repeats)
+		st->min_repeats = st->max_repeats;
+	stats_rng_seed(&st->rng, o->seed);
+	plan_groups(st, max_group);
+	if (st->ngroups < 3)
+		return -EINVAL;
+	for (size_t i = 0; i < st->ngroups; i++) {
+		struct align_group *g = &st->groups[i];
+
+		g->samples = calloc((size_t)ALIGN_MAX_POSITIONS * KIND_COUNT * st->max_repeats,
+				    sizeof(double));
+		if (!g->samples)
+			return -ENOMEM;
+	}
+	st->buf = fp_dev_alloc_buf(st->bs);
+	return st->buf ? 0 : -ENOMEM;
+}
+
+static void teardown(struct align_state *st)
+{
+	for (size_t i = 0; i < st->ngroups; i++)
+		free(st->groups[i].samples);
+	free(st->buf);
+}
+
+/* Whether doubling the repeats made the unresolved candidates firmer.
+ * Pure sampling noise shrinks as 1/sqrt(repeats), so z grows by about
+ * 1.4; when per-location noise dominates, z stays where it is and more
+ * repeats only cost time. */
+static bool still_improving(const struct align_state *st,
+			    const struct align_decision *now,
+			    const struct align_decision *before)
+{
+	const double *z_before = before->z;
+	double ratio[ALIGN_MAX_ROWS];
+	size_t n = 0;
+
+	if (now->detectable_rel > ALIGN_TARGET_REL_STEP &&
+	    now->detectable_rel > before->detectable_rel / 1.1)
+		return false;
+
+	for (size_t i = 1; i < st->ngroups; i++)
+		if (now->unresolved[i] && z_before[i] > ALIGN_Z_HINT / 2)
+			ratio[n++] = now->z[i] / z_before[i];
+	return n == 0 || stats_median(ratio, n) >= 1.1;
+}
+
+/* Add positions to every group, up to ALIGN_MAX_POSITIONS, when the
+ * budget left can give the new ones a useful number of repeats.  New
+ * positions interleave with the old ones, still coprime-to-30 multiples. */
+static bool extend_positions(struct align_state *st, uint64_t reads_left)
+{
+	uint64_t size = fp_dev_size_bytes(st->dev);
+	size_t added = 0;
+
+	for (size_t i = 0; i < st->ngroups; i++) {
+		struct align_group *g = &st->groups[i];
+		uint64_t more[ALIGN_MAX_POSITIONS];
+		unsigned n = pick_positions(g->size, st->bs, size,
+					    ALIGN_MAX_POSITIONS, more);
+
+		for (unsigned j = 0; j < n && g->npos < ALIGN_MAX_POSITIONS; j++) {
+			bool known = false;
+
+			for (unsigned q = 0; q < g->npos; q++)
+				known |= g->pos[q] == more[j];
+			if (!known) {
+				g->reps[g->npos] = 0;
+				g->pos[g->npos++] = more[j];
+				added++;
+			}
+		}
+	}
+	st->extended = true;
+	return added > 0 && reads_left > 4 * reads_per_round(st);
+}
+
+/* Stop when the answer has not changed over the last half of the rounds,
+ * nothing is borderline and every reported size is certain enough, or
+ * when the budget is spent. */
+static bool settled(const struct align_state *st,
+		    const struct align_decision *now, unsigned stable_rounds)
+{
+	if (st->rounds < st->min_repeats || now->borderline || now->uncertain ||
+	    now->detectable_rel > ALIGN_TARGET_REL_STEP)
+		return false;
+	return stable_rounds * 2 >= st->rounds;
+}
+
+int align_run(struct fp_dev *d, const struct align_opts *o,
+	      struct align_result *r)
+{
+	struct align_opts def;
+	struct align_state *st;
+	struct align_decision dc = { 0 }, prev = { 0 };
+	uint64_t io0 = fp_dev_io_count(d), ns0 = fp_dev_io_ns(d);
+	unsigned stable = 0, checkpoint;
+	struct align_decision at_checkpoint;
+	unsigned flat_checkpoints = 0;
+	bool have_checkpoint = false;
+	uint64_t max_reads;
+	int ret;
+
+	if (!o) {
+		align_opts_default(&def);
+		o = &def;
+	}
+	memset(r, 0, sizeof(*r));
+	st = malloc(sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	ret = setup(st, d, o);
+	if (ret)
+		goto out;
+	max_reads = o->max_reads ? o->max_reads : ALIGN_DEFAULT_MAX_READS;
+	checkpoint = st->min_repeats * 2;
+	for (;;) {
+		size_t next = reads_per_round(st);
+
+		if (next == 0 || (st->rounds >= st->min_repeats &&
+				  fp_dev_io_count(d) - io0 + next > max_reads))
+			break;
+		ret = measure_round(st);
+		if (ret)
+			goto out;
+		if (o->progress)
+			o->progress(o->progress_arg, fp_dev_io_count(d) - io0, max_reads);
+		if (st->rounds < ALIGN_MIN_REPS_USED)
+			continue;
+		estimate_all(st);
+		decide(st, &dc);
+		stable = same_decision(&dc, &prev) ? stable + 1 : 0;
+		prev = dc;
+		if (st->rounds == checkpoint) {
+			if (have_checkpoint)
+				flat_checkpoints = still_improving(st, &dc, &at_checkpoint)
+						   ? 0 : flat_checkpoints + 1;
+			at_checkpoint = dc;
+			have_checkpoint = true;
+			checkpoint *= 2;
+		}
+		if (settled(st, &dc, stable))
+			break;
+		/* Twice without progress (z is noisy, one flat step is chance):
+		 * per-location noise dominates, and only more positions help. */
+		if (flat_checkpoints >= 2) {
+			if (st->extended || !extend_positions(st, max_reads - (fp_dev_io_count(d) - io0)))
+				break;
+			flat_checkpoints = 0;
+			have_checkpoint = false;
+			checkpoint = st->rounds + 2 * st->min_repeats;
+		}
+	}
+	r->blocksize_bytes = st->bs;
+	r->page_size_bytes = dc.page;
+	r->page_confidence = dc.page_conf;
+	r->erase_size_bytes = dc.erase;
+	r->erase_confidence = dc.erase_conf;
+	r->nlevels = dc.nlevels;
+	memcpy(r->levels, dc.levels, sizeof(r->levels));
+	r->pattern_found = dc.nlevels > 0;
+	r->base_read_ns = llround(st->base_ns);
+	r->noise_ns = 1.2533 * st->pooled_sigma / sqrt(ALIGN_POSITIONS - 1.0);
+	r->positions_extended = st->extended;
+	if (dc.note)
+		snprintf(r->note, sizeof(r->note), "%s", dc.note);
+	fill_rows(st, r);
+out:
+	r->io_count = fp_dev_io_count(d) - io0;
+	r->elapsed_ns = fp_dev_io_ns(d) - ns0;
+	teardown(st);
+	free(st);
+	return ret;
+}

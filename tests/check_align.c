@@ -1,0 +1,305 @@
+/* check_align.c - the alignment analyzer on simulated cards of many
+ * geometries, speeds and noise levels. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "align.h"
+#include "dev.h"
+#include "sim.h"
+#include "stats.h"
+#include "tests.h"
+
+#define GENERATED_CASES 100
+#define CONFIDENT 0.8
+
+static const uint64_t KiB = 1024, MiB = 1024 * 1024;
+
+static void run_on_profile(const struct sim_profile *p, struct align_result *r)
+{
+	struct fp_dev *d;
+	struct align_opts o;
+
+	ck_assert_int_eq(sim_open(p, &d), 0);
+	align_opts_default(&o);
+	o.seed = p->seed + 7;
+	ck_assert_int_eq(align_run(d, &o, r), 0);
+	fp_dev_close(d);
+}
+
+/* A reported size must be the truth; an undetermined one is acceptable only
+ * where the card was built to be ambiguous (or the quantity is invisible). */
+static void check_size(const char *what, const struct sim_profile *p,
+		       uint64_t truth, uint64_t got, double conf)
+{
+	ck_assert_msg(conf >= 0.0 && conf <= 1.0, "%s: %s confidence %f out of [0,1]",
+		      p->name, what, conf);
+	if (got && conf >= CONFIDENT)
+		ck_assert_msg(got == truth,
+			      "%s: %s %llu reported with confidence %.2f, truth %llu",
+			      p->name, what, (unsigned long long)got, conf,
+			      (unsigned long long)truth);
+	if (got)
+		ck_assert_msg(got == truth, "%s: %s %llu (confidence %.2f), truth %llu",
+			      p->name, what, (unsigned long long)got, conf,
+			      (unsigned long long)truth);
+	if (!p->ambiguous && truth)
+		ck_assert_msg(got == truth, "%s: %s undetermined, truth %llu",
+			      p->name, what, (unsigned long long)truth);
+	if (!truth)
+		ck_assert_msg(got == 0, "%s: %s %llu found where there is none",
+			      p->name, what, (unsigned long long)got);
+}
+
+static void check_profile(const struct sim_profile *p)
+{
+	struct align_result r;
+
+	run_on_profile(p, &r);
+	check_size("erase block", p, p->erase_bytes, r.erase_size_bytes,
+		   r.erase_confidence);
+	check_size("page", p, p->page_bytes, r.page_size_bytes, r.page_confidence);
+}
+
+START_TEST(test_builtin_profiles)
+{
+	check_profile(&sim_profiles[_i]);
+}
+END_TEST
+
+/* A geometry drawn from the ranges real cards show (flash-model.md section
+ * 2): page 2-64 KiB, erase block 128 KiB-24 MiB including 3 * 2^n, read
+ * base from eMMC-fast to USB-reader-slow, the page penalty from a tenth of
+ * the erase-block penalty to nearly all of it, jitter 0-30 %. */
+static void generate(unsigned i, struct sim_profile *p)
+{
+	static const uint64_t pages[] = { 2, 4, 8, 16, 32, 64 };
+	static const uint64_t erases[] = { 128, 256, 512, 1024, 1536, 2048, 3072,
+					   4096, 6144, 8192, 12288, 16384, 24576 };
+	struct stats_rng rng;
+	double base, au, ratio, jitter;
+
+	stats_rng_seed(&rng, 0xa11 + i);
+	*p = *sim_profile_find("sdhc-4m");
+	snprintf(p->name, sizeof(p->name), "gen-%u", i);
+	p->fat_bytes = 0;
+	p->fat_start_bytes = 0;
+	p->raw_page_bytes = 0;
+	p->subau_bytes = 0;
+	p->size_bytes = 1536 * MiB;	/* a multiple of every erase size */
+	p->page_bytes = pages[stats_rng_below(&rng, 6)] * KiB;
+	do
+		p->erase_bytes = erases[stats_rng_below(&rng, 13)] * KiB;
+	while (p->erase_bytes < 8 * p->page_bytes);
+	base = 80e3 * pow(30.0, stats_rng_uniform(&rng));	/* 80 us .. 2.4 ms */
+	au = base * (0.08 + 0.42 * stats_rng_uniform(&rng));
+	ratio = 0.1 + 0.85 * stats_rng_uniform(&rng);
+	jitter = floor(31 * stats_rng_uniform(&rng));
+	p->read_base_ns = (uint64_t)base;
+	p->read_page_ns = (uint64_t)(base * 0.02);
+	p->au_cross_ns = (uint64_t)au;
+	p->page_cross_ns = (uint64_t)(au * ratio);
+	p->raw_cross_ns = 0;
+	p->subau_cross_ns = 0;
+	p->jitter_pct = (unsigned)jitter;
+	p->location_pct = (unsigned)stats_rng_below(&rng, 4);
+	p->stall_ppm = (unsigned)stats_rng_below(&rng, 300);
+	p->stall_ns = (uint64_t)(base * 20);
+	p->seed = 1000 + i;
+	p->erased_reads_fast = false;
+	p->fresh = false;
+	/* Ambiguous: a step smaller than what the read budget can resolve at
+	 * this jitter and per-location noise (3 % of the read cost at best). */
+	{
+		double noise = base * fmax(0.03, 0.006 * jitter + 0.015 * p->location_pct);
+		double page_step = p->page_cross_ns, au_step = au - p->page_cross_ns;
+
+		p->ambiguous = page_step < noise || au_step < noise;
+	}
+}
+
+START_TEST(test_generated_geometries)
+{
+	struct sim_profile p;
+
+	generate((unsigned)_i, &p);
+	ck_assert_int_eq(sim_profile_validate(&p, NULL, 0), 0);
+	check_profile(&p);
+}
+END_TEST
+
+/* The same card ten times faster and ten times slower: same answer. */
+START_TEST(test_time_scale_invariance)
+{
+	const double scales[] = { 0.1, 1.0, 10.0 };
+	struct align_result r[3];
+
+	for (int i = 0; i < 3; i++) {
+		struct sim_profile p = *sim_profile_find("sdhc-4m");
+
+		p.read_base_ns = (uint64_t)(p.read_base_ns * scales[i]);
+		p.read_page_ns = (uint64_t)(p.read_page_ns * scales[i]);
+		p.page_cross_ns = (uint64_t)(p.page_cross_ns * scales[i]);
+		p.au_cross_ns = (uint64_t)(p.au_cross_ns * scales[i]);
+		p.raw_cross_ns = (uint64_t)(p.raw_cross_ns * scales[i]);
+		p.subau_cross_ns = (uint64_t)(p.subau_cross_ns * scales[i]);
+		p.stall_ns = (uint64_t)(p.stall_ns * scales[i]);
+		run_on_profile(&p, &r[i]);
+	}
+	for (int i = 1; i < 3; i++) {
+		ck_assert_uint_eq(r[i].erase_size_bytes, r[0].erase_size_bytes);
+		ck_assert_uint_eq(r[i].page_size_bytes, r[0].page_size_bytes);
+	}
+	ck_assert_uint_eq(r[0].erase_size_bytes, 4 * MiB);
+}
+END_TEST
+
+/* A device with no flash behind it: nothing may be reported. */
+START_TEST(test_no_pattern_is_undetermined)
+{
+	struct sim_profile p = *sim_profile_find("sdhc-4m");
+	struct align_result r;
+
+	p.page_cross_ns = p.au_cross_ns = p.raw_cross_ns = p.subau_cross_ns = 0;
+	p.jitter_pct = (unsigned)(_i * 10);
+	p.seed = 77 + _i;
+	run_on_profile(&p, &r);
+	ck_assert_uint_eq(r.page_size_bytes, 0);
+	ck_assert_uint_eq(r.erase_size_bytes, 0);
+	ck_assert(!r.pattern_found);
+	ck_assert(r.note[0] != '\0');
+}
+END_TEST
+
+/* Every boundary costs the same: a page step, but no erase block. */
+START_TEST(test_plateau_without_step)
+{
+	struct sim_profile p = *sim_profile_find("sdhc-4m");
+	struct align_result r;
+
+	p.au_cross_ns = p.page_cross_ns;
+	run_on_profile(&p, &r);
+	ck_assert_uint_eq(r.erase_size_bytes, 0);
+	ck_assert_uint_eq(r.page_size_bytes, p.page_bytes);
+}
+END_TEST
+
+/* Rows are ascending, hold both 2^n and 3*2^n sizes, and their numbers
+ * are consistent: diff = on - (pre + post) / 2. */
+START_TEST(test_rows_are_consistent)
+{
+	struct align_result r;
+	bool seen_3m = false;
+
+	run_on_profile(sim_profile_find("seed"), &r);
+	ck_assert_uint_gt(r.nrows, 20);
+	for (size_t i = 0; i < r.nrows; i++) {
+		const struct align_row *row = &r.rows[i];
+		double expect = row->on_ns - (row->pre_ns + row->post_ns) / 2.0;
+
+		if (i)
+			ck_assert_uint_gt(row->align_bytes, r.rows[i - 1].align_bytes);
+		seen_3m |= row->align_bytes == 3 * MiB;
+		/* medians per column need not combine exactly; stay close */
+		ck_assert_msg(fabs(row->diff_ns - expect) <
+			      0.2 * row->pre_ns + 3 * row->diff_se_ns + 1000,
+			      "row %llu: diff %lld vs %f", (unsigned long long)row->align_bytes,
+			      (long long)row->diff_ns, expect);
+		ck_assert_uint_ge(row->positions, 3);
+	}
+	ck_assert(seen_3m);
+	ck_assert_uint_eq(r.io_count % 3, 0);
+	ck_assert_uint_gt(r.elapsed_ns, 0);
+	ck_assert_uint_eq(r.blocksize_bytes, 1024);
+}
+END_TEST
+
+/* Reads only: the analyzer must never write. */
+START_TEST(test_never_writes)
+{
+	struct fp_dev *d;
+	struct align_result r;
+
+	ck_assert_int_eq(sim_open(sim_profile_find("seed"), &d), 0);
+	ck_assert_int_eq(align_run(d, NULL, &r), 0);
+	ck_assert_uint_eq(fp_dev_bytes_written(d), 0);
+	fp_dev_close(d);
+}
+END_TEST
+
+/* A budget is a budget. */
+START_TEST(test_read_budget)
+{
+	struct fp_dev *d;
+	struct align_opts o;
+	struct align_result r;
+
+	ck_assert_int_eq(sim_open(sim_profile_find("nopattern"), &d), 0);
+	align_opts_default(&o);
+	o.max_reads = 5000;
+	o.min_repeats = 3;
+	ck_assert_int_eq(align_run(d, &o, &r), 0);
+	ck_assert_uint_le(r.io_count, 5000 + 3 * 8 * ALIGN_MAX_ROWS);
+	fp_dev_close(d);
+}
+END_TEST
+
+/* An I/O error is returned, never reported as a time. */
+START_TEST(test_io_error_is_returned)
+{
+	struct sim_profile p = *sim_profile_find("sdhc-4m");
+	struct fp_dev *d;
+	struct align_result r;
+
+	p.bad_start_bytes = 0;
+	p.bad_bytes = p.size_bytes;
+	ck_assert_int_eq(sim_open(&p, &d), 0);
+	ck_assert_int_eq(align_run(d, NULL, &r), -EIO);
+	fp_dev_close(d);
+}
+END_TEST
+
+START_TEST(test_rejects_bad_blocksize)
+{
+	struct fp_dev *d;
+	struct align_opts o;
+	struct align_result r;
+
+	ck_assert_int_eq(sim_open(sim_profile_find("seed"), &d), 0);
+	align_opts_default(&o);
+	o.blocksize_bytes = 1536;	/* not a multiple of two sectors */
+	ck_assert_int_eq(align_run(d, &o, &r), -EINVAL);
+	ck_assert_uint_eq(fp_dev_io_count(d), 0);
+	fp_dev_close(d);
+}
+END_TEST
+
+Suite *align_suite(void)
+{
+	Suite *s = suite_create("align");
+	TCase *tc = tcase_create("profiles");
+	TCase *gen = tcase_create("generated");
+	TCase *props = tcase_create("properties");
+	size_t nprof = 0;
+
+	while (sim_profiles[nprof].name[0])
+		nprof++;
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, test_builtin_profiles, 0, (int)nprof);
+	suite_add_tcase(s, tc);
+	tcase_set_timeout(gen, 120);
+	tcase_add_loop_test(gen, test_generated_geometries, 0, GENERATED_CASES);
+	suite_add_tcase(s, gen);
+	tcase_set_timeout(props, 120);
+	tcase_add_test(props, test_time_scale_invariance);
+	tcase_add_loop_test(props, test_no_pattern_is_undetermined, 0, 4);
+	tcase_add_test(props, test_plateau_without_step);
+	tcase_add_test(props, test_rows_are_consistent);
+	tcase_add_test(props, test_never_writes);
+	tcase_add_test(props, test_read_budget);
+	tcase_add_test(props, test_io_error_is_returned);
+	tcase_add_test(props, test_rejects_bad_blocksize);
+	suite_add_tcase(s, props);
+	return s;
+}

@@ -1,0 +1,269 @@
+/* check_cli.c - the built binary end to end: options, bad input, output
+ * formats, and a real loop device where the machine allows it. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "jsonv.h"
+#include "testutil.h"
+#include "tests.h"
+
+static void run(struct run_result *r, const char *const *argv)
+{
+	tu_run(r, argv);
+	ck_assert_ptr_nonnull(r->out);
+	ck_assert_ptr_nonnull(r->err);
+}
+
+START_TEST(test_help_and_version)
+{
+	struct run_result r;
+
+	run(&r, (const char *const[]){ "--help", NULL });
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "Usage: flashprobe"));
+	ck_assert_ptr_nonnull(strstr(r.out, "See flashprobe(1)."));
+	ck_assert_str_eq(r.err, "");
+	tu_run_free(&r);
+	run(&r, (const char *const[]){ "--version", NULL });
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_int_eq(strncmp(r.out, "flashprobe ", 11), 0);
+	tu_run_free(&r);
+}
+END_TEST
+
+/* Each bad invocation: exit status 2, exactly one line of reason first on
+ * stderr (a second line may point to --help), nothing on stdout. */
+static const struct bad_case {
+	const char *args[6];
+	const char *expect;
+} bad_cases[] = {
+	{ { NULL }, "no command" },
+	{ { "align", NULL }, "no device" },
+	{ { "--bogus", "align", "sim:seed", NULL }, "unknown option" },
+	{ { "align", "sim:seed", "extra", NULL }, "unexpected argument" },
+	{ { "align", "--blocksize", NULL }, "needs a value" },
+	{ { "align", "--blocksize=0", "sim:seed", NULL }, "not a positive size" },
+	{ { "align", "--blocksize=-4k", "sim:seed", NULL }, "not a positive size" },
+	{ { "align", "--blocksize=12q", "sim:seed", NULL }, "not a positive size" },
+	{ { "align", "--blocksize=99999999999999999999", "sim:seed", NULL }, "too large" },
+	{ { "align", "--blocksize=1536", "sim:seed", NULL }, "multiple of two sectors" },
+	{ { "align", "--count=abc", "sim:seed", NULL }, "not a number" },
+	{ { "align", "sim:nosuchcard", NULL }, "unknown simulated card" },
+	{ { "align", "sim:seed,bogus=1", NULL }, "unknown key" },
+	{ { "align", "/nonexistent/flashprobe-device", NULL }, "No such file" },
+	{ { "align", "/", NULL }, "is a directory" },
+	{ { "align", "/dev/null", NULL }, "not a block device or regular file" },
+	{ { "align", "--json", "--flashbench", "sim:seed", NULL }, "output format" },
+};
+
+START_TEST(test_bad_input)
+{
+	const struct bad_case *c = &bad_cases[_i];
+	struct run_result r;
+
+	run(&r, c->args);
+	ck_assert_msg(r.status == 2, "case %d: status %d, stderr '%s'", _i, r.status, r.err);
+	ck_assert_msg(strstr(r.err, c->expect), "case %d: stderr '%s' lacks '%s'",
+		      _i, r.err, c->expect);
+	ck_assert_int_eq(strncmp(r.err, "flashprobe: ", 12), 0);
+	ck_assert_uint_le(tu_count_lines(r.err), 2);
+	ck_assert_str_eq(r.out, "");
+	tu_run_free(&r);
+}
+END_TEST
+
+START_TEST(test_align_text_on_sim)
+{
+	struct run_result r;
+
+	run(&r, (const char *const[]){ "align", "sim:seed", NULL });
+	ck_assert_int_eq(r.status, 0);
+	/* the verdict comes before the evidence */
+	ck_assert_ptr_nonnull(strstr(r.out, "erase block: 2MiB"));
+	ck_assert_ptr_nonnull(strstr(r.out, "page:        8KiB"));
+	ck_assert(strstr(r.out, "erase block:") < strstr(r.out, "align 2097152\t"));
+	tu_run_free(&r);
+}
+END_TEST
+
+/* flashbench users type -a and get flashbench's table. */
+START_TEST(test_flashbench_compatible)
+{
+	struct run_result r;
+
+	run(&r, (const char *const[]){ "-a", "--flashbench", "sim:sdhc-4m", NULL });
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_int_eq(strncmp(r.out, "align ", 6), 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "\tpre "));
+	ck_assert_ptr_nonnull(strstr(r.out, "\tdiff "));
+	tu_run_free(&r);
+}
+END_TEST
+
+START_TEST(test_align_json_on_sim)
+{
+	struct run_result r;
+	struct jsonv *doc;
+	const struct jsonv *rows, *v;
+
+	run(&r, (const char *const[]){ "align", "--json", "sim:sdhc-4m", NULL });
+	ck_assert_int_eq(r.status, 0);
+	doc = jsonv_parse(r.out);
+	ck_assert_msg(doc != NULL, "stdout is not one JSON document: %s", r.out);
+	v = jsonv_get(doc, "device.path");
+	ck_assert(v && v->type == JSONV_STRING && !strcmp(v->string, "sim:sdhc-4m"));
+	v = jsonv_get(doc, "device.kind");
+	ck_assert(v && !strcmp(v->string, "sim"));
+	v = jsonv_get(doc, "device.size_bytes");
+	ck_assert(v && v->type == JSONV_NUMBER && v->number > 0);
+	v = jsonv_get(doc, "align.erase_size_bytes");
+	ck_assert(v && v->type == JSONV_NUMBER && v->number == 4194304);
+	v = jsonv_get(doc, "align.page_size_bytes");
+	ck_assert(v && v->type == JSONV_NUMBER && v->number == 16384);
+	v = jsonv_get(doc, "align.erase_confidence");
+	ck_assert(v && v->number >= 0.8 && v->number <= 1);
+	ck_assert(jsonv_get(doc, "align.page_confidence"));
+	ck_assert(jsonv_get(doc, "align.io_count"));
+	ck_assert(jsonv_get(doc, "align.elapsed_ns"));
+	rows = jsonv_get(doc, "align.rows");
+	ck_assert(rows && rows->type == JSONV_ARRAY && jsonv_len(rows) > 10);
+	for (size_t i = 0; i < jsonv_len(rows); i++) {
+		const struct jsonv *row = jsonv_at(rows, i);
+		static const char *keys[] = { "align_bytes", "pre_ns", "on_ns",
+					      "post_ns", "diff_ns" };
+
+		for (size_t k = 0; k < 5; k++) {
+			v = jsonv_get(row, keys[k]);
+			ck_assert_msg(v && v->type == JSONV_NUMBER, "row %zu lacks %s",
+				      i, keys[k]);
+		}
+	}
+	jsonv_free(doc);
+	tu_run_free(&r);
+}
+END_TEST
+
+/* undetermined answers are null in JSON, and the run still succeeds */
+START_TEST(test_align_json_undetermined)
+{
+	struct run_result r;
+	struct jsonv *doc;
+	const struct jsonv *v;
+
+	run(&r, (const char *const[]){ "align", "--json", "sim:nopattern", NULL });
+	ck_assert_int_eq(r.status, 0);
+	doc = jsonv_parse(r.out);
+	ck_assert_ptr_nonnull(doc);
+	v = jsonv_get(doc, "align.erase_size_bytes");
+	ck_assert(v && v->type == JSONV_NULL);
+	v = jsonv_get(doc, "align.page_size_bytes");
+	ck_assert(v && v->type == JSONV_NULL);
+	jsonv_free(doc);
+	tu_run_free(&r);
+}
+END_TEST
+
+START_TEST(test_list_sims)
+{
+	struct run_result r;
+
+	run(&r, (const char *const[]){ "list-sims", NULL });
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "seed"));
+	ck_assert_ptr_nonnull(strstr(r.out, "np2-3m"));
+	ck_assert_uint_ge(tu_count_lines(r.out), 9);
+	tu_run_free(&r);
+}
+END_TEST
+
+/* An image file has no flash behind it: honest answer, status 0. */
+START_TEST(test_align_on_image_file)
+{
+	char *img = tu_make_image(64 << 20, 3);
+	struct run_result r;
+
+	ck_assert_ptr_nonnull(img);
+	run(&r, (const char *const[]){ "align", img, NULL });
+	unlink(img);
+	free(img);
+	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+	ck_assert_ptr_nonnull(strstr(r.out, "erase block: undetermined"));
+	ck_assert_ptr_nonnull(strstr(r.out, "regular file"));
+	tu_run_free(&r);
+}
+END_TEST
+
+/* The loop device is made in the parent (unchecked fixture) so that it is
+ * detached even when a test fails. */
+static char *loop_image, *loop_dev;
+
+static void loop_setup(void)
+{
+	loop_image = tu_make_image(64 << 20, 5);
+	loop_dev = loop_image ? tu_loop_attach(loop_image, false) : NULL;
+}
+
+static void loop_teardown(void)
+{
+	tu_loop_detach(loop_dev);
+	if (loop_image)
+		unlink(loop_image);
+	free(loop_dev);
+	free(loop_image);
+	loop_dev = loop_image = NULL;
+}
+
+START_TEST(test_align_on_loop_device)
+{
+	struct run_result r;
+	uint64_t before;
+
+	ck_assert_msg(loop_dev != NULL, "could not attach a loop device");
+	before = tu_checksum(loop_dev);
+	run(&r, (const char *const[]){ "align", "--json", loop_dev, NULL });
+	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+	{
+		struct jsonv *doc = jsonv_parse(r.out);
+		const struct jsonv *v;
+
+		ck_assert_ptr_nonnull(doc);
+		v = jsonv_get(doc, "device.kind");
+		ck_assert(v && !strcmp(v->string, "block"));
+		v = jsonv_get(doc, "align.erase_size_bytes");
+		ck_assert_msg(v && v->type == JSONV_NULL, "a pattern on a loop device");
+		jsonv_free(doc);
+	}
+	ck_assert_uint_eq(tu_checksum(loop_dev), before);
+	tu_run_free(&r);
+}
+END_TEST
+
+Suite *cli_suite(void)
+{
+	Suite *s = suite_create("cli");
+	TCase *tc = tcase_create("invocation");
+	TCase *loop = tcase_create("loop-device");
+	const char *why = tu_loop_unavailable();
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_help_and_version);
+	tcase_add_loop_test(tc, test_bad_input, 0,
+			    (int)(sizeof(bad_cases) / sizeof(bad_cases[0])));
+	tcase_add_test(tc, test_align_text_on_sim);
+	tcase_add_test(tc, test_flashbench_compatible);
+	tcase_add_test(tc, test_align_json_on_sim);
+	tcase_add_test(tc, test_align_json_undetermined);
+	tcase_add_test(tc, test_list_sims);
+	tcase_add_test(tc, test_align_on_image_file);
+	suite_add_tcase(s, tc);
+	if (why) {
+		tu_skip("cli/loop-device: align on a loop device", why);
+	} else {
+		tcase_set_timeout(loop, 300);
+		tcase_add_unchecked_fixture(loop, loop_setup, loop_teardown);
+		tcase_add_test(loop, test_align_on_loop_device);
+		suite_add_tcase(s, loop);
+	}
+	return s;
+}
