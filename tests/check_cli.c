@@ -1,5 +1,6 @@
 /* check_cli.c - the built binary end to end: options, bad input, output
  * formats, and a real loop device where the machine allows it. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -28,6 +29,34 @@ START_TEST(test_help_and_version)
 	run(&r, (const char *const[]){ "--version", NULL });
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_int_eq(strncmp(r.out, "flashprobe ", 11), 0);
+	tu_run_free(&r);
+}
+END_TEST
+
+/* Every long option --help names is documented in the man page. */
+START_TEST(test_help_matches_man_page)
+{
+	struct run_result r;
+	FILE *f = fopen("docs/flashprobe.1", "r");
+	char man[65536];
+	size_t n;
+
+	ck_assert_msg(f != NULL, "docs/flashprobe.1 not found (run from the source tree)");
+	n = fread(man, 1, sizeof(man) - 1, f);
+	fclose(f);
+	man[n] = '\0';
+	run(&r, (const char *const[]){ "--help", NULL });
+	for (const char *p = strstr(r.out, "--"); p; p = strstr(p + 2, "--")) {
+		char opt[64], roff[80];
+		size_t len = strspn(p + 2, "abcdefghijklmnopqrstuvwxyz-");
+
+		if (len == 0 || len >= sizeof(opt))
+			continue;
+		memcpy(opt, p + 2, len);
+		opt[len] = '\0';
+		snprintf(roff, sizeof(roff), "\\-\\-%s", opt);
+		ck_assert_msg(strstr(man, roff), "--%s is not in the man page", opt);
+	}
 	tu_run_free(&r);
 }
 END_TEST
@@ -248,6 +277,7 @@ Suite *cli_suite(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_help_and_version);
+	tcase_add_test(tc, test_help_matches_man_page);
 	tcase_add_loop_test(tc, test_bad_input, 0,
 			    (int)(sizeof(bad_cases) / sizeof(bad_cases[0])));
 	tcase_add_test(tc, test_align_text_on_sim);
