@@ -83,6 +83,7 @@ struct align_group {
 	unsigned npos;
 	uint64_t pos[ALIGN_MAX_POSITIONS];
 	unsigned reps[ALIGN_MAX_POSITIONS];	/* repeats done per position */
+	bool focus;			/* measured in the next round */
 	double *samples;		/* [pos][kind][repeat] in ns */
 	/* estimates, recomputed after every round, over the positions with
 	 * enough repeats (nused of them, est/diff indexed like pos) */
@@ -117,6 +118,8 @@ struct align_level {
 	double z;			/* key test: L against its divisors */
 	double z_all;			/* consistency: all multiples against all others */
 	double rel;			/* gap / read base */
+	/* the groups the two tests compared: where more repeats pay off */
+	const struct align_group *self, *below, *lo, *hi;
 };
 
 static bool coprime30(uint64_t k)
@@ -176,6 +179,7 @@ static void add_group(struct align_state *st, uint64_t s, uint64_t size)
 	g = &st->groups[st->ngroups];
 	memset(g, 0, sizeof(*g));
 	g->size = s;
+	g->focus = true;
 	g->npos = pick_positions(s, st->bs, size, ALIGN_POSITIONS, g->pos);
 	if (g->npos >= ALIGN_MIN_POSITIONS)
 		st->ngroups++;
@@ -223,7 +227,7 @@ static uint64_t read_offset(uint64_t x, uint64_t bs, unsigned kind)
 static bool wants_repeat(const struct align_state *st,
 			 const struct align_group *g, unsigned p)
 {
-	return g->reps[p] < st->max_repeats;
+	return g->focus && g->reps[p] < st->max_repeats;
 }
 
 static size_t reads_per_round(const struct align_state *st)
@@ -423,6 +427,10 @@ static bool evaluate_level(const struct align_state *st, uint64_t L,
 	out->z = pair_z(self, below);
 	out->z_all = pair_z(lo, hi);
 	out->rel = st->base_ns > 0 ? out->gap_ns / st->base_ns : 0;
+	out->self = self;
+	out->below = below;
+	out->lo = lo;
+	out->hi = hi;
 	return true;
 }
 
@@ -482,6 +490,8 @@ struct align_decision {
 	 * could still change what is reported about it */
 	double z[ALIGN_MAX_ROWS];
 	bool unresolved[ALIGN_MAX_ROWS];
+	/* groups whose precision decides an unresolved candidate */
+	bool focus[ALIGN_MAX_ROWS];
 	uint64_t levels[16];
 	size_t nlevels;
 	bool borderline;
@@ -504,27 +514,10 @@ static bool adopt_level(struct align_decision *dc, const struct align_level *l,
 	return true;
 }
 
-static void decide(const struct align_state *st, struct align_decision *dc)
+static void report_levels(struct align_decision *dc,
+			  const struct align_level *lv, const size_t *idx,
+			  size_t n)
 {
-	struct align_level lv[ALIGN_MAX_ROWS];
-	size_t idx[ALIGN_MAX_ROWS];
-	size_t n = 0;
-
-	memset(dc, 0, sizeof(*dc));
-	dc->detectable_rel = detectable_step(st);
-	for (size_t i = 1; i < st->ngroups; i++) {
-		struct align_level l;
-
-		if (!evaluate_level(st, st->groups[i].size, &l))
-			continue;
-		dc->z[i] = l.z;
-		if (is_borderline(&l))
-			dc->borderline = dc->unresolved[i] = true;
-		if (is_level(&l) && n < 16) {
-			idx[n] = i;
-			lv[n++] = l;
-		}
-	}
 	for (size_t i = 0; i < n; i++)
 		dc->levels[dc->nlevels++] = lv[i].size;
 	if (n == 0) {
@@ -540,6 +533,44 @@ static void decide(const struct align_state *st, struct align_decision *dc)
 	else if (!adopt_level(dc, &lv[n - 1], idx[n - 1], &dc->erase, &dc->erase_conf))
 		dc->note = "the erase-block step is too weak to report";
 }
+
+static void mark_focus(const struct align_state *st, struct align_decision *dc,
+		       const struct align_level *l)
+{
+	const struct align_group *g[] = { l->self, l->below, l->lo, l->hi };
+
+	for (size_t i = 0; i < 4; i++)
+		dc->focus[g[i] - st->groups] = true;
+}
+
+static void decide(const struct align_state *st, struct align_decision *dc)
+{
+	struct align_level lv[ALIGN_MAX_ROWS], all[ALIGN_MAX_ROWS];
+	size_t idx[ALIGN_MAX_ROWS];
+	size_t n = 0;
+
+	memset(dc, 0, sizeof(*dc));
+	dc->detectable_rel = detectable_step(st);
+	for (size_t i = 1; i < st->ngroups; i++) {
+		struct align_level l;
+
+		if (!evaluate_level(st, st->groups[i].size, &l))
+			continue;
+		dc->z[i] = l.z;
+		all[i] = l;
+		if (is_borderline(&l))
+			dc->borderline = dc->unresolved[i] = true;
+		if (is_level(&l) && n < 16) {
+			idx[n] = i;
+			lv[n++] = l;
+		}
+	}
+	report_levels(dc, lv, idx, n);
+	for (size_t i = 1; i < st->ngroups; i++)
+		if (dc->unresolved[i])
+			mark_focus(st, dc, &all[i]);
+}
+
 
 static bool same_decision(const struct align_decision *a,
 			  const struct align_decision *b)
@@ -656,6 +687,18 @@ static bool still_improving(const struct align_state *st,
 	return n == 0 || stats_median(ratio, n) >= 1.1;
 }
 
+/* Spend the next round where it decides something: on the groups of
+ * unresolved candidates, or on every group while the noise could still
+ * hide a step anywhere (or before the minimum number of rounds). */
+static void focus_groups(struct align_state *st, const struct align_decision *dc)
+{
+	bool everywhere = st->rounds < st->min_repeats ||
+			  dc->detectable_rel > ALIGN_TARGET_REL_STEP;
+
+	for (size_t i = 0; i < st->ngroups; i++)
+		st->groups[i].focus = everywhere || dc->focus[i];
+}
+
 /* Add positions to every group, up to ALIGN_MAX_POSITIONS, when the
  * budget left can give the new ones a useful number of repeats.  New
  * positions interleave with the old ones, still coprime-to-30 multiples. */
@@ -740,6 +783,7 @@ int align_run(struct fp_dev *d, const struct align_opts *o,
 			continue;
 		estimate_all(st);
 		decide(st, &dc);
+		focus_groups(st, &dc);
 		stable = same_decision(&dc, &prev) ? stable + 1 : 0;
 		prev = dc;
 		if (st->rounds == checkpoint) {
