@@ -102,6 +102,25 @@ START_TEST(test_bad_input)
 }
 END_TEST
 
+/* A file on tmpfs cannot bypass the page cache: refused with the cause. */
+START_TEST(test_tmpfs_refused)
+{
+	char path[] = "/dev/shm/flashprobe-test-XXXXXX";
+	int fd = mkstemp(path);
+	struct run_result r;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, 16 << 20), 0);
+	close(fd);
+	run(&r, (const char *const[]){ "align", path, NULL });
+	unlink(path);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "O_DIRECT"), "stderr: %s", r.err);
+	ck_assert_str_eq(r.out, "");
+	tu_run_free(&r);
+}
+END_TEST
+
 START_TEST(test_align_text_on_sim)
 {
 	struct run_result r;
@@ -281,6 +300,10 @@ Suite *cli_suite(void)
 	tcase_add_loop_test(tc, test_bad_input, 0,
 			    (int)(sizeof(bad_cases) / sizeof(bad_cases[0])));
 	tcase_add_test(tc, test_align_text_on_sim);
+	if (access("/dev/shm", W_OK) == 0)
+		tcase_add_test(tc, test_tmpfs_refused);
+	else
+		tu_skip("cli/invocation: tmpfs refusal", "no writable /dev/shm");
 	tcase_add_test(tc, test_flashbench_compatible);
 	tcase_add_test(tc, test_align_json_on_sim);
 	tcase_add_test(tc, test_align_json_undetermined);
