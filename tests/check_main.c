@@ -16,6 +16,7 @@ int main(void)
 	srunner_add_suite(sr, dev_suite());
 	srunner_add_suite(sr, sim_suite());
 	srunner_add_suite(sr, align_suite());
+	srunner_add_suite(sr, advice_suite());
 	srunner_add_suite(sr, cli_suite());
 	if (tu_skipped())
 		fprintf(stderr, "%u test(s) SKIPPED on this machine (see above); "

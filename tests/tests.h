@@ -10,6 +10,7 @@ Suite *json_suite(void);
 Suite *dev_suite(void);
 Suite *sim_suite(void);
 Suite *align_suite(void);
+Suite *advice_suite(void);
 Suite *cli_suite(void);
 
 #endif
