@@ -1,0 +1,839 @@
+/* check_findfat.c - the FAT-area finder on simulated cards: every built-in
+ * card, a generated table of areas, unit sizes, pools and noise, the
+ * flashbench-compatible manual mode, the write area, and the reports. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dev.h"
+#include "findfat.h"
+#include "json.h"
+#include "jsonv.h"
+#include "report_findfat.h"
+#include "sim.h"
+#include "stats.h"
+#include "tests.h"
+
+#define GENERATED_CASES 48
+#define CONFIDENT 0.8
+
+static const uint64_t KiB = 1024, MiB = 1024 * 1024;
+static const uint64_t US = 1000, MS = 1000 * 1000;
+
+/* ------------------------------------------------------------------ */
+/* A recording device: passes everything to a simulated card and keeps the
+ * lowest and highest byte any write reached, so a test sees where writes
+ * went without trusting the analyzer. */
+
+struct recorder {
+	struct fp_dev *inner;
+	uint64_t lo, hi;		/* written bytes span [lo, hi) */
+	uint64_t writes;
+};
+
+static int rec_pread(void *priv, void *buf, size_t len, uint64_t off)
+{
+	struct recorder *rc = priv;
+
+	return fp_dev_read_timed(rc->inner, buf, len, off, NULL);
+}
+
+static int rec_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
+{
+	struct recorder *rc = priv;
+
+	if (off < rc->lo)
+		rc->lo = off;
+	if (off + len > rc->hi)
+		rc->hi = off + len;
+	rc->writes++;
+	return fp_dev_write_timed(rc->inner, buf, len, off, NULL);
+}
+
+static uint64_t rec_now_ns(void *priv)
+{
+	return fp_dev_now_ns(((struct recorder *)priv)->inner);
+}
+
+static void rec_close(void *priv)
+{
+	(void)priv;	/* the test closes the inner device itself */
+}
+
+static const struct fp_dev_ops rec_ops = {
+	.pread = rec_pread,
+	.pwrite = rec_pwrite,
+	.now_ns = rec_now_ns,
+	.close = rec_close,
+};
+
+/* Open p behind a recorder; the inner card accepts writes anywhere, the
+ * outer device only where the analyzer announces. */
+static struct fp_dev *rec_open(const struct sim_profile *p, struct recorder *rc)
+{
+	struct fp_dev *d;
+
+	memset(rc, 0, sizeof(*rc));
+	rc->lo = UINT64_MAX;
+	ck_assert_int_eq(sim_open(p, &rc->inner), 0);
+	ck_assert_int_eq(fp_dev_set_write_area(rc->inner, 0, p->size_bytes), 0);
+	d = fp_dev_create(&rec_ops, rc, FP_DEV_SIM, "rec", p->size_bytes,
+			  p->sector_bytes);
+	ck_assert_ptr_nonnull(d);
+	return d;
+}
+
+static void rec_close_all(struct fp_dev *d, struct recorder *rc)
+{
+	fp_dev_close(d);
+	fp_dev_close(rc->inner);
+}
+
+/* ------------------------------------------------------------------ */
+/* Generated cards */
+
+static double uni(struct stats_rng *g, double lo, double hi)
+{
+	return lo + (hi - lo) * stats_rng_uniform(g);
+}
+
+/* Case i of the table.  Every fourth card has no FAT area; the others
+ * span 1-32 units from unit 0 or 1 (the ends of both ranges are always in
+ * the table).  Unit sizes 128 KiB-8 MiB (non-powers of two too), pools of
+ * 1-6 open units with up to 2 random, all costs scaled by one factor over
+ * two decades, jitter 0-30 %.  Cards keeping more units open than the
+ * finder interleaves, and areas whose small random writes are not at least
+ * twice as fast as a unit copy, are marked ambiguous. */
+static void gen_profile(unsigned i, struct sim_profile *p)
+{
+	static const uint64_t erase_kib[] = {
+		128, 256, 512, 1024, 1536, 2048, 3072, 4096, 6144, 8192,
+	};
+	struct stats_rng g;
+	uint64_t e, units, pages;
+	double scale, collapse_ns, fat_ns;
+
+	memset(p, 0, sizeof(*p));
+	stats_rng_seed(&g, 0xfa7ULL * (i + 1));
+	snprintf(p->name, sizeof(p->name), "gen%u", i);
+	p->description = "generated for check_findfat";
+	e = erase_kib[i % 10] * KiB;
+	p->erase_bytes = e;
+	p->sector_bytes = i % 7 == 3 ? 4096 : 512;
+	p->page_bytes = (2 * KiB) << stats_rng_below(&g, 4);	/* 2-16 KiB */
+	while (e / p->page_bytes < 16)
+		p->page_bytes /= 2;
+	if (p->page_bytes < p->sector_bytes)
+		p->page_bytes = p->sector_bytes;
+	units = 48;
+	p->size_bytes = e * (units > (256 * MiB) / e ? units : (256 * MiB) / e);
+
+	/* FAT area */
+	if (i % 4 != 0) {
+		unsigned k = i % 8 == 1 ? 32 : i % 8 == 2 ? 1 :
+			     1 + (unsigned)stats_rng_below(&g, i % 3 ? 8 : 32);
+
+		p->fat_start_bytes = (i / 2) % 2 ? e : 0;
+		p->fat_bytes = k * e;
+	}
+
+	/* pool */
+	p->open_au_linear = 1 + (unsigned)stats_rng_below(&g, 6);
+	p->open_au_random = (unsigned)stats_rng_below(&g, 3);
+	if (p->open_au_random > p->open_au_linear)
+		p->open_au_random = p->open_au_linear;
+	if (i % 16 == 5) {
+		/* a big pool: random writes never collapse, nothing stands out */
+		p->open_au_linear = 16;
+		p->open_au_random = 16;
+		p->ambiguous = true;
+	}
+
+	/* costs: one scale for the whole card */
+	scale = pow(10, uni(&g, -1, 1));
+	p->read_base_ns = (uint64_t)(800 * US * scale);
+	p->read_page_ns = (uint64_t)(100 * US * scale);
+	p->write_base_ns = (uint64_t)(uni(&g, 100, 800) * US * scale);
+	p->write_page_ns = (uint64_t)(uni(&g, 200, 3000) * US * scale);
+	p->gc_page_ns = (uint64_t)(p->write_page_ns * uni(&g, 0.4, 2.0));
+	p->erase_ns = (uint64_t)(uni(&g, 1, 6) * MS * scale);
+	p->random_write_ns = (uint64_t)(p->write_page_ns * uni(&g, 1, 5));
+	pages = e / p->page_bytes;
+	collapse_ns = (double)pages * p->gc_page_ns + p->erase_ns;
+	p->fat_page_pct = 100 + (unsigned)stats_rng_below(&g, 400);
+	p->fat_random_ns = (uint64_t)(collapse_ns * uni(&g, 0.02, 0.3));
+
+	/* noise */
+	p->jitter_pct = (unsigned)stats_rng_below(&g, 31);
+	p->stall_ppm = (unsigned)stats_rng_below(&g, 300);
+	p->stall_ns = (uint64_t)(uni(&g, 5, 20) * MS * scale);
+	p->location_pct = 1;
+	p->seed = i + 1;
+
+	/* an area must stand out by twice a unit copy to be decidable */
+	fat_ns = p->write_base_ns + p->fat_random_ns +
+		 (double)p->write_page_ns * p->fat_page_pct / 100;
+	if (p->fat_bytes && collapse_ns < 2 * fat_ns)
+		p->ambiguous = true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Checks */
+
+static void run_auto(const struct sim_profile *p, uint64_t erase,
+		     struct findfat_result *r, struct recorder *rc)
+{
+	struct fp_dev *d = rec_open(p, rc);
+	struct findfat_opts o;
+	struct findfat_plan plan;
+
+	findfat_opts_default(&o);
+	o.erase_size_bytes = erase;
+	o.seed = p->seed * 31 + 1;
+	/* the plan is known before anything is written */
+	ck_assert_int_eq(findfat_plan(&o, p->size_bytes, p->sector_bytes, &plan), 0);
+	ck_assert_uint_eq(rc->writes, 0);
+	ck_assert_int_eq(findfat_run(d, &o, r), 0);
+	ck_assert_mem_eq(&plan, &r->plan, sizeof(plan));
+
+	/* every write inside [start, end) of the plan, and within its bytes */
+	ck_assert_uint_eq(plan.start_bytes, 0);
+	ck_assert_uint_eq(plan.end_bytes, (uint64_t)plan.max_units * erase);
+	ck_assert_uint_ge(rc->lo, plan.start_bytes);
+	ck_assert_uint_le(rc->hi, plan.end_bytes);
+	ck_assert_uint_le(r->bytes_written, plan.max_write_bytes);
+	ck_assert_uint_eq(r->bytes_written, fp_dev_bytes_written(d));
+	ck_assert_uint_gt(r->elapsed_ns, 0);
+	rec_close_all(d, rc);
+}
+
+/* Right answer where the card is decidable, never a confident wrong one. */
+static void check_answer(const struct sim_profile *p,
+			 const struct findfat_result *r)
+{
+	bool truth = p->fat_bytes != 0;
+	bool right = truth ? r->found && r->start_bytes == p->fat_start_bytes &&
+			     r->size_bytes == p->fat_bytes : !r->found;
+
+	ck_assert_msg(r->confidence >= 0 && r->confidence <= 1,
+		      "%s: confidence %f", p->name, r->confidence);
+	ck_assert_msg(right || r->confidence < CONFIDENT,
+		      "%s: confidently wrong: found %d at %llu+%llu (confidence %.2f), "
+		      "truth %llu+%llu; note '%s'", p->name, r->found,
+		      (unsigned long long)r->start_bytes,
+		      (unsigned long long)r->size_bytes, r->confidence,
+		      (unsigned long long)p->fat_start_bytes,
+		      (unsigned long long)p->fat_bytes, r->note);
+	if (p->ambiguous)
+		return;
+	ck_assert_msg(right, "%s: found %d at %llu+%llu (confidence %.2f), "
+		      "truth %llu+%llu; note '%s'", p->name, r->found,
+		      (unsigned long long)r->start_bytes,
+		      (unsigned long long)r->size_bytes, r->confidence,
+		      (unsigned long long)p->fat_start_bytes,
+		      (unsigned long long)p->fat_bytes, r->note);
+	/* a found area is never reported at the lowest level of belief */
+	if (r->found)
+		ck_assert_msg(r->confidence >= 0.5, "%s: found with confidence %.2f",
+			      p->name, r->confidence);
+}
+
+static unsigned builtin_count(void)
+{
+	unsigned n = 0;
+
+	while (sim_profiles[n].name[0])
+		n++;
+	return n;
+}
+
+START_TEST(test_builtin_profiles)
+{
+	const struct sim_profile *p = &sim_profiles[_i];
+	struct findfat_result r;
+	struct recorder rc;
+
+	run_auto(p, p->erase_bytes, &r, &rc);
+	check_answer(p, &r);
+}
+END_TEST
+
+START_TEST(test_generated_profiles)
+{
+	struct sim_profile p;
+	struct findfat_result r;
+	struct recorder rc;
+	char err[128];
+
+	gen_profile((unsigned)_i, &p);
+	ck_assert_msg(sim_profile_validate(&p, err, sizeof(err)) == 0,
+		      "gen%d: %s", _i, err);
+	run_auto(&p, p.erase_bytes, &r, &rc);
+	check_answer(&p, &r);
+}
+END_TEST
+
+/* The table holds what it promises: both FAT-area ends, both starts, no
+ * area, every unit size, and enough decidable cards. */
+START_TEST(test_generated_table_coverage)
+{
+	bool none = false, one = false, many = false, at0 = false, at1 = false;
+	unsigned decidable = 0, jitter_max = 0;
+	uint64_t e_min = UINT64_MAX, e_max = 0;
+
+	for (unsigned i = 0; i < GENERATED_CASES; i++) {
+		struct sim_profile p;
+
+		gen_profile(i, &p);
+		none |= p.fat_bytes == 0;
+		one |= p.fat_bytes == p.erase_bytes;
+		many |= p.fat_bytes == 32 * p.erase_bytes;
+		at0 |= p.fat_bytes && p.fat_start_bytes == 0;
+		at1 |= p.fat_bytes && p.fat_start_bytes == p.erase_bytes;
+		decidable += !p.ambiguous;
+		e_min = p.erase_bytes < e_min ? p.erase_bytes : e_min;
+		e_max = p.erase_bytes > e_max ? p.erase_bytes : e_max;
+		jitter_max = p.jitter_pct > jitter_max ? p.jitter_pct : jitter_max;
+	}
+	ck_assert(none && one && many && at0 && at1);
+	ck_assert_uint_ge(decidable, 30);
+	ck_assert_uint_eq(e_min, 128 * KiB);
+	ck_assert_uint_eq(e_max, 8 * MiB);
+	ck_assert_uint_ge(jitter_max, 25);
+}
+END_TEST
+
+/* Same card, every cost 10x higher or lower: same answer. */
+START_TEST(test_speed_invariance)
+{
+	static const double factor[] = { 0.1, 10 };
+	const struct sim_profile *base = sim_profile_find("seed");
+	struct findfat_result r0, r;
+	struct recorder rc;
+
+	ck_assert_ptr_nonnull(base);
+	run_auto(base, base->erase_bytes, &r0, &rc);
+	for (size_t i = 0; i < 2; i++) {
+		struct sim_profile p = *base;
+		double f = factor[i];
+
+		p.write_base_ns = (uint64_t)(p.write_base_ns * f);
+		p.write_page_ns = (uint64_t)(p.write_page_ns * f);
+		p.gc_page_ns = (uint64_t)(p.gc_page_ns * f);
+		p.erase_ns = (uint64_t)(p.erase_ns * f);
+		p.fat_random_ns = (uint64_t)(p.fat_random_ns * f);
+		p.stall_ns = (uint64_t)(p.stall_ns * f);
+		run_auto(&p, p.erase_bytes, &r, &rc);
+		ck_assert_int_eq(r.found, r0.found);
+		ck_assert_uint_eq(r.start_bytes, r0.start_bytes);
+		ck_assert_uint_eq(r.size_bytes, r0.size_bytes);
+		ck_assert_double_eq_tol(r.confidence, r0.confidence, 0.05);
+	}
+}
+END_TEST
+
+/* Units twice the card's erase block (flashbench's default 4 MiB on the
+ * seed card): the area is still the first 8 MiB. */
+START_TEST(test_seed_with_4mib_units)
+{
+	const struct sim_profile *p = sim_profile_find("seed");
+	struct findfat_result r;
+	struct recorder rc;
+
+	run_auto(p, 4 * MiB, &r, &rc);
+	ck_assert(r.found);
+	ck_assert_uint_eq(r.start_bytes, 0);
+	ck_assert_uint_eq(r.size_bytes, 8 * MiB);
+	ck_assert_double_ge(r.confidence, CONFIDENT);
+}
+END_TEST
+
+/* A card whose every unit takes random writes cheaply: no contrast, so
+ * "none" must come with low confidence even though it is true. */
+START_TEST(test_no_contrast_is_not_confident)
+{
+	struct sim_profile p = *sim_profile_find("sandisk-24m");
+	struct findfat_result r;
+	struct recorder rc;
+
+	p.size_bytes = 512 * MiB;	/* 2^29 is not a multiple of 24 MiB */
+	p.erase_bytes = 8 * MiB;
+	p.page_bytes = 16 * KiB;
+	p.raw_page_bytes = 0;
+	run_auto(&p, p.erase_bytes, &r, &rc);
+	ck_assert(!r.found);
+	ck_assert(!r.collapse_seen);
+	ck_assert_double_lt(r.confidence, 0.5);
+	ck_assert_str_ne(r.note, "");
+}
+END_TEST
+
+/* A leading group that is slower, not faster (Kingston SA04G's slow AU 0
+ * in spirit): not a FAT area. */
+START_TEST(test_slow_start_is_not_fat)
+{
+	struct sim_profile p = *sim_profile_find("readme");
+	struct findfat_result r;
+	struct recorder rc;
+
+	p.size_bytes = 256 * MiB;
+	p.fat_bytes = 2 * p.erase_bytes;	/* "FAT" units, but slow ones */
+	p.fat_random_ns = 3 * 1000 * MS;
+	p.fat_page_pct = 100;
+	run_auto(&p, p.erase_bytes, &r, &rc);
+	ck_assert(!r.found);
+	ck_assert_double_lt(r.confidence, CONFIDENT);
+}
+END_TEST
+
+/* A pool large enough to keep every examined unit open, linear only: the
+ * sample must still land out of order in every unit, so normal units
+ * collapse and the area stands out. */
+START_TEST(test_big_linear_pool)
+{
+	struct sim_profile p = *sim_profile_find("seed");
+	struct findfat_result r;
+	struct recorder rc;
+
+	p.size_bytes = 256 * MiB;
+	p.open_au_linear = 32;
+	p.open_au_random = 0;
+	run_auto(&p, p.erase_bytes, &r, &rc);
+	ck_assert(r.found);
+	ck_assert_uint_eq(r.start_bytes, p.fat_start_bytes);
+	ck_assert_uint_eq(r.size_bytes, p.fat_bytes);
+}
+END_TEST
+
+/* A large pool with a few random-mode slots and no FAT area: whichever
+ * units grab the slots get cheap random writes.  That must never look like
+ * a FAT area at the start. */
+START_TEST(test_random_slots_are_not_fat)
+{
+	struct sim_profile p = *sim_profile_find("readme");
+	struct findfat_result r;
+	struct recorder rc;
+
+	p.size_bytes = 256 * MiB;
+	for (unsigned rnd = 1; rnd <= 8; rnd++) {
+		p.open_au_linear = 32;
+		p.open_au_random = rnd;
+		run_auto(&p, p.erase_bytes, &r, &rc);
+		ck_assert_msg(!r.found || r.confidence < CONFIDENT,
+			      "%u random slots: area %llu+%llu, confidence %.2f", rnd,
+			      (unsigned long long)r.start_bytes,
+			      (unsigned long long)r.size_bytes, r.confidence);
+	}
+}
+END_TEST
+
+/* A unit size that cuts through the area (3 MiB units over an 8 MiB area)
+ * leaves a unit with fast and slow writes: say so, and do not be sure. */
+START_TEST(test_wrong_unit_size)
+{
+	const struct sim_profile *p = sim_profile_find("seed");
+	struct findfat_result r;
+	struct recorder rc;
+
+	run_auto(p, 3 * MiB, &r, &rc);
+	ck_assert_double_lt(r.confidence, CONFIDENT);
+	ck_assert_ptr_nonnull(strstr(r.note, "erase size"));
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Manual mode */
+
+static void run_manual(const struct sim_profile *p, uint64_t erase,
+		       uint64_t block, unsigned units, bool random,
+		       struct findfat_result *r)
+{
+	struct recorder rc;
+	struct fp_dev *d = rec_open(p, &rc);
+	struct findfat_opts o;
+
+	findfat_opts_default(&o);
+	o.mode = FINDFAT_MANUAL;
+	o.erase_size_bytes = erase;
+	o.blocksize_bytes = block;
+	o.units = units;
+	o.random = random;
+	ck_assert_int_eq(findfat_run(d, &o, r), 0);
+	ck_assert_uint_le(rc.hi, (uint64_t)units * erase);
+	ck_assert_uint_eq(r->bytes_written,
+			  findfat_flashbench_bytes(erase, block, units));
+	ck_assert_uint_eq(r->bytes_written, r->plan.max_write_bytes);
+	rec_close_all(d, &rc);
+}
+
+/* flashbench --findfat --random --fat-nr=6 (4 MiB units) on the seed
+ * card: the first two columns stay fast at small chunks and are slow at
+ * whole units, as in seeds/004. */
+START_TEST(test_manual_seed_signature)
+{
+	const struct sim_profile *p = sim_profile_find("seed");
+	struct findfat_result r;
+	const struct findfat_row *small, *large;
+
+	run_manual(p, 4 * MiB, 32 * KiB, 6, true, &r);
+	ck_assert_uint_eq(r.nrows, 8);		/* 4MiB .. 32KiB */
+	ck_assert_uint_eq(r.ncols, 6);
+	ck_assert(!r.found);
+	large = &r.rows[0];
+	small = &r.rows[r.nrows - 1];
+	ck_assert_uint_eq(large->chunk_bytes, 4 * MiB);
+	ck_assert_uint_eq(small->chunk_bytes, 32 * KiB);
+	ck_assert_uint_eq(small->writes_per_unit, 128);
+	for (unsigned fat = 0; fat < 2; fat++) {
+		for (unsigned u = 2; u < 6; u++) {
+			ck_assert_double_gt(small->bytes_per_sec[fat],
+					    2.0 * small->bytes_per_sec[u]);
+			ck_assert_double_lt(large->bytes_per_sec[fat],
+					    large->bytes_per_sec[u]);
+		}
+	}
+}
+END_TEST
+
+/* Linear order, a non-power-of-two unit: rows halve while they divide. */
+START_TEST(test_manual_rows_np2)
+{
+	const struct sim_profile *p = sim_profile_find("np2-3m");
+	struct findfat_result r;
+	uint64_t expect = 3 * MiB;
+
+	run_manual(p, 3 * MiB, 24 * KiB, 3, false, &r);
+	ck_assert_uint_eq(r.nrows, 8);		/* 3M 1.5M 768K ... 24K */
+	for (size_t i = 0; i < r.nrows; i++, expect /= 2) {
+		ck_assert_uint_eq(r.rows[i].chunk_bytes, expect);
+		ck_assert(!r.rows[i].random);
+		for (unsigned u = 0; u < r.ncols; u++)
+			ck_assert_double_gt(r.rows[i].bytes_per_sec[u], 0);
+	}
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Plans, errors, costs */
+
+START_TEST(test_plan_errors)
+{
+	struct findfat_opts o;
+	struct findfat_plan p;
+
+	findfat_opts_default(&o);
+	ck_assert_int_eq(findfat_plan(&o, 256 * MiB, 512, &p), -EINVAL);
+	o.erase_size_bytes = 4 * MiB + 512 / 2;
+	ck_assert_int_eq(findfat_plan(&o, 256 * MiB, 512, &p), -EINVAL);
+	o.erase_size_bytes = 4 * MiB;
+	o.blocksize_bytes = 12 * KiB;		/* does not divide 4 MiB */
+	ck_assert_int_eq(findfat_plan(&o, 256 * MiB, 512, &p), -EINVAL);
+	o.mode = FINDFAT_MANUAL;
+	ck_assert_int_eq(findfat_plan(&o, 256 * MiB, 512, &p), -EINVAL);
+	o.blocksize_bytes = 1024;		/* not a 4 KiB-sector multiple */
+	ck_assert_int_eq(findfat_plan(&o, 256 * MiB, 4096, &p), -EINVAL);
+	o.blocksize_bytes = 0;
+	o.units = FINDFAT_MAX_UNITS + 1;
+	ck_assert_int_eq(findfat_plan(&o, 256 * MiB, 512, &p), -EINVAL);
+	o.units = 6;
+	ck_assert_int_eq(findfat_plan(&o, 16 * MiB, 512, &p), -ENOSPC);
+	o.mode = FINDFAT_AUTO;
+	o.units = 0;
+	ck_assert_int_eq(findfat_plan(&o, 32 * MiB, 512, &p), -ENOSPC);
+	o.blocksize_bytes = 1 * MiB;		/* too few chunks to sample */
+	ck_assert_int_eq(findfat_plan(&o, 256 * MiB, 512, &p), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_plan_defaults)
+{
+	struct findfat_opts o;
+	struct findfat_plan p;
+
+	findfat_opts_default(&o);
+	o.erase_size_bytes = 4 * MiB;
+	ck_assert_int_eq(findfat_plan(&o, 1024 * MiB, 512, &p), 0);
+	ck_assert_uint_eq(p.start_bytes, 0);
+	ck_assert_uint_eq(p.blocksize_bytes, 16 * KiB);
+	ck_assert_uint_eq(p.min_units, 8);
+	/* room for a 32-unit area after unit 0 and normal units after it */
+	ck_assert_uint_ge(p.max_lead_units, 1 + FINDFAT_MAX_AREA_UNITS + 4);
+	ck_assert_uint_eq(p.end_bytes, (uint64_t)p.max_units * 4 * MiB);
+	ck_assert_uint_le(p.max_lead_units + p.ref_units, p.max_units);
+	/* cheaper than flashbench's defaults even at the upper bound */
+	ck_assert_uint_eq(findfat_flashbench_bytes(4 * MiB, 16 * KiB, 6), 216 * MiB);
+	ck_assert_uint_lt(p.max_write_bytes, 216 * MiB);
+	/* small units get a smaller chunk so a unit still has 32 of them */
+	o.erase_size_bytes = 128 * KiB;
+	ck_assert_int_eq(findfat_plan(&o, 256 * MiB, 512, &p), 0);
+	ck_assert_uint_eq(p.blocksize_bytes, 4 * KiB);
+	/* the references lie 64 MiB in even for small units */
+	ck_assert_uint_ge(p.end_bytes - p.ref_units * 128 * KiB, 64 * MiB);
+	ck_assert_uint_le(p.max_lead_units + p.ref_units, FINDFAT_MAX_UNITS);
+	/* a small device bounds the area */
+	o.erase_size_bytes = 8 * MiB;
+	ck_assert_int_eq(findfat_plan(&o, 128 * MiB, 512, &p), 0);
+	ck_assert_uint_le(p.end_bytes, 128 * MiB);
+}
+END_TEST
+
+/* A typical card costs a fraction of what flashbench writes. */
+START_TEST(test_cost_is_modest)
+{
+	const struct sim_profile *p = sim_profile_find("sdhc-4m");
+	struct findfat_result r;
+	struct recorder rc;
+
+	run_auto(p, 4 * MiB, &r, &rc);
+	ck_assert(!r.found);
+	ck_assert_uint_lt(r.bytes_written,
+			  findfat_flashbench_bytes(4 * MiB, 16 * KiB, 6) / 3);
+}
+END_TEST
+
+/* A media error inside the area is returned, not hidden. */
+START_TEST(test_io_error)
+{
+	struct sim_profile p = *sim_profile_find("seed");
+	struct fp_dev *d;
+	struct findfat_opts o;
+	struct findfat_result r;
+
+	p.bad_start_bytes = 3 * p.erase_bytes;
+	p.bad_bytes = p.erase_bytes;
+	ck_assert_int_eq(sim_open(&p, &d), 0);
+	findfat_opts_default(&o);
+	o.erase_size_bytes = p.erase_bytes;
+	ck_assert_int_eq(findfat_run(d, &o, &r), -EIO);
+	fp_dev_close(d);
+}
+END_TEST
+
+/* The area announced is exactly the plan: one sector past it is refused. */
+START_TEST(test_write_area_is_the_plan)
+{
+	const struct sim_profile *p = sim_profile_find("legacy-128k");
+	struct fp_dev *d;
+	struct findfat_opts o;
+	struct findfat_result r;
+	void *buf = fp_dev_alloc_buf(512);
+
+	ck_assert_ptr_nonnull(buf);
+	memset(buf, 0, 512);
+	ck_assert_int_eq(sim_open(p, &d), 0);
+	findfat_opts_default(&o);
+	o.erase_size_bytes = p->erase_bytes;
+	ck_assert_int_eq(findfat_run(d, &o, &r), 0);
+	ck_assert_int_eq(fp_dev_write_timed(d, buf, 512, r.plan.end_bytes - 512,
+					    NULL), 0);
+	ck_assert_int_eq(fp_dev_write_timed(d, buf, 512, r.plan.end_bytes, NULL),
+			 -EPERM);
+	free(buf);
+	fp_dev_close(d);
+}
+END_TEST
+
+struct progress_log {
+	uint64_t calls, last, total;
+	bool monotonic;
+};
+
+static void log_progress(void *arg, uint64_t done, uint64_t total)
+{
+	struct progress_log *l = arg;
+
+	l->monotonic &= done >= l->last;
+	l->last = done;
+	l->total = total;
+	l->calls++;
+}
+
+START_TEST(test_progress)
+{
+	const struct sim_profile *p = sim_profile_find("seed");
+	struct progress_log log = { .monotonic = true };
+	struct fp_dev *d;
+	struct findfat_opts o;
+	struct findfat_result r;
+
+	ck_assert_int_eq(sim_open(p, &d), 0);
+	findfat_opts_default(&o);
+	o.erase_size_bytes = p->erase_bytes;
+	o.progress = log_progress;
+	o.progress_arg = &log;
+	ck_assert_int_eq(findfat_run(d, &o, &r), 0);
+	ck_assert_uint_gt(log.calls, 8);
+	ck_assert(log.monotonic);
+	ck_assert_uint_eq(log.last, r.bytes_written);
+	ck_assert_uint_eq(log.total, r.plan.max_write_bytes);
+	fp_dev_close(d);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Reports */
+
+static char *capture_text(void (*fn)(FILE *, const struct findfat_result *),
+			  const struct findfat_result *r)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	ck_assert_ptr_nonnull(f);
+	fn(f, r);
+	ck_assert_int_eq(fclose(f), 0);
+	return text;
+}
+
+static void seed_result(struct findfat_result *r)
+{
+	const struct sim_profile *p = sim_profile_find("seed");
+	struct recorder rc;
+
+	run_auto(p, p->erase_bytes, r, &rc);
+}
+
+START_TEST(test_report_text_verdict)
+{
+	struct findfat_result r;
+	char *text;
+
+	seed_result(&r);
+	text = capture_text(report_findfat_text, &r);
+	ck_assert_msg(strncmp(text, "FAT area: first 8 MiB (units 0-3), confidence 0.",
+			      48) == 0, "got: %s", text);
+	free(text);
+
+	r.found = false;
+	r.confidence = 0.93;
+	text = capture_text(report_findfat_text, &r);
+	ck_assert_msg(strncmp(text, "no FAT area found, confidence 0.93\n", 35) == 0,
+		      "got: %s", text);
+	free(text);
+
+	r.confidence = 0.3;
+	text = capture_text(report_findfat_text, &r);
+	ck_assert_msg(strncmp(text, "FAT area undetermined", 21) == 0, "got: %s", text);
+	free(text);
+
+	r.found = true;
+	r.start_bytes = 2 * MiB;
+	r.size_bytes = 2 * MiB;
+	r.confidence = 0.85;
+	text = capture_text(report_findfat_text, &r);
+	ck_assert_msg(strncmp(text, "FAT area: 2 MiB at 2 MiB (unit 1), confidence 0.85\n",
+			      51) == 0, "got: %s", text);
+	free(text);
+}
+END_TEST
+
+START_TEST(test_report_flashbench_layout)
+{
+	const struct sim_profile *p = sim_profile_find("seed");
+	struct findfat_result r;
+	char *text, *line, *save = NULL;
+	size_t lines = 0;
+
+	run_manual(p, 4 * MiB, 1 * MiB, 6, false, &r);
+	text = capture_text(report_findfat_flashbench, &r);
+	ck_assert_msg(strncmp(text, "4MiB\t", 5) == 0, "got: %s", text);
+	for (line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save), lines++) {
+		size_t tabs = 0;
+
+		for (const char *c = line; *c; c++)
+			tabs += *c == '\t';
+		ck_assert_uint_eq(tabs, 6);
+		ck_assert_ptr_nonnull(strstr(line, "M/s"));
+	}
+	ck_assert_uint_eq(lines, 3);		/* 4MiB 2MiB 1MiB */
+	free(text);
+}
+END_TEST
+
+START_TEST(test_report_json)
+{
+	struct findfat_result r;
+	struct json_writer w;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	struct jsonv *doc;
+	const struct jsonv *rows, *bps, *units;
+
+	ck_assert_ptr_nonnull(f);
+	seed_result(&r);
+	json_init(&w, f);
+	json_object_begin(&w, NULL);
+	report_findfat_json(&w, &r);
+	json_object_end(&w);
+	json_end(&w);
+	ck_assert_int_eq(fclose(f), 0);
+	doc = jsonv_parse(text);
+	ck_assert_msg(doc != NULL, "invalid JSON: %s", text);
+	ck_assert(jsonv_get(doc, "fat_area.found")->boolean);
+	ck_assert_double_eq(jsonv_get(doc, "fat_area.start_bytes")->number, 0);
+	ck_assert_double_eq(jsonv_get(doc, "fat_area.size_bytes")->number, 8.0 * MiB);
+	ck_assert_double_eq(jsonv_get(doc, "fat_area.erase_size_bytes")->number,
+			    2.0 * MiB);
+	ck_assert_double_eq_tol(jsonv_get(doc, "fat_area.confidence")->number,
+				r.confidence, 1e-6);
+	ck_assert_double_eq(jsonv_get(doc, "fat_area.bytes_written")->number,
+			    (double)r.bytes_written);
+	ck_assert_ptr_nonnull(jsonv_get(doc, "fat_area.elapsed_ns"));
+	units = jsonv_get(doc, "fat_area.units");
+	rows = jsonv_get(doc, "fat_area.rows");
+	ck_assert_uint_eq(jsonv_len(rows), 2);
+	bps = jsonv_get(jsonv_at(rows, 1), "bytes_per_sec");
+	ck_assert_uint_eq(jsonv_len(bps), r.ncols);
+	ck_assert_uint_eq(jsonv_len(units), r.ncols);
+	/* the FAT-area columns are the fast ones at small chunks */
+	ck_assert_double_gt(jsonv_at(bps, 0)->number, 2 * jsonv_at(bps, 5)->number);
+	jsonv_free(doc);
+	free(text);
+}
+END_TEST
+
+Suite *findfat_suite(void)
+{
+	Suite *s = suite_create("findfat");
+	TCase *tc = tcase_create("auto");
+	TCase *gen = tcase_create("generated");
+	TCase *man = tcase_create("manual");
+	TCase *api = tcase_create("api");
+
+	tcase_set_timeout(tc, 30);
+	tcase_set_timeout(gen, 30);
+	tcase_set_timeout(man, 30);
+	tcase_add_loop_test(tc, test_builtin_profiles, 0, (int)builtin_count());
+	tcase_add_test(tc, test_speed_invariance);
+	tcase_add_test(tc, test_seed_with_4mib_units);
+	tcase_add_test(tc, test_no_contrast_is_not_confident);
+	tcase_add_test(tc, test_slow_start_is_not_fat);
+	tcase_add_test(tc, test_big_linear_pool);
+	tcase_add_test(tc, test_random_slots_are_not_fat);
+	tcase_add_test(tc, test_wrong_unit_size);
+	tcase_add_loop_test(gen, test_generated_profiles, 0, GENERATED_CASES);
+	tcase_add_test(gen, test_generated_table_coverage);
+	tcase_add_test(man, test_manual_seed_signature);
+	tcase_add_test(man, test_manual_rows_np2);
+	tcase_add_test(api, test_plan_errors);
+	tcase_add_test(api, test_plan_defaults);
+	tcase_add_test(api, test_cost_is_modest);
+	tcase_add_test(api, test_io_error);
+	tcase_add_test(api, test_write_area_is_the_plan);
+	tcase_add_test(api, test_progress);
+	tcase_add_test(api, test_report_text_verdict);
+	tcase_add_test(api, test_report_flashbench_layout);
+	tcase_add_test(api, test_report_json);
+	suite_add_tcase(s, tc);
+	suite_add_tcase(s, gen);
+	suite_add_tcase(s, man);
+	suite_add_tcase(s, api);
+	return s;
+}
