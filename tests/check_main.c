@@ -17,9 +17,9 @@ int main(void)
 	srunner_add_suite(sr, sim_suite());
 	srunner_add_suite(sr, align_suite());
 	srunner_add_suite(sr, advice_suite());
+	srunner_add_suite(sr, openau_suite());
 	srunner_add_suite(sr, findfat_suite());
 	srunner_add_suite(sr, cli_suite());
-	srunner_add_suite(sr, benchio_suite());
 	if (tu_skipped())
 		fprintf(stderr, "%u test(s) SKIPPED on this machine (see above); "
 			"they are not counted as passed\n", tu_skipped());

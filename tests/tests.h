@@ -11,8 +11,8 @@ Suite *dev_suite(void);
 Suite *sim_suite(void);
 Suite *align_suite(void);
 Suite *advice_suite(void);
+Suite *openau_suite(void);
 Suite *findfat_suite(void);
 Suite *cli_suite(void);
-Suite *benchio_suite(void);
 
 #endif

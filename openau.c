@@ -1,0 +1,1285 @@
+/* openau.c - count the AUs a card keeps open, in linear and random order.
+ *
+ * What the card is assumed to do (flash-model.md section 4; flashbench
+ * README; LWN 428584): the controller keeps a small pool of "open" AUs,
+ * each being rewritten into a fresh erase block.  Writing to an AU outside
+ * the pool closes the least recently used open AU, which copies the pages
+ * the host did not rewrite (garbage collection, about one AU copy).  Inside
+ * an open AU a linear-only card accepts writes at increasing offsets only;
+ * a random-capable card accepts a limited number of AUs in any order, for
+ * a small extra cost per write.  So writing N AUs alternately costs nothing
+ * extra while N fits the pool, and about one AU copy per write once it
+ * does not ("collapse").
+ *
+ * What is measured: a trial writes chunks of size c, then 4c, to N AUs in
+ * rounds, one chunk per AU per round, visiting the AUs in a fixed shuffled
+ * order.  Linear order continues each AU at increasing offsets; random
+ * order writes random slots of the AU, each at or below the previous one,
+ * so every write needs random mode.  The first round only brings the AUs
+ * into the pool and is not used.  A reference trial (one AU, linear) gives
+ * the chunk write time without collection, the card's jitter, and, from
+ * the c and 4c writes, T_AU, the time of writing a whole AU.  c starts at
+ * E/64 (at least a page on real geometry) and doubles until writes grow
+ * with their size.
+ *
+ * How it is decided: per AU, the mean of its chunk writes without the
+ * largest one (a stall does not count, a share of collapsed writes does);
+ * the slowest AU against the reference decides, because a card out of
+ * random-mode quota collapses on the one AU that did not get it while the
+ * others stay fast.  Open: the slowest AU is within what jitter explains
+ * (noise estimated from the samples, including the drift of a maximum over
+ * N AUs).  Collapsed: its extra time per write is at least 0.12 T_AU
+ * (cards in flash-model.md collapse at 0.4-2.2 T_AU; random mode costs
+ * 0.01-0.03 T_AU) and hardly grows from c to 4c, as garbage collection
+ * does.  Anything else, or a trial too noisy to see a collapse, is
+ * unclear.  Only ratios enter, so a card 10x faster or slower gives the
+ * same answer.  N is searched upwards 1, 2, 4, ... to the limit, bisected,
+ * and the edge (N open, N+1 collapsed) re-tested; disagreement lowers the
+ * confidence, an unclear trial (after one re-test) leaves the count
+ * undetermined.  Random order is first tested with one AU against the
+ * linear reference: a collapse there means linear only (random = 0).
+ *
+ * State between trials: linear trials continue each AU where the last one
+ * stopped (and complete the AU before starting it again), so they never
+ * write below an open AU's write pointer and never put it into random mode.
+ * Random-mode AUs keep their quota until closed, so before a random trial
+ * that does not include every AU a previous one used, "flush" AUs get one
+ * small in-order write each: after as many distinct AUs as the pool holds,
+ * only they are open (LRU), and they are in linear mode.
+ *
+ * Failure modes: per-command overhead far above the transfer time (a slow
+ * USB bridge) hides the size response and the collapse; garbage collection
+ * cheaper than 0.12 T_AU, or random mode as expensive as a collapse, is
+ * not separable by timing: such trials come out unclear and the counts
+ * undetermined or of low confidence.  Cards that defer garbage collection
+ * (log blocks, background merges, PCTIPS2 in flash-model.md) can look open
+ * beyond their pool; a write cache in front of the card would hide
+ * everything.  Writes go through fp_dev_write_timed() with a constant
+ * 0x5a pattern, as flashbench writes; data-dependent controllers are not
+ * exercised.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dev.h"
+#include "openau.h"
+#include "stats.h"
+
+#define PATTERN_BYTE 0x5a		/* flashbench's WBUF_RAND is this constant */
+#define FLASHBENCH_SPACING_AUS 12	/* flashbench puts test AUs 12 AUs apart */
+#define BIG_FACTOR 4			/* the second chunk size is 4c */
+#define FIRST_CHUNK_DIV 64		/* first chunk tried: E / 64 */
+#define MIN_SLOTS 16			/* largest chunk tried: E / 16 */
+#define PAGE_GUESS_BYTES (16u * 1024u)	/* largest common page */
+#define BUDGET_AUS_PER_OPEN 12		/* byte budget: 12 AUs per max_open */
+#define BUDGET_AUS_EXTRA 16
+#define EARLY_ROUNDS 3			/* measured rounds before an early stop */
+
+/* Size response of the reference (t(4c) / t(c)): at 1.75 the proportional
+ * part of a chunk write is at least its fixed part, good enough to estimate
+ * T_AU; below, the chunk is doubled; at the largest chunk 1.3 is still
+ * accepted (T_AU from the difference is noisier). */
+#define R_REF_GOOD 1.75
+#define R_REF_MIN 1.3
+
+/* Excess per write in units of T_AU (see the opening comment): a
+ * collapse counts from X_COL_MIN; random mode may cost up to X_RAND_OPEN
+ * (Kingston SA04G: 9 ms per write, 1.1 % of T_AU). */
+#define X_COL_MIN 0.12
+#define X_COL_CLEAR 0.25
+#define X_RAND_CLEAR 0.03
+#define X_RAND_OPEN 0.06
+/* Slowdown of the slowest AU that still counts as open: 5 % for effects
+ * noise does not explain, plus three times the noise. */
+#define OPEN_SLACK 0.05
+#define OPEN_SIGMAS 3.0
+/* A trial resolves only if a collapse stands at least MIN_RESOLUTION
+ * times as far from the reference as the open limit. */
+#define MIN_RESOLUTION 2.0
+#define SIGMA_FLOOR 0.01
+/* A slowdown beyond noise still counts as open (device drift) up to this
+ * fraction of the smallest collapse. */
+#define DRIFT_MAX 0.25
+/* A collapse keeps (t(4c)/t(c) - 1) at about 1/S of the reference's; at
+ * half of the reference's or more the slowdown scales with the data and is
+ * no garbage collection. */
+#define RHO_COL_CLEAR 0.5
+#define RHO_COL_MAX 0.75
+#define CONF_CAP 0.99
+#define UNSUPPORTED_CONF 0.5		/* random count without a linear one */
+
+enum phase_kind { PHASE_REF, PHASE_TRIAL };
+
+/* Chunk and rounds of a trial. */
+struct shape {
+	uint64_t chunk;
+	unsigned k1;		/* rounds of chunk writes, the first is warm-up */
+	unsigned k2;		/* rounds of BIG_FACTOR x chunk writes */
+};
+
+struct trial_stats {
+	double small_med;	/* all measured chunk writes */
+	double big_med;
+	double worst_small;	/* slowest AU: trimmed mean of its chunk writes */
+	double worst_big;	/* the same AU: trimmed mean of its big writes */
+	double best_small;	/* fastest AU: trimmed mean of its chunk writes */
+	double rel_sigma;	/* chunk writes: robust relative spread */
+	double bytes_per_sec;
+	unsigned k1_used;	/* chunk rounds written (early stop) */
+};
+
+struct ctx {
+	struct fp_dev *d;
+	const struct openau_opts *o;
+	const struct openau_plan *p;
+	struct openau_result *r;
+	uint8_t *buf;			/* erase size bytes of PATTERN_BYTE */
+	uint64_t e;
+	struct stats_rng rng;
+	uint64_t *cursor;		/* test AU: next linear offset (AU-relative) */
+	uint64_t *flush_cursor;
+	uint64_t budget_bytes;		/* automatic mode limit */
+	uint64_t bytes0, ns0, io0;	/* device counters at start */
+	uint64_t trials_done;
+
+	struct shape normal, ref;
+	uint64_t *slots_small;		/* random order: slot numbers per round */
+	uint64_t *slots_big;
+	double ref_lin;			/* reference chunk write (linear, N=1) */
+	double ref_rand;		/* N=1 random when open, else 0 */
+	double r_ref;			/* reference size response t(4c)/t(c) */
+	double au_ns;			/* T_AU */
+	double sigma_rel;		/* relative jitter of one chunk write */
+	double x_lin_col;		/* smallest linear collapse seen, or 0 */
+	double x_lin_slow;		/* smallest excess of a linear trial not
+					 * open (collapsed or unclear), or 0 */
+	unsigned holders;		/* random phase: AUs 0..holders-1 may
+					 * hold random mode */
+	unsigned flush_count;		/* flush writes that empty the pool */
+	bool out_of_budget;
+};
+
+/* ------------------------------------------------------------------ */
+/* Layout */
+
+static uint64_t round_up(uint64_t x, uint64_t m)
+{
+	return (x + m - 1) / m * m;
+}
+
+static uint64_t default_offset(uint64_t e)
+{
+	return round_up(OPENAU_FAT_SKIP_BYTES, e);
+}
+
+/* Manual mode: the chunk sizes flashbench uses, E, E/2, ... >= B. */
+static unsigned manual_rows(uint64_t e, uint64_t b, uint32_t sector)
+{
+	unsigned rows = 0;
+
+	for (uint64_t len = e; len >= b && len % sector == 0 && e % len == 0;
+	     len /= 2) {
+		rows++;
+		if (len % 2)
+			break;
+	}
+	return rows;
+}
+
+/* Automatic mode: the first chunk is E/64 but at least min(16 KiB, E/32),
+ * so it covers a whole page on real geometries (2 KiB pages in 128 KiB
+ * AUs, 16 KiB pages from 1 MiB AUs on; a partial page costs a whole one
+ * and would blur every measurement), and at least the blocksize option;
+ * it must divide E in sector multiples and leave MIN_SLOTS chunks per AU.
+ * 0 when none does. */
+static uint64_t first_chunk(uint64_t e, uint64_t min_bytes, uint32_t sector)
+{
+	uint64_t floor_bytes = e / 32 < PAGE_GUESS_BYTES ? e / 32 : PAGE_GUESS_BYTES;
+
+	if (min_bytes < floor_bytes)
+		min_bytes = floor_bytes;
+	for (uint64_t div = FIRST_CHUNK_DIV; div >= MIN_SLOTS; div /= 2) {
+		uint64_t c = e / div;
+
+		if (e % div == 0 && c % sector == 0 && c >= min_bytes)
+			return c;
+	}
+	return 0;
+}
+
+/* Rounds per trial for chunk c: enough writes per AU to average jitter,
+ * and few enough that two or three linear trials share one AU cycle (the
+ * reference, a single AU, gets more). */
+static struct shape shape_for(uint64_t e, uint64_t c, enum phase_kind kind)
+{
+	uint64_t slots = e / c;
+	struct shape s = { .chunk = c, .k1 = 8, .k2 = 3 };	/* 20 chunks */
+
+	if (kind == PHASE_REF && slots >= 64) {
+		s.k1 = 16;
+		s.k2 = 6;
+	} else if (kind == PHASE_REF && slots >= 32) {
+		s.k1 = 12;
+		s.k2 = 4;
+	} else if (slots < 64) {
+		s.k2 = 2;	/* 16 chunks: two trials per cycle at E/32 */
+	}
+	return s;
+}
+
+static uint64_t shape_bytes(const struct shape *s)
+{
+	return s->chunk * (s->k1 + (uint64_t)BIG_FACTOR * s->k2);
+}
+
+/* Upper bound of trials: calibration, geometric and bisection steps with
+ * one re-test each, and the edge re-tests with a tie-break, per order. */
+static unsigned auto_max_trials(unsigned max_open)
+{
+	unsigned lg = 0;
+
+	while ((1u << lg) < max_open)
+		lg++;
+	return 2 * (3 + 2 * (lg + 1) + 2 * lg + 6);
+}
+
+void openau_opts_default(struct openau_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->max_open = OPENAU_DEFAULT_MAX_OPEN;
+	o->seed = 1;
+}
+
+static int plan_manual(uint64_t avail, const struct openau_opts *o,
+		       uint64_t b, uint32_t sector, struct openau_plan *p)
+{
+	uint64_t e = o->erase_size_bytes, spacing = FLASHBENCH_SPACING_AUS;
+	unsigned n = o->open_au_nr;
+
+	if (n > OPENAU_MAX_OPEN_LIMIT)
+		return -EINVAL;
+	if (avail < n)
+		return -ENOSPC;
+	/* Keep flashbench's spacing where the device allows it. */
+	if (n > 1 && (n - 1) * spacing + 1 > avail)
+		spacing = (avail - 1) / (n - 1);
+	p->test_aus = n;
+	p->spacing_bytes = spacing * e;
+	p->end_bytes = p->start_bytes + ((n - 1) * spacing + 1) * e;
+	p->max_bytes = (uint64_t)n * e * manual_rows(e, b, sector);
+	p->max_trials = manual_rows(e, b, sector);
+	return 0;
+}
+
+/* Test AUs and flush AUs alternate, slot units apart: test AU i at slot
+ * 2i, flush AU j at slot 2j+1 (the last flush AU at slot 2m). */
+static int plan_auto(uint64_t avail, const struct openau_opts *o,
+		     uint64_t b, uint32_t sector, struct openau_plan *p)
+{
+	uint64_t e = o->erase_size_bytes, slot = FLASHBENCH_SPACING_AUS / 2;
+	unsigned m = o->max_open ? o->max_open : OPENAU_DEFAULT_MAX_OPEN;
+	uint64_t c = first_chunk(e, b, sector);
+
+	if (c == 0 || m < 2 || m > OPENAU_MAX_OPEN_LIMIT)
+		return -EINVAL;
+	if (avail < 2 * (uint64_t)m + 1)
+		m = (unsigned)((avail - 1) / 2);
+	if (avail < 5 || m < 2)
+		return -ENOSPC;
+	if (2 * (uint64_t)m * slot + 1 > avail)
+		slot = (avail - 1) / (2 * (uint64_t)m);
+	p->max_open = m;
+	p->test_aus = m;
+	p->flush_aus = m + 1;
+	p->spacing_bytes = 2 * slot * e;
+	p->end_bytes = p->start_bytes + (2 * (uint64_t)m * slot + 1) * e;
+	p->max_bytes = ((uint64_t)BUDGET_AUS_PER_OPEN * m + BUDGET_AUS_EXTRA) * e;
+	p->max_trials = auto_max_trials(m);
+	return 0;
+}
+
+int openau_plan(struct fp_dev *d, const struct openau_opts *o,
+		struct openau_plan *p)
+{
+	uint64_t e, size, avail, b;
+	uint32_t sector;
+	int rc;
+
+	if (d == NULL || o == NULL || p == NULL)
+		return -EINVAL;
+	memset(p, 0, sizeof(*p));
+	e = o->erase_size_bytes;
+	size = fp_dev_size_bytes(d);
+	sector = fp_dev_sector_bytes(d);
+	if (e == 0 || e % sector != 0 || e / sector < MIN_SLOTS)
+		return -EINVAL;
+	b = o->blocksize_bytes;
+	if (o->open_au_nr && b == 0)
+		b = OPENAU_DEFAULT_BLOCKSIZE < e ? OPENAU_DEFAULT_BLOCKSIZE : e;
+	if (b && (b % sector != 0 || b > e || e % b != 0))
+		return -EINVAL;
+	p->start_bytes = o->offset_set ? o->offset_bytes : default_offset(e);
+	if (p->start_bytes % sector != 0)
+		return -EINVAL;
+	if (p->start_bytes >= size || size - p->start_bytes < e)
+		return -ENOSPC;
+	avail = (size - p->start_bytes) / e;
+	p->manual = o->open_au_nr > 0;
+	p->erase_size_bytes = e;
+	rc = p->manual ? plan_manual(avail, o, b, sector, p)
+		       : plan_auto(avail, o, b, sector, p);
+	if (rc < 0)
+		return rc;
+	return fp_dev_set_write_area(d, p->start_bytes, p->end_bytes);
+}
+
+static uint64_t test_au_off(const struct ctx *c, unsigned i)
+{
+	return c->p->start_bytes + i * c->p->spacing_bytes;
+}
+
+static uint64_t flush_au_off(const struct ctx *c, unsigned j)
+{
+	uint64_t slot = c->p->spacing_bytes / 2;
+
+	if (j < c->p->test_aus)
+		return c->p->start_bytes + (2 * (uint64_t)j + 1) * slot;
+	return c->p->start_bytes + 2 * (uint64_t)c->p->test_aus * slot;
+}
+
+/* ------------------------------------------------------------------ */
+/* Small helpers */
+
+const char *openau_order_name(enum openau_order order)
+{
+	return order == OPENAU_RANDOM ? "random" : "linear";
+}
+
+static void shuffle_u32(struct stats_rng *rng, unsigned *v, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		v[i] = i;
+	for (unsigned i = n; i > 1; i--) {
+		unsigned j = (unsigned)stats_rng_below(rng, i);
+		unsigned t = v[i - 1];
+
+		v[i - 1] = v[j];
+		v[j] = t;
+	}
+}
+
+static int cmp_desc(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* k random slots in [first, first + n), highest first (repeats allowed:
+ * rewriting a chunk is out of order too). */
+static void pick_slots(struct stats_rng *rng, uint64_t first, uint64_t n,
+		       unsigned k, uint64_t *out)
+{
+	for (unsigned i = 0; i < k; i++)
+		out[i] = first + stats_rng_below(rng, n);
+	qsort(out, k, sizeof(*out), cmp_desc);
+}
+
+static int write_at(struct ctx *c, uint64_t off, uint64_t len, uint64_t *ns)
+{
+	uint64_t dummy;
+
+	return fp_dev_write_timed(c->d, c->buf, (size_t)len, off,
+				  ns ? ns : &dummy);
+}
+
+static void progress(struct ctx *c)
+{
+	c->trials_done++;
+	if (c->o->progress)
+		c->o->progress(c->o->progress_arg, c->trials_done,
+			       c->p->max_trials > c->trials_done ?
+			       c->p->max_trials : c->trials_done);
+}
+
+static struct openau_trial *add_trial(struct ctx *c, unsigned n,
+				      enum openau_order order, uint64_t chunk)
+{
+	struct openau_trial *t;
+
+	if (c->r->ntrials >= OPENAU_MAX_TRIALS)
+		return NULL;
+	t = &c->r->trials[c->r->ntrials++];
+	memset(t, 0, sizeof(*t));
+	t->n = n;
+	t->order = order;
+	t->chunk_bytes = chunk;
+	return t;
+}
+
+/* The first reason something stayed undetermined, for the report. */
+static void note(struct ctx *c, const char *what, const char *msg)
+{
+	if (c->r->note[0] == '\0')
+		snprintf(c->r->note, sizeof(c->r->note), "%s%s%s", what,
+			 what[0] ? ": " : "", msg);
+}
+
+/* ------------------------------------------------------------------ */
+/* Manual mode: flashbench --open-au */
+
+static int run_manual(struct ctx *c)
+{
+	uint64_t e = c->e, b = c->o->blocksize_bytes;
+	uint32_t sector = fp_dev_sector_bytes(c->d);
+	unsigned n = c->o->open_au_nr, *visit, *order = NULL;
+	int rc = 0;
+
+	if (b == 0)
+		b = OPENAU_DEFAULT_BLOCKSIZE < e ? OPENAU_DEFAULT_BLOCKSIZE : e;
+	visit = malloc(n * sizeof(*visit));
+	order = malloc((size_t)(e / b) * sizeof(*order));
+	if (visit == NULL || order == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	shuffle_u32(&c->rng, visit, n);
+	for (uint64_t len = e; len >= b && len % sector == 0 && e % len == 0;
+	     len /= 2) {
+		unsigned chunks = (unsigned)(e / len);
+		uint64_t total = 0, ns;
+		struct openau_trial *t;
+
+		if (c->o->random)
+			shuffle_u32(&c->rng, order, chunks);
+		for (unsigned j = 0; j < chunks; j++) {
+			uint64_t in_au = (c->o->random ? order[j] : j) * len;
+
+			for (unsigned i = 0; i < n; i++) {
+				rc = write_at(c, test_au_off(c, visit[i]) + in_au,
+					      len, &ns);
+				if (rc < 0)
+					goto out;
+				total += ns;
+			}
+		}
+		t = add_trial(c, n, c->o->random ? OPENAU_RANDOM : OPENAU_LINEAR,
+			      len);
+		if (t != NULL) {
+			t->verdict = OPENAU_TRIAL_MANUAL;
+			t->write_ns = total / ((uint64_t)chunks * n);
+			t->bytes_per_sec = total ? (double)e * n * 1e9 / total : 0;
+		}
+		progress(c);
+		if (len % 2)
+			break;
+	}
+out:
+	free(visit);
+	free(order);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Trials */
+
+/* Linear trials continue each AU's cycle; when the next trial does not
+ * fit, the rest of the AU is written in one request so the cycle is
+ * complete and the card starts the AU afresh (no copies, no random mode)
+ * when the trial writes its first chunk again. */
+static int linear_room(struct ctx *c, unsigned au, uint64_t need)
+{
+	uint64_t *cur = &c->cursor[au];
+	int rc = 0;
+
+	if (*cur + need <= c->e)
+		return 0;
+	if (*cur < c->e)
+		rc = write_at(c, test_au_off(c, au) + *cur, c->e - *cur, NULL);
+	*cur = 0;
+	return rc;
+}
+
+/* AU-relative offset of round k (small rounds first, then big ones). */
+static uint64_t chunk_off(const struct ctx *c, const struct shape *s,
+			  enum openau_order order, unsigned au, unsigned k)
+{
+	uint64_t big = s->chunk * BIG_FACTOR;
+
+	if (order == OPENAU_RANDOM)
+		return k < s->k1 ? c->slots_small[k] * s->chunk
+				 : c->slots_big[k - s->k1] * big;
+	if (k < s->k1)
+		return c->cursor[au] + k * s->chunk;
+	return c->cursor[au] + s->k1 * s->chunk + (k - s->k1) * big;
+}
+
+/* Mean of v without its largest value (a single stall or background
+ * merge does not move it, a fraction of collapsed writes does). */
+static double trimmed_mean(const double *v, size_t n)
+{
+	double sum = 0, max = 0;
+
+	if (n == 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		sum += v[i];
+		max = i == 0 || v[i] > max ? v[i] : max;
+	}
+	return n < 3 ? sum / (double)n : (sum - max) / (double)(n - 1);
+}
+
+/* Summary of a trial's samples t[au * (k1 + k2) + round], of which the
+ * first k1_used chunk rounds were written; the first round only opened the
+ * AUs and is left out. */
+static void trial_summary(const struct shape *s, unsigned k1_used, unsigned n,
+			  const double *t, struct trial_stats *st)
+{
+	unsigned per = s->k1 + s->k2, m1 = k1_used - 1;
+	double *small = malloc((size_t)n * m1 * sizeof(double));
+	double *big = malloc((size_t)n * s->k2 * sizeof(double));
+	double sum = 0;
+
+	memset(st, 0, sizeof(*st));
+	if (small == NULL || big == NULL)
+		goto out;
+	st->k1_used = k1_used;
+	st->worst_small = -1;
+	st->best_small = -1;
+	for (unsigned a = 0; a < n; a++) {
+		const double *ta = t + (size_t)a * per;
+		double mean = trimmed_mean(ta + 1, m1);
+
+		memcpy(small + (size_t)a * m1, ta + 1, m1 * sizeof(double));
+		memcpy(big + (size_t)a * s->k2, ta + s->k1, s->k2 * sizeof(double));
+		if (mean > st->worst_small) {
+			st->worst_small = mean;
+			st->worst_big = trimmed_mean(ta + s->k1, s->k2);
+		}
+		if (st->best_small < 0 || mean < st->best_small)
+			st->best_small = mean;
+		for (unsigned k = 1; k < k1_used; k++)
+			sum += ta[k];
+	}
+	st->small_med = stats_median(small, (size_t)n * m1);
+	st->big_med = stats_median(big, (size_t)n * s->k2);
+	/* spread around each AU's own median, pooled */
+	for (unsigned a = 0; a < n; a++) {
+		double med = stats_median(small + (size_t)a * m1, m1);
+
+		for (unsigned k = 0; k < m1 && med > 0; k++)
+			small[(size_t)a * m1 + k] /= med;
+	}
+	st->rel_sigma = stats_mad_sigma(small, (size_t)n * m1);
+	st->bytes_per_sec = sum > 0 ? (double)s->chunk * n * m1 * 1e9 / sum : 0;
+out:
+	free(small);
+	free(big);
+}
+
+/* True when some AU's chunk writes of rounds 1..k all took at least
+ * stop_ns: the trial has collapsed beyond doubt. */
+static bool clearly_collapsed(const double *t, unsigned per, unsigned n,
+			      unsigned k, double stop_ns)
+{
+	for (unsigned a = 0; a < n; a++) {
+		bool all = true;
+
+		for (unsigned r = 1; r <= k && all; r++)
+			all = t[(size_t)a * per + r] >= stop_ns;
+		if (all)
+			return true;
+	}
+	return false;
+}
+
+/* Write the trial: k1 + k2 rounds over AUs 0..n-1 in a shuffled order.
+ * Chunk rounds stop early (after EARLY_ROUNDS measured ones) once an AU
+ * has collapsed on every write past stop_ns (0: never): collapsed writes
+ * cost a garbage collection each and add nothing to a clear verdict. */
+static int run_trial(struct ctx *c, const struct shape *s, unsigned n,
+		     enum openau_order order, double stop_ns,
+		     struct trial_stats *st)
+{
+	unsigned per = s->k1 + s->k2, k1_used = s->k1;
+	unsigned *visit = malloc(n * sizeof(unsigned));
+	double *t = calloc((size_t)n * per, sizeof(double));
+	int rc = 0;
+
+	if (visit == NULL || t == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	shuffle_u32(&c->rng, visit, n);
+	for (unsigned a = 0; a < n && order == OPENAU_LINEAR && rc == 0; a++)
+		rc = linear_room(c, a, shape_bytes(s));
+	for (unsigned k = 0; k < per && rc == 0; k++) {
+		uint64_t len = k < s->k1 ? s->chunk : s->chunk * BIG_FACTOR;
+
+		for (unsigned i = 0; i < n && rc == 0; i++) {
+			unsigned a = visit[i];
+			uint64_t ns = 0;
+
+			rc = write_at(c, test_au_off(c, a) +
+				      chunk_off(c, s, order, a, k), len, &ns);
+			t[(size_t)a * per + k] = (double)ns;
+		}
+		if (k >= EARLY_ROUNDS && k + 1 < s->k1 && stop_ns > 0 &&
+		    clearly_collapsed(t, per, n, k, stop_ns)) {
+			k1_used = k + 1;
+			k = s->k1 - 1;	/* on to the big writes */
+		}
+	}
+	if (rc == 0 && order == OPENAU_LINEAR)
+		for (unsigned a = 0; a < n; a++)
+			c->cursor[a] += shape_bytes(s);
+	if (rc == 0)
+		trial_summary(s, k1_used, n, t, st);
+out:
+	free(visit);
+	free(t);
+	return rc;
+}
+
+/* One small in-order write to each of flush_count distinct flush AUs:
+ * afterwards the LRU pool holds only them, all in linear mode. */
+static int flush_pool(struct ctx *c)
+{
+	uint64_t len = c->normal.chunk;
+
+	for (unsigned j = 0; j < c->flush_count; j++) {
+		uint64_t *cur = &c->flush_cursor[j];
+		int rc;
+
+		if (*cur + len > c->e)
+			*cur = 0;	/* the cycle is complete: restarts cleanly */
+		rc = write_at(c, flush_au_off(c, j) + *cur, len, NULL);
+		if (rc < 0)
+			return rc;
+		*cur += len;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Verdicts */
+
+/* Map v from [lo, hi] onto [0.5, 1] on a log scale (clamped). */
+static double log_strength(double v, double lo, double hi)
+{
+	double f;
+
+	if (v <= lo)
+		return 0.5;
+	if (v >= hi)
+		return 1.0;
+	f = log(v / lo) / log(hi / lo);
+	return 0.5 + 0.5 * f;
+}
+
+/* Noise of a trial's slowest-AU slowdown, relative to the reference.
+ * sigma: relative jitter of one chunk write.  An AU's statistic averages
+ * k1 - 2 writes (k1 of the trial's shape); the reference has its own
+ * uncertainty (ref_sd, relative); the slowest of n AUs drifts up by about
+ * sqrt(2 ln n) of an AU's noise. */
+struct noise {
+	double drift;		/* expected excess of the slowest of n */
+	double sd;		/* spread around that */
+};
+
+static struct noise trial_noise(double sigma, const struct shape *s,
+				unsigned n, double ref_sd)
+{
+	double au = sigma / sqrt((double)(s->k1 - 2));
+	double ref = sigma * ref_sd;
+	struct noise z = {
+		.drift = au * sqrt(2.0 * log((double)n)),
+		.sd = sqrt(au * au + ref * ref),
+	};
+
+	return z;
+}
+
+static double open_limit(struct noise z)
+{
+	return OPEN_SLACK + z.drift + OPEN_SIGMAS * z.sd;
+}
+
+/* Garbage collection costs about the same per write whatever the chunk:
+ * scale a collapse verdict down when t(4c)/t(c) grows like the
+ * reference's (rho near 1), refuse it from RHO_COL_MAX. */
+static double rho_factor(const struct ctx *c, const struct trial_stats *st)
+{
+	double resp = st->worst_small > 0 ? st->worst_big / st->worst_small : 0;
+	double rho = (resp - 1.0) / (c->r_ref - 1.0);
+
+	if (rho > RHO_COL_MAX)
+		return 0;
+	if (rho <= RHO_COL_CLEAR)
+		return 1;
+	return 1.0 - (rho - RHO_COL_CLEAR) / (2 * (RHO_COL_MAX - RHO_COL_CLEAR));
+}
+
+/* Strength of an open verdict: full up to half the slack plus the drift
+ * plus 2 sd, 0.5 at the open limit (3 sd). */
+static double open_strength(double d, struct noise z)
+{
+	double k = (d - OPEN_SLACK / 2 - z.drift) / z.sd;
+
+	return k <= 2 ? 1.0 : fmax(0.3, 1.0 - (k - 2) / 2);
+}
+
+/* How well a trial resolves: ratio r of a distance to the open limit;
+ * none below MIN_RESOLUTION, full from MIN_RESOLUTION + 1. */
+static double resolution(double r)
+{
+	return r < MIN_RESOLUTION ? 0 : fmin(1.0, 0.5 + (r - MIN_RESOLUTION) / 2);
+}
+
+/* Classify a trial from its AUs against the reference time ref.
+ * cross_order: random order against the linear reference, where random
+ * mode's own cost per write is allowed for.  An open verdict needs the
+ * trial to be able to see the smallest collapse expected on this card
+ * (X_COL_MIN, or half the linear collapse once measured); a collapse
+ * needs to stand clear of the open limit. */
+static enum openau_verdict classify(const struct ctx *c,
+				    const struct trial_stats *st,
+				    const struct shape *s, unsigned n,
+				    double ref, double ref_sd, bool cross_order,
+				    double *excess, double *strength)
+{
+	double d = st->worst_small / ref - 1.0;	/* slowdown of the slowest AU */
+	double x = d * ref / c->au_ns;		/* the same in T_AU */
+	double to_d = c->au_ns / ref;		/* T_AU units -> slowdown */
+	struct shape used = { s->chunk, st->k1_used, s->k2 };
+	/* this trial's own spread, if larger than the card's, widens it */
+	struct noise z = trial_noise(fmax(c->sigma_rel, st->rel_sigma), &used,
+				     n, ref_sd);
+	double lim = open_limit(z);
+	double col_min = fmax(X_COL_MIN, 0.4 * c->x_lin_col);
+	double col_clear = fmax(X_COL_CLEAR, 0.7 * c->x_lin_col);
+	double x_seen = fmax(X_COL_MIN, 0.5 * c->x_lin_col);
+	double res_open = resolution(x_seen * to_d / lim), open_max, best, f;
+
+	*excess = x;
+	*strength = 0;
+	/* some AUs clearly faster than the reference and than the others:
+	 * the AUs do not behave alike (e.g. a collapse cheaper than random
+	 * mode itself); all of them faster is just the device speeding up */
+	best = st->best_small / ref - 1.0;
+	if (best < -lim && d - best > lim)
+		return OPENAU_TRIAL_UNCLEAR;
+	if (cross_order) {
+		/* random mode must cost clearly less than any slowdown the
+		 * linear trials showed */
+		open_max = X_RAND_OPEN;
+		if (c->x_lin_slow > 0)
+			open_max = fmin(open_max, 0.5 * c->x_lin_slow);
+		if (x <= open_max) {
+			*strength = resolution(col_min * to_d / lim) *
+				    (x <= X_RAND_CLEAR ? 1.0 :
+				     log_strength(X_RAND_OPEN * X_RAND_CLEAR / x,
+						  X_RAND_CLEAR, X_RAND_OPEN));
+			return *strength > 0 ? OPENAU_TRIAL_OPEN
+					     : OPENAU_TRIAL_UNCLEAR;
+		}
+	} else if (d <= lim) {
+		*strength = res_open * open_strength(d, z);
+		return *strength > 0 ? OPENAU_TRIAL_OPEN : OPENAU_TRIAL_UNCLEAR;
+	} else if (x <= DRIFT_MAX * col_min) {
+		/* slower than noise explains, but far below any collapse:
+		 * the device drifting (caches, temperature), not collection;
+		 * trusted less the closer it gets to a collapse */
+		*strength = res_open * (1.0 - 0.5 * x / (DRIFT_MAX * col_min));
+		return *strength > 0 ? OPENAU_TRIAL_OPEN : OPENAU_TRIAL_UNCLEAR;
+	}
+	f = rho_factor(c, st);
+	*strength = resolution(d / lim) * f * log_strength(x, col_min, col_clear);
+	if (x < col_min || *strength == 0) {
+		*strength = 0;
+		return OPENAU_TRIAL_UNCLEAR;
+	}
+	return OPENAU_TRIAL_COLLAPSED;
+}
+
+/* Early stop for a trial: a write this slow is a collapse beyond doubt
+ * (twice the collapse threshold and four open limits above ref). */
+static double stop_time(const struct ctx *c, const struct shape *s,
+			unsigned n, double ref, double ref_sd)
+{
+	struct shape few = { s->chunk, EARLY_ROUNDS + 1, s->k2 };
+	double lim = open_limit(trial_noise(c->sigma_rel, &few, n, ref_sd));
+	double col = fmax(X_COL_MIN, 0.4 * c->x_lin_col) * c->au_ns;
+
+	return ref + fmax(4 * lim * ref, 2 * col);
+}
+
+/* Run and classify one trial of n AUs; records it in the result.  The
+ * linear reference is a median of its rounds, the random one the trimmed
+ * mean of a one-AU trial (ref_sd: their relative uncertainty).  One-AU
+ * trials use the longer reference shape: they are cheap and they set (or
+ * re-test) what the others are compared with. */
+static int test_n(struct ctx *c, enum openau_order order, unsigned n,
+		  enum openau_verdict *v, double *strength)
+{
+	const struct shape *s = n == 1 ? &c->ref : &c->normal;
+	struct trial_stats st;
+	struct openau_trial *t;
+	double ref, ref_sd, excess, x_typ;
+	bool cross;
+	int rc;
+
+	*v = OPENAU_TRIAL_UNCLEAR;
+	*strength = 0;
+	if (c->out_of_budget ||
+	    fp_dev_bytes_written(c->d) - c->bytes0 +
+	    (uint64_t)n * 2 * shape_bytes(s) > c->budget_bytes) {
+		c->out_of_budget = true;
+		return 0;
+	}
+	if (order == OPENAU_RANDOM && n < c->holders) {
+		rc = flush_pool(c);
+		if (rc < 0)
+			return rc;
+		c->holders = 0;
+	}
+	cross = order == OPENAU_RANDOM && c->ref_rand == 0;
+	ref = order == OPENAU_RANDOM && !cross ? c->ref_rand : c->ref_lin;
+	ref_sd = order == OPENAU_RANDOM && !cross ?
+		 1.0 / sqrt((double)(c->ref.k1 - 2)) :
+		 1.25 / sqrt((double)(c->ref.k1 - 1));
+	rc = run_trial(c, s, n, order, stop_time(c, s, n, ref, ref_sd), &st);
+	if (rc < 0)
+		return rc;
+	if (order == OPENAU_RANDOM && n > c->holders)
+		c->holders = n;
+	*v = classify(c, &st, s, n, ref, ref_sd, cross, &excess, strength);
+	/* the typical collapsed write, not the slowest AU (which adds the
+	 * gap copies of AUs at different offsets) */
+	x_typ = (st.small_med - ref) / c->au_ns;
+	if (order == OPENAU_LINEAR && *v == OPENAU_TRIAL_COLLAPSED)
+		c->x_lin_col = c->x_lin_col > 0 ? fmin(c->x_lin_col, x_typ)
+						: x_typ;
+	if (order == OPENAU_LINEAR && *v != OPENAU_TRIAL_OPEN && excess > 0)
+		c->x_lin_slow = c->x_lin_slow > 0 ? fmin(c->x_lin_slow, excess)
+						 : excess;
+	t = add_trial(c, n, order, s->chunk);
+	if (t != NULL) {
+		t->bytes_per_sec = st.bytes_per_sec;
+		t->write_ns = (uint64_t)llround(st.small_med);
+		t->excess = excess;
+		t->strength = *strength;
+		t->verdict = *v;
+	}
+	if (order == OPENAU_RANDOM && n == 1 && *v == OPENAU_TRIAL_OPEN &&
+	    c->ref_rand == 0)
+		c->ref_rand = st.worst_small;
+	progress(c);
+	return 0;
+}
+
+/* The reference: one AU in linear order (always open), at chunk E/64 or
+ * larger until the write time grows clearly with the chunk size. */
+static int calibrate(struct ctx *c, bool *ok)
+{
+	uint64_t chunk = first_chunk(c->e, c->o->blocksize_bytes,
+				     fp_dev_sector_bytes(c->d));
+	struct trial_stats st;
+	int rc;
+
+	*ok = false;
+	for (;;) {
+		struct openau_trial *t;
+		double w;
+
+		c->ref = shape_for(c->e, chunk, PHASE_REF);
+		c->normal = shape_for(c->e, chunk, PHASE_TRIAL);
+		rc = run_trial(c, &c->ref, 1, OPENAU_LINEAR, 0, &st);
+		if (rc < 0)
+			return rc;
+		c->r_ref = st.small_med > 0 ? st.big_med / st.small_med : 0;
+		t = add_trial(c, 1, OPENAU_LINEAR, chunk);
+		if (t != NULL) {
+			t->bytes_per_sec = st.bytes_per_sec;
+			t->write_ns = (uint64_t)llround(st.small_med);
+			t->strength = 1.0;
+			t->verdict = OPENAU_TRIAL_OPEN;
+		}
+		progress(c);
+		if (c->r_ref < R_REF_GOOD && c->e / chunk > MIN_SLOTS) {
+			chunk *= 2;
+			continue;
+		}
+		if (c->r_ref < R_REF_MIN)
+			return 0;
+		/* t(c) = a + c w: T_AU = a + E w, from the c and 4c medians */
+		w = (st.big_med - st.small_med) / ((BIG_FACTOR - 1) * (double)chunk);
+		c->au_ns = st.small_med + w * (double)(c->e - chunk);
+		c->ref_lin = st.small_med;
+		c->sigma_rel = fmax(SIGMA_FLOOR, st.rel_sigma);
+		c->r->chunk_bytes = chunk;
+		c->r->au_write_ns = (uint64_t)llround(c->au_ns);
+		*ok = true;
+		return 0;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Search */
+
+/* Votes per N for one order. */
+struct tally {
+	unsigned open[OPENAU_MAX_OPEN_LIMIT + 2];
+	unsigned col[OPENAU_MAX_OPEN_LIMIT + 2];
+	double open_str[OPENAU_MAX_OPEN_LIMIT + 2];	/* strongest open */
+	double col_str[OPENAU_MAX_OPEN_LIMIT + 2];
+	unsigned unclear;
+};
+
+static void tally_add(struct tally *t, unsigned n, enum openau_verdict v,
+		      double s)
+{
+	if (v == OPENAU_TRIAL_OPEN) {
+		t->open_str[n] = t->open[n]++ ? fmax(t->open_str[n], s) : s;
+	} else if (v == OPENAU_TRIAL_COLLAPSED) {
+		t->col_str[n] = t->col[n]++ ? fmax(t->col_str[n], s) : s;
+	} else {
+		t->unclear++;
+	}
+}
+
+/* Test n, once more when unclear. */
+static int decide(struct ctx *c, enum openau_order order, unsigned n,
+		  struct tally *t, enum openau_verdict *v)
+{
+	double s;
+	int rc;
+
+	for (int tries = 0; tries < 2; tries++) {
+		rc = test_n(c, order, n, v, &s);
+		if (rc < 0 || c->out_of_budget)
+			return rc;
+		tally_add(t, n, *v, s);
+		if (*v != OPENAU_TRIAL_UNCLEAR)
+			return 0;
+	}
+	return 0;
+}
+
+/* Re-test n, expecting verdict want; a disagreement gets a tie-break.
+ * *agree: the majority of all tests at n agrees with want. */
+static int confirm(struct ctx *c, enum openau_order order, unsigned n,
+		   enum openau_verdict want, struct tally *t, bool *agree)
+{
+	enum openau_verdict v;
+	int rc = decide(c, order, n, t, &v);
+
+	if (rc < 0)
+		return rc;
+	if (v != want && !c->out_of_budget)
+		rc = decide(c, order, n, t, &v);
+	if (want == OPENAU_TRIAL_OPEN)
+		*agree = t->open[n] > t->col[n];
+	else
+		*agree = t->col[n] > t->open[n];
+	return rc;
+}
+
+/* How much to trust one N's verdict: its strongest agreeing trial (more
+ * evidence only helps), halved for every trial that said the opposite. */
+static double n_confidence(const struct tally *t, unsigned n, bool open)
+{
+	unsigned yes = open ? t->open[n] : t->col[n];
+	unsigned no = open ? t->col[n] : t->open[n];
+	double s = open ? t->open_str[n] : t->col_str[n];
+
+	if (yes == 0)
+		return 0;
+	return s * pow(0.5, no);
+}
+
+static void set_count(struct openau_count *out, unsigned n,
+		      enum openau_bound bound, double conf)
+{
+	out->n = n;
+	out->bound = bound;
+	out->confidence = bound == OPENAU_UNDETERMINED ? 0 :
+			  fmin(CONF_CAP, fmax(0.0, conf));
+	if (bound == OPENAU_UNDETERMINED)
+		out->n = 0;
+}
+
+/* Geometric steps 1, 2, 4, ... (the last one at the limit) up to the first
+ * collapse; returns lo (largest open, 0 if none) and hi (first collapsed,
+ * limit + 1 if none), or *unclear. */
+static int search_up(struct ctx *c, enum openau_order order, unsigned start,
+		     unsigned limit, struct tally *t, unsigned *lo,
+		     unsigned *hi, bool *unclear)
+{
+	for (unsigned n = start; n <= limit; n = n * 2 > limit && n < limit ?
+						   limit : n * 2) {
+		enum openau_verdict v;
+		int rc = decide(c, order, n, t, &v);
+
+		if (rc < 0 || c->out_of_budget)
+			return rc;
+		if (v == OPENAU_TRIAL_UNCLEAR) {
+			*unclear = true;
+			return 0;
+		}
+		if (v == OPENAU_TRIAL_COLLAPSED) {
+			*hi = n;
+			return 0;
+		}
+		*lo = n;
+		if (n == limit)
+			break;
+	}
+	return 0;
+}
+
+static int bisect(struct ctx *c, enum openau_order order, struct tally *t,
+		  unsigned *lo, unsigned *hi, bool *unclear)
+{
+	while (*hi - *lo > 1) {
+		unsigned mid = *lo + (*hi - *lo) / 2;
+		enum openau_verdict v;
+		int rc = decide(c, order, mid, t, &v);
+
+		if (rc < 0 || c->out_of_budget)
+			return rc;
+		if (v == OPENAU_TRIAL_UNCLEAR) {
+			*unclear = true;
+			return 0;
+		}
+		if (v == OPENAU_TRIAL_OPEN)
+			*lo = mid;
+		else
+			*hi = mid;
+	}
+	return 0;
+}
+
+/* Find the count for one order.  known_open: N already shown open (the
+ * linear reference covers N=1); limit: highest N tested; at_limit_exact:
+ * an open result at the limit is exact (random cannot exceed a known
+ * linear count). */
+static int search(struct ctx *c, enum openau_order order, unsigned known_open,
+		  unsigned limit, bool at_limit_exact, struct openau_count *out)
+{
+	struct tally *t = calloc(1, sizeof(*t));
+	unsigned lo = known_open, hi = limit + 1;
+	bool unclear = false, agree_lo = true, agree_hi = true;
+	double conf = 1.0;
+	int rc;
+
+	set_count(out, 0, OPENAU_UNDETERMINED, 0);
+	if (t == NULL)
+		return -ENOMEM;
+	if (known_open)
+		tally_add(t, known_open, OPENAU_TRIAL_OPEN, 1.0);
+	rc = search_up(c, order, known_open ? known_open * 2 : 1, limit, t,
+		       &lo, &hi, &unclear);
+	if (rc == 0 && !unclear && !c->out_of_budget)
+		rc = bisect(c, order, t, &lo, &hi, &unclear);
+	/* the edge: re-test the last open N and the first collapsed one */
+	if (rc == 0 && !unclear && !c->out_of_budget && lo >= 1)
+		rc = confirm(c, order, lo, OPENAU_TRIAL_OPEN, t, &agree_lo);
+	if (rc == 0 && !unclear && !c->out_of_budget && hi <= limit)
+		rc = confirm(c, order, hi, OPENAU_TRIAL_COLLAPSED, t, &agree_hi);
+	if (rc < 0)
+		goto out;
+	if (c->out_of_budget) {
+		note(c, openau_order_name(order), "stopped at the byte budget "
+		     "before the edge was confirmed");
+	} else if (unclear) {
+		note(c, openau_order_name(order), "a trial was neither clearly "
+		     "open nor clearly collapsed (noise, or garbage collection "
+		     "too cheap to separate)");
+	} else if (!agree_lo || !agree_hi) {
+		note(c, openau_order_name(order), "re-tests contradicted the "
+		     "first result");
+	} else {
+		/* N=1 decides random mode at all; lo and hi are the edge */
+		if (lo >= 1)
+			conf = fmin(conf, fmin(n_confidence(t, 1, true),
+					       n_confidence(t, lo, true)));
+		if (hi <= limit)
+			conf = fmin(conf, n_confidence(t, hi, false));
+		conf *= pow(0.9, t->unclear);
+		if (hi <= limit || at_limit_exact)
+			set_count(out, lo, OPENAU_EXACT, conf);
+		else
+			set_count(out, lo, OPENAU_AT_LEAST, conf);
+	}
+out:
+	free(t);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Automatic mode */
+
+/* Random order: every write lands at or below the previous one, so each
+ * write needs random mode (a shuffled order, as flashbench's, goes upwards
+ * half the time, and an upward write only costs a gap copy on a collapsed
+ * AU, halving the signal).  Chunks come from the upper half of the AU
+ * except its last chunk, the big writes after them from the lower half:
+ * the AU is never written completely, which would let the card restart
+ * it in linear mode. */
+static int setup_random_slots(struct ctx *c)
+{
+	const struct shape *s = &c->ref;	/* the longer shape */
+	uint64_t half = c->e / s->chunk / 2;
+
+	c->slots_small = malloc(s->k1 * sizeof(uint64_t));
+	c->slots_big = malloc(s->k2 * sizeof(uint64_t));
+	if (c->slots_small == NULL || c->slots_big == NULL)
+		return -ENOMEM;
+	pick_slots(&c->rng, half, half - 1, s->k1, c->slots_small);
+	pick_slots(&c->rng, 0, half / BIG_FACTOR, s->k2, c->slots_big);
+	return 0;
+}
+
+static int run_auto(struct ctx *c)
+{
+	unsigned m = c->p->max_open, rlimit = m;
+	struct openau_count *lin = &c->r->linear, *rnd = &c->r->random;
+	bool ok, exact;
+	int rc;
+
+	set_count(lin, 0, OPENAU_UNDETERMINED, 0);
+	set_count(rnd, 0, OPENAU_UNDETERMINED, 0);
+	rc = calibrate(c, &ok);
+	if (rc < 0 || !ok) {
+		if (rc == 0)
+			note(c, "", "write time does not grow with the chunk "
+			     "size: cannot tell collection from overhead");
+		return rc;
+	}
+	rc = search(c, OPENAU_LINEAR, 1, m, false, lin);
+	if (rc < 0)
+		return rc;
+	/* Random mode is a subset of the open pool: no need to test beyond
+	 * a known linear count, and the pool size tells how many flush
+	 * writes empty it. */
+	exact = lin->bound == OPENAU_EXACT;
+	if (exact)
+		rlimit = lin->n;
+	c->flush_count = exact && lin->n + 1 <= c->p->flush_aus ? lin->n + 1
+							       : c->p->flush_aus;
+	rc = setup_random_slots(c);
+	/* AUs left in random mode by earlier writes would hold quota */
+	if (rc == 0)
+		rc = flush_pool(c);
+	if (rc == 0)
+		rc = search(c, OPENAU_RANDOM, 0, rlimit, exact, rnd);
+	/* Both counts come from the same card and the same noise: a weak
+	 * linear result does not make a strong random one, and when linear
+	 * found no clean collapse, random "open" verdicts (judged against a
+	 * random reference that already carries random mode's cost) cannot
+	 * be trusted either; random = 0 rests on its own clear collapse. */
+	if (lin->bound != OPENAU_UNDETERMINED && rnd->confidence > lin->confidence)
+		rnd->confidence = lin->confidence;
+	if (lin->bound == OPENAU_UNDETERMINED && rnd->n > 0)
+		rnd->confidence = fmin(rnd->confidence, UNSUPPORTED_CONF);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Entry points */
+
+static void ctx_free(struct ctx *c)
+{
+	free(c->buf);
+	free(c->cursor);
+	free(c->flush_cursor);
+	free(c->slots_small);
+	free(c->slots_big);
+}
+
+int openau_run(struct fp_dev *d, const struct openau_opts *o,
+	       const struct openau_plan *p, struct openau_result *r)
+{
+	struct ctx c = { .d = d, .o = o, .p = p, .r = r };
+	int rc;
+
+	if (d == NULL || o == NULL || p == NULL || r == NULL ||
+	    p->erase_size_bytes != o->erase_size_bytes ||
+	    p->manual != (o->open_au_nr > 0))
+		return -EINVAL;
+	memset(r, 0, sizeof(*r));
+	r->manual = p->manual;
+	r->erase_size_bytes = c.e = p->erase_size_bytes;
+	set_count(&r->linear, 0, p->manual ? OPENAU_NOT_TESTED : OPENAU_UNDETERMINED, 0);
+	set_count(&r->random, 0, p->manual ? OPENAU_NOT_TESTED : OPENAU_UNDETERMINED, 0);
+	stats_rng_seed(&c.rng, o->seed);
+	c.buf = fp_dev_alloc_buf((size_t)c.e);
+	c.cursor = calloc(p->test_aus + 1, sizeof(uint64_t));
+	c.flush_cursor = calloc(p->flush_aus + 1, sizeof(uint64_t));
+	if (c.buf == NULL || c.cursor == NULL || c.flush_cursor == NULL) {
+		ctx_free(&c);
+		return -ENOMEM;
+	}
+	memset(c.buf, PATTERN_BYTE, (size_t)c.e);
+	c.budget_bytes = p->max_bytes;
+	c.bytes0 = fp_dev_bytes_written(d);
+	c.ns0 = fp_dev_io_ns(d);
+	c.io0 = fp_dev_io_count(d);
+	rc = p->manual ? run_manual(&c) : run_auto(&c);
+	r->bytes_written = fp_dev_bytes_written(d) - c.bytes0;
+	r->elapsed_ns = fp_dev_io_ns(d) - c.ns0;
+	r->io_count = fp_dev_io_count(d) - c.io0;
+	ctx_free(&c);
+	return rc;
+}
+
+uint64_t openau_flashbench_bytes(uint64_t erase_bytes, uint64_t blocksize_bytes,
+				 unsigned nr)
+{
+	unsigned rows;
+
+	if (erase_bytes == 0 || blocksize_bytes == 0)
+		return 0;
+	rows = manual_rows(erase_bytes, blocksize_bytes, 1);
+	return (uint64_t)nr * erase_bytes * rows;
+}
+
+uint64_t openau_flashbench_sweep_bytes(uint64_t erase_bytes,
+				       uint64_t blocksize_bytes,
+				       unsigned nr_max)
+{
+	uint64_t sum = 0;
+
+	for (unsigned nr = 1; nr <= nr_max; nr++)
+		sum += openau_flashbench_bytes(erase_bytes, blocksize_bytes, nr);
+	return sum;
+}
+
+int openau_flashbench_sweep(struct fp_dev *d, const struct openau_opts *o,
+			    unsigned nr_max, uint64_t *bytes, uint64_t *ns)
+{
+	struct openau_result *r = malloc(sizeof(*r));
+	struct openau_opts mo = *o;
+	struct openau_plan p;
+	int rc = 0;
+
+	*bytes = 0;
+	*ns = 0;
+	if (r == NULL)
+		return -ENOMEM;
+	for (unsigned nr = 1; nr <= nr_max && rc == 0; nr++) {
+		mo.open_au_nr = nr;
+		rc = openau_plan(d, &mo, &p);
+		if (rc < 0)
+			break;
+		rc = openau_run(d, &mo, &p, r);
+		*bytes += r->bytes_written;
+		*ns += r->elapsed_ns;
+	}
+	free(r);
+	return rc;
+}

@@ -1,0 +1,893 @@
+/* check_openau.c - the open-AU counter on simulated cards: every built-in
+ * card, generated cards of many geometries, speeds and noise levels, the
+ * planned write area, flashbench's manual mode and the output formats. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dev.h"
+#include "json.h"
+#include "jsonv.h"
+#include "openau.h"
+#include "report_openau.h"
+#include "sim.h"
+#include "stats.h"
+#include "tests.h"
+
+#define GENERATED_CASES 48
+#define AMBIGUOUS_EVERY 8	/* every 8th generated card is built undecidable */
+#define CONFIDENT 0.8
+#define TIMEOUT_S 300
+
+static const uint64_t KiB = 1024, MiB = 1024 * 1024;
+
+/* ------------------------------------------------------------------ */
+/* Helpers */
+
+static struct fp_dev *open_sim(const struct sim_profile *p)
+{
+	struct fp_dev *d = NULL;
+
+	ck_assert_int_eq(sim_open(p, &d), 0);
+	return d;
+}
+
+static struct openau_result *run_auto(const struct sim_profile *p,
+				      uint64_t seed, struct openau_plan *plan)
+{
+	struct openau_result *r = malloc(sizeof(*r));
+	struct fp_dev *d = open_sim(p);
+	struct openau_opts o;
+
+	ck_assert_ptr_nonnull(r);
+	openau_opts_default(&o);
+	o.erase_size_bytes = p->erase_bytes;
+	o.seed = seed;
+	ck_assert_int_eq(openau_plan(d, &o, plan), 0);
+	ck_assert_int_eq(openau_run(d, &o, plan, r), 0);
+	ck_assert_uint_le(r->bytes_written, plan->max_bytes);
+	ck_assert_uint_gt(r->bytes_written, 0);
+	ck_assert_uint_gt(r->elapsed_ns, 0);
+	fp_dev_close(d);
+	return r;
+}
+
+/* What a correct count looks like for a card with truth open AUs when the
+ * search stops at limit. */
+static void expected(unsigned truth, unsigned limit, unsigned *n,
+		     enum openau_bound *bound)
+{
+	*n = truth < limit ? truth : limit;
+	*bound = truth < limit ? OPENAU_EXACT : OPENAU_AT_LEAST;
+}
+
+/* A count must be in range, never confidently wrong, and right (with
+ * confidence) unless the card was built to be undecidable. */
+static void check_count(const char *card, const char *what,
+			const struct openau_count *c, unsigned truth,
+			unsigned limit, bool ambiguous)
+{
+	enum openau_bound want_bound;
+	unsigned want;
+	bool right;
+
+	expected(truth, limit, &want, &want_bound);
+	right = c->bound == want_bound && c->n == want;
+	ck_assert_msg(c->confidence >= 0.0 && c->confidence <= 1.0,
+		      "%s: %s confidence %f outside [0,1]", card, what,
+		      c->confidence);
+	if (c->bound == OPENAU_UNDETERMINED)
+		ck_assert_msg(c->confidence == 0.0,
+			      "%s: %s undetermined with confidence %.2f", card,
+			      what, c->confidence);
+	if (c->bound != OPENAU_UNDETERMINED && !right)
+		ck_assert_msg(c->confidence < CONFIDENT,
+			      "%s: %s %u (bound %d) with confidence %.2f, truth %u",
+			      card, what, c->n, c->bound, c->confidence, truth);
+	if (!ambiguous)
+		ck_assert_msg(right && c->confidence >= CONFIDENT,
+			      "%s: %s %u (bound %d, confidence %.2f), want %u (bound %d)",
+			      card, what, c->n, c->bound, c->confidence, want,
+			      want_bound);
+}
+
+static void check_card(const struct sim_profile *p, uint64_t seed)
+{
+	struct openau_plan plan;
+	struct openau_result *r = run_auto(p, seed, &plan);
+
+	check_count(p->name, "linear", &r->linear, p->open_au_linear,
+		    plan.max_open, p->ambiguous);
+	check_count(p->name, "random", &r->random, p->open_au_random,
+		    plan.max_open, p->ambiguous);
+	free(r);
+}
+
+/* ------------------------------------------------------------------ */
+/* Generated cards */
+
+/* A card from seed i: erase blocks 128 KiB-12 MiB (1.5, 3, 6 and 12 MiB
+ * among them), pages that fit the era of the erase size, open AUs 1-30
+ * (1 and 30 always among them), random 0..open, per-command overhead up
+ * to ~5 % of an AU write, garbage collection 0.25-2.5 times a page
+ * program, random mode 0.1-3 % of an AU write (Kingston SA04G: 1.1 %),
+ * jitter 0-30 %, stalls and per-location noise.  Every AMBIGUOUS_EVERY-th
+ * card is made undecidable by timing: collection costs only 3-15 % of an
+ * AU write, or the per-command overhead 10-40 % of it. */
+static void gen_profile(unsigned i, struct sim_profile *p)
+{
+	static const uint64_t erases[] = {
+		128 * 1024, 256 * 1024, 512 * 1024, 1024 * 1024, 1536 * 1024,
+		2048 * 1024, 3072 * 1024, 4096 * 1024, 6144 * 1024,
+		8192 * 1024, 12288 * 1024,
+	};
+	static const uint64_t pages[] = { 2048, 4096, 8192, 16384 };
+	struct stats_rng g;
+	uint64_t e, page, nau, ppa;
+	double t_au;
+
+	stats_rng_seed(&g, 0xa0 + (uint64_t)i * 7919);
+	memset(p, 0, sizeof(*p));
+	snprintf(p->name, sizeof(p->name), "gen%u", i);
+	p->sector_bytes = 512;
+	e = erases[i % (sizeof(erases) / sizeof(erases[0]))];
+	do
+		page = pages[stats_rng_below(&g, 4)];
+	while (e / page < 32);
+	p->erase_bytes = e;
+	p->page_bytes = page;
+	/* room for the default search (65 AUs) past 16 MiB, at least 256 MiB */
+	nau = 66 + (16 * MiB + e - 1) / e + 2;
+	if (nau * e < 256 * MiB)
+		nau = 256 * MiB / e;
+	p->size_bytes = nau * e;
+	p->open_au_linear = i % 10 == 0 ? 1 : i % 10 == 1 ? 30 :
+			    1 + (unsigned)stats_rng_below(&g, 30);
+	p->open_au_random = (unsigned)stats_rng_below(&g, p->open_au_linear + 1);
+	if (i % 7 == 3)
+		p->open_au_random = p->open_au_linear;
+	if (i % 7 == 5)
+		p->open_au_random = 0;
+	p->write_base_ns = 50000 + stats_rng_below(&g, 1500000);
+	p->write_page_ns = page / 2048 * (50000 + stats_rng_below(&g, 700000));
+	p->gc_page_ns = (uint64_t)(p->write_page_ns * 0.25 *
+				   pow(10.0, stats_rng_uniform(&g)));
+	p->erase_ns = 1000000 + stats_rng_below(&g, 5000000);
+	ppa = e / page;
+	t_au = (double)p->write_base_ns + (double)ppa * p->write_page_ns;
+	p->random_write_ns = (uint64_t)((0.001 + 0.029 * stats_rng_uniform(&g)) *
+					t_au);
+	p->jitter_pct = (unsigned)stats_rng_below(&g, 31);
+	p->stall_ppm = (unsigned)stats_rng_below(&g, 1000);
+	p->stall_ns = 1000000 + stats_rng_below(&g, 9000000);
+	p->location_pct = (unsigned)stats_rng_below(&g, 6);
+	p->read_base_ns = 500000;
+	p->read_page_ns = 100000;
+	p->seed = 1000 + i;
+	if (i % AMBIGUOUS_EVERY == AMBIGUOUS_EVERY - 1) {
+		p->ambiguous = true;
+		if (i / AMBIGUOUS_EVERY % 2) {
+			p->erase_ns = 0;
+			p->gc_page_ns = (uint64_t)((0.03 + 0.12 *
+						    stats_rng_uniform(&g)) *
+						   t_au / (double)ppa);
+		} else {
+			p->write_base_ns = (uint64_t)((0.1 + 0.3 *
+						       stats_rng_uniform(&g)) *
+						      t_au);
+		}
+	}
+}
+
+START_TEST(test_generated)
+{
+	struct sim_profile p;
+	char err[160];
+
+	gen_profile((unsigned)_i, &p);
+	ck_assert_msg(sim_profile_validate(&p, err, sizeof(err)) == 0,
+		      "gen%d: %s", _i, err);
+	check_card(&p, (uint64_t)_i + 1);
+}
+END_TEST
+
+/* The generator covers what the tests claim to cover. */
+START_TEST(test_generator_coverage)
+{
+	bool np2 = false, one = false, thirty = false, linear_only = false;
+	bool all_random = false, ambiguous = false;
+	uint64_t emin = UINT64_MAX, emax = 0;
+	unsigned jmax = 0;
+
+	for (unsigned i = 0; i < GENERATED_CASES; i++) {
+		struct sim_profile p;
+
+		gen_profile(i, &p);
+		emin = p.erase_bytes < emin ? p.erase_bytes : emin;
+		emax = p.erase_bytes > emax ? p.erase_bytes : emax;
+		np2 |= (p.erase_bytes & (p.erase_bytes - 1)) != 0;
+		one |= p.open_au_linear == 1;
+		thirty |= p.open_au_linear == 30;
+		linear_only |= p.open_au_random == 0;
+		all_random |= p.open_au_random == p.open_au_linear;
+		ambiguous |= p.ambiguous;
+		jmax = p.jitter_pct > jmax ? p.jitter_pct : jmax;
+		ck_assert_uint_le(p.size_bytes, 1024 * MiB);
+	}
+	ck_assert_uint_eq(emin, 128 * KiB);
+	ck_assert_uint_eq(emax, 12 * MiB);
+	ck_assert(np2 && one && thirty && linear_only && all_random && ambiguous);
+	ck_assert_uint_ge(jmax, 25);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Built-in cards */
+
+static size_t builtin_count(void)
+{
+	size_t n = 0;
+
+	while (sim_profiles[n].name[0])
+		n++;
+	return n;
+}
+
+START_TEST(test_builtin)
+{
+	check_card(&sim_profiles[_i], 7);
+}
+END_TEST
+
+/* The same card 10x faster and 10x slower gives the same answer. */
+START_TEST(test_scale_invariance)
+{
+	static const char *const names[] = { "seed", "sdhc-4m", "np2-6m", "emmc" };
+	const struct sim_profile *base = sim_profile_find(names[_i]);
+	struct openau_plan plan;
+	struct openau_result *ref, *r;
+
+	ck_assert_ptr_nonnull(base);
+	ref = run_auto(base, 3, &plan);
+	for (int k = 0; k < 2; k++) {
+		struct sim_profile p = *base;
+		double f = k ? 10.0 : 0.1;
+
+		p.write_base_ns = (uint64_t)(p.write_base_ns * f);
+		p.write_page_ns = (uint64_t)(p.write_page_ns * f);
+		p.gc_page_ns = (uint64_t)(p.gc_page_ns * f);
+		p.erase_ns = (uint64_t)(p.erase_ns * f);
+		p.random_write_ns = (uint64_t)(p.random_write_ns * f);
+		p.stall_ns = (uint64_t)(p.stall_ns * f);
+		r = run_auto(&p, 3, &plan);
+		ck_assert_uint_eq(r->linear.n, ref->linear.n);
+		ck_assert_int_eq(r->linear.bound, ref->linear.bound);
+		ck_assert_uint_eq(r->random.n, ref->random.n);
+		ck_assert_int_eq(r->random.bound, ref->random.bound);
+		ck_assert_double_eq_tol(r->linear.confidence,
+					ref->linear.confidence, 0.1);
+		free(r);
+	}
+	free(ref);
+}
+END_TEST
+
+/* A card with more open AUs than a small device leaves room to test:
+ * the limit comes down and the answer says "at least". */
+START_TEST(test_small_device_limit)
+{
+	struct sim_profile p = *sim_profile_find("sandisk-24m");
+	struct openau_plan plan;
+	struct openau_result *r;
+
+	p.size_bytes = 768 * MiB;
+	r = run_auto(&p, 5, &plan);
+	ck_assert_uint_lt(plan.max_open, OPENAU_DEFAULT_MAX_OPEN);
+	ck_assert_uint_ge(plan.max_open, 2);
+	ck_assert_int_eq(r->linear.bound, OPENAU_AT_LEAST);
+	ck_assert_uint_eq(r->linear.n, plan.max_open);
+	ck_assert_int_eq(r->random.bound, OPENAU_AT_LEAST);
+	ck_assert_uint_eq(r->random.n, plan.max_open);
+	free(r);
+}
+END_TEST
+
+/* A lower --max-open gives "at least" that many on a card above it, and
+ * the exact count on a card below it. */
+START_TEST(test_max_open_option)
+{
+	const struct sim_profile *p = sim_profile_find("np2-12m");	/* 6/6 */
+	struct openau_result *r = malloc(sizeof(*r));
+	struct fp_dev *d;
+	struct openau_opts o;
+	struct openau_plan plan;
+
+	ck_assert_ptr_nonnull(r);
+	for (unsigned m = 4; m <= 8; m += 4) {
+		d = open_sim(p);
+		openau_opts_default(&o);
+		o.erase_size_bytes = p->erase_bytes;
+		o.max_open = m;
+		ck_assert_int_eq(openau_plan(d, &o, &plan), 0);
+		ck_assert_uint_eq(plan.max_open, m);
+		ck_assert_int_eq(openau_run(d, &o, &plan, r), 0);
+		ck_assert_int_eq(r->linear.bound, m == 4 ? OPENAU_AT_LEAST : OPENAU_EXACT);
+		ck_assert_uint_eq(r->linear.n, m == 4 ? 4 : 6);
+		ck_assert_uint_eq(r->random.n, m == 4 ? 4 : 6);
+		fp_dev_close(d);
+	}
+	free(r);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* The planned area */
+
+START_TEST(test_default_offset)
+{
+	static const struct {
+		uint64_t erase, start;
+	} cases[] = {
+		{ 2 * 1024 * 1024, 16 * 1024 * 1024 },
+		{ 3 * 1024 * 1024, 18 * 1024 * 1024 },
+		{ 12 * 1024 * 1024, 24 * 1024 * 1024 },
+		{ 24 * 1024 * 1024, 24 * 1024 * 1024 },
+		{ 128 * 1024, 16 * 1024 * 1024 },
+	};
+	struct sim_profile p = *sim_profile_find("sandisk-24m");	/* 3 GiB */
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct openau_opts o;
+		struct openau_plan plan;
+		struct fp_dev *d = open_sim(&p);
+
+		openau_opts_default(&o);
+		o.erase_size_bytes = cases[i].erase;
+		ck_assert_int_eq(openau_plan(d, &o, &plan), 0);
+		ck_assert_uint_eq(plan.start_bytes, cases[i].start);
+		ck_assert_uint_le(plan.end_bytes, p.size_bytes);
+		ck_assert_uint_eq(plan.end_bytes % cases[i].erase,
+				  cases[i].start % cases[i].erase);
+		/* flashbench's spacing where the device has room */
+		ck_assert_uint_le(plan.spacing_bytes, 12 * cases[i].erase);
+		fp_dev_close(d);
+	}
+}
+END_TEST
+
+/* No built-in card's FAT area is inside the default test area. */
+START_TEST(test_fat_area_outside)
+{
+	size_t checked = 0;
+
+	for (const struct sim_profile *p = sim_profiles; p->name[0]; p++) {
+		struct openau_opts o;
+		struct openau_plan plan;
+		struct fp_dev *d;
+
+		if (p->fat_bytes == 0)
+			continue;
+		d = open_sim(p);
+		openau_opts_default(&o);
+		o.erase_size_bytes = p->erase_bytes;
+		ck_assert_int_eq(openau_plan(d, &o, &plan), 0);
+		ck_assert_msg(plan.start_bytes >= p->fat_start_bytes + p->fat_bytes ||
+			      plan.end_bytes <= p->fat_start_bytes,
+			      "%s: test area overlaps the FAT area", p->name);
+		o.open_au_nr = 2;
+		ck_assert_int_eq(openau_plan(d, &o, &plan), 0);
+		ck_assert_uint_ge(plan.start_bytes, p->fat_start_bytes + p->fat_bytes);
+		fp_dev_close(d);
+		checked++;
+	}
+	ck_assert_uint_gt(checked, 0);
+}
+END_TEST
+
+START_TEST(test_plan_refuses)
+{
+	const struct sim_profile *p = sim_profile_find("seed");	/* 1 GiB */
+	struct fp_dev *d = open_sim(p);
+	struct openau_opts o;
+	struct openau_plan plan;
+
+	openau_opts_default(&o);
+	ck_assert_int_eq(openau_plan(d, &o, &plan), -EINVAL);	/* no erase size */
+	o.erase_size_bytes = 2 * MiB + 100;
+	ck_assert_int_eq(openau_plan(d, &o, &plan), -EINVAL);	/* not sectors */
+	o.erase_size_bytes = 3 * MiB;
+	o.open_au_nr = 2;
+	o.blocksize_bytes = 40 * KiB;				/* does not divide */
+	ck_assert_int_eq(openau_plan(d, &o, &plan), -EINVAL);
+	o.blocksize_bytes = 24 * KiB;
+	ck_assert_int_eq(openau_plan(d, &o, &plan), 0);
+	o.offset_set = true;
+	o.offset_bytes = 1000;					/* not sectors */
+	ck_assert_int_eq(openau_plan(d, &o, &plan), -EINVAL);
+	o.offset_bytes = p->size_bytes - MiB;			/* no room */
+	ck_assert_int_eq(openau_plan(d, &o, &plan), -ENOSPC);
+	o.offset_bytes = p->size_bytes;
+	ck_assert_int_eq(openau_plan(d, &o, &plan), -ENOSPC);
+	o.offset_set = false;
+	o.open_au_nr = 400;					/* too many */
+	ck_assert_int_eq(openau_plan(d, &o, &plan), -EINVAL);
+	o.open_au_nr = 0;
+	o.max_open = 1;
+	ck_assert_int_eq(openau_plan(d, &o, &plan), -EINVAL);
+	fp_dev_close(d);
+}
+END_TEST
+
+/* A backend wrapper that records the written extent of a simulated card. */
+struct recorder {
+	const struct fp_dev_ops *ops;
+	void *priv;
+	uint64_t lo, hi;	/* written [lo, hi) */
+	uint64_t writes;
+};
+
+static int rec_pread(void *priv, void *buf, size_t len, uint64_t off)
+{
+	struct recorder *r = priv;
+
+	return r->ops->pread(r->priv, buf, len, off);
+}
+
+static int rec_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
+{
+	struct recorder *r = priv;
+
+	if (r->writes++ == 0 || off < r->lo)
+		r->lo = off;
+	if (off + len > r->hi)
+		r->hi = off + len;
+	return r->ops->pwrite(r->priv, buf, len, off);
+}
+
+static uint64_t rec_now(void *priv)
+{
+	struct recorder *r = priv;
+
+	return r->ops->now_ns(r->priv);
+}
+
+static const struct fp_dev_ops rec_ops = {
+	.pread = rec_pread, .pwrite = rec_pwrite, .now_ns = rec_now,
+};
+
+/* Writes stay exactly inside the announced area, in both modes, and
+ * writes next to it are refused. */
+START_TEST(test_write_area_is_announced_area)
+{
+	const struct sim_profile *p = sim_profile_find(_i ? "np2-3m" : "readme");
+	struct fp_dev *inner = open_sim(p), *d;
+	struct recorder rec = { fp_dev_ops_of(inner), fp_dev_priv(inner), 0, 0, 0 };
+	struct openau_result *r = malloc(sizeof(*r));
+	struct openau_opts o;
+	struct openau_plan plan;
+	uint32_t sector = p->sector_bytes;
+	void *buf = fp_dev_alloc_buf(sector);
+
+	ck_assert_ptr_nonnull(r);
+	ck_assert_ptr_nonnull(buf);
+	memset(buf, 0, sector);
+	d = fp_dev_create(&rec_ops, &rec, FP_DEV_SIM, "rec", p->size_bytes, sector);
+	ck_assert_ptr_nonnull(d);
+	for (int manual = 0; manual < 2; manual++) {
+		openau_opts_default(&o);
+		o.erase_size_bytes = p->erase_bytes;
+		o.open_au_nr = manual ? 3 : 0;
+		ck_assert_int_eq(openau_plan(d, &o, &plan), 0);
+		ck_assert_int_eq(fp_dev_write_timed(d, buf, sector,
+						    plan.start_bytes - sector, NULL),
+				 -EPERM);
+		ck_assert_int_eq(fp_dev_write_timed(d, buf, sector, plan.end_bytes,
+						    NULL), -EPERM);
+		rec.writes = 0;
+		rec.hi = 0;
+		ck_assert_int_eq(openau_run(d, &o, &plan, r), 0);
+		ck_assert_uint_gt(rec.writes, 0);
+		ck_assert_uint_eq(rec.lo, plan.start_bytes);
+		ck_assert_uint_le(rec.hi, plan.end_bytes);
+		if (manual) {
+			/* the last test AU ends the area, and the byte count
+			 * announced is exact */
+			ck_assert_uint_eq(rec.hi, plan.end_bytes);
+			ck_assert_uint_eq(r->bytes_written, plan.max_bytes);
+		} else {
+			ck_assert_uint_le(r->bytes_written, plan.max_bytes);
+		}
+	}
+	free(buf);
+	free(r);
+	fp_dev_close(d);
+	fp_dev_close(inner);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Manual mode */
+
+static struct openau_result *run_manual(const char *card, unsigned nr,
+					uint64_t erase, uint64_t blocksize,
+					bool random)
+{
+	const struct sim_profile *p = sim_profile_find(card);
+	struct openau_result *r = malloc(sizeof(*r));
+	struct fp_dev *d = open_sim(p);
+	struct openau_opts o;
+	struct openau_plan plan;
+
+	ck_assert_ptr_nonnull(r);
+	openau_opts_default(&o);
+	o.erase_size_bytes = erase;
+	o.blocksize_bytes = blocksize;
+	o.open_au_nr = nr;
+	o.random = random;
+	ck_assert_int_eq(openau_plan(d, &o, &plan), 0);
+	ck_assert_int_eq(openau_run(d, &o, &plan, r), 0);
+	ck_assert_uint_eq(r->bytes_written, plan.max_bytes);
+	ck_assert(r->manual);
+	ck_assert_int_eq(r->linear.bound, OPENAU_NOT_TESTED);
+	fp_dev_close(d);
+	return r;
+}
+
+/* seeds/004: --open-au-nr=1 stays flat down to the 8 KiB page (4 KiB
+ * writes cost a whole page), --open-au-nr=2 halves with every row after
+ * the first: one open AU. */
+START_TEST(test_manual_seed_signature)
+{
+	struct openau_result *one = run_manual("seed", 1, 2 * MiB, 4 * KiB, false);
+	struct openau_result *two = run_manual("seed", 2, 2 * MiB, 4 * KiB, false);
+
+	ck_assert_uint_eq(one->ntrials, 10);	/* 2MiB ... 4KiB */
+	ck_assert_uint_eq(two->ntrials, 10);
+	for (size_t i = 0; i < one->ntrials; i++) {
+		ck_assert_uint_eq(one->trials[i].chunk_bytes, (2 * MiB) >> i);
+		ck_assert_uint_eq(one->trials[i].n, 1);
+		ck_assert_uint_eq(two->trials[i].n, 2);
+	}
+	for (size_t i = 1; i + 1 < one->ntrials; i++)
+		ck_assert_msg(one->trials[i].bytes_per_sec >
+			      0.6 * one->trials[0].bytes_per_sec,
+			      "nr=1 row %zu not flat", i);
+	ck_assert_double_ge(two->trials[0].bytes_per_sec,
+			    0.8 * one->trials[0].bytes_per_sec);
+	ck_assert_double_lt(two->trials[1].bytes_per_sec,
+			    0.5 * two->trials[0].bytes_per_sec);
+	for (size_t i = 2; i < two->ntrials; i++) {
+		double ratio = two->trials[i].bytes_per_sec /
+			       two->trials[i - 1].bytes_per_sec;
+
+		ck_assert_msg(ratio > 0.4 && ratio < 0.6,
+			      "nr=2 row %zu: ratio %.2f, not halving", i, ratio);
+	}
+	free(one);
+	free(two);
+}
+END_TEST
+
+/* seeds/004 --random --open-au-nr=1: the linear-only card collapses in
+ * random order even with one AU. */
+START_TEST(test_manual_seed_random)
+{
+	struct openau_result *r = run_manual("seed", 1, 2 * MiB, 4 * KiB, true);
+
+	ck_assert_int_eq(r->trials[0].order, OPENAU_RANDOM);
+	ck_assert_double_lt(r->trials[r->ntrials - 1].bytes_per_sec,
+			    0.01 * r->trials[0].bytes_per_sec);
+	free(r);
+}
+END_TEST
+
+/* A 3 MiB erase size gives the rows 3MiB, 1.5MiB, ... 24KiB. */
+START_TEST(test_manual_np2_rows)
+{
+	struct openau_result *r = run_manual("np2-3m", 2, 3 * MiB, 24 * KiB, false);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	ck_assert_uint_eq(r->ntrials, 8);
+	for (size_t i = 0; i < r->ntrials; i++)
+		ck_assert_uint_eq(r->trials[i].chunk_bytes, (3 * MiB) >> i);
+	ck_assert_uint_eq(r->bytes_written, 2 * 3 * MiB * 8);
+	f = open_memstream(&text, &len);
+	ck_assert_ptr_nonnull(f);
+	report_openau_flashbench(f, r);
+	fclose(f);
+	ck_assert_msg(strncmp(text, "3MiB\t", 5) == 0, "first line: %s", text);
+	ck_assert_ptr_nonnull(strstr(text, "\n1.5MiB\t"));
+	ck_assert_ptr_nonnull(strstr(text, "\n24KiB\t"));
+	free(text);
+	free(r);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Output */
+
+static bool starts_with(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static char *to_text(void (*fn)(FILE *, const struct openau_result *),
+		     const struct openau_result *r)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	ck_assert_ptr_nonnull(f);
+	fn(f, r);
+	fclose(f);
+	return text;
+}
+
+static struct jsonv *to_json(const struct openau_result *r, char **text)
+{
+	size_t len = 0;
+	FILE *f = open_memstream(text, &len);
+	struct json_writer w;
+	struct jsonv *v;
+
+	ck_assert_ptr_nonnull(f);
+	json_init(&w, f);
+	json_object_begin(&w, NULL);
+	report_openau_json(&w, r);
+	json_object_end(&w);
+	json_end(&w);
+	fclose(f);
+	v = jsonv_parse(*text);
+	ck_assert_msg(v != NULL, "not JSON: %s", *text);
+	return v;
+}
+
+static void check_keys(const struct jsonv *obj, const char *const *keys,
+		       size_t n)
+{
+	size_t count = 0;
+
+	ck_assert_int_eq(obj->type, JSONV_OBJECT);
+	for (const struct jsonv *m = obj->child; m; m = m->next, count++) {
+		bool known = false;
+
+		for (size_t i = 0; i < n; i++)
+			known |= strcmp(m->key, keys[i]) == 0;
+		ck_assert_msg(known, "unexpected key %s", m->key);
+	}
+	ck_assert_uint_eq(count, n);
+}
+
+START_TEST(test_json)
+{
+	static const char *const keys[] = {
+		"erase_size_bytes", "linear", "linear_bound", "linear_confidence",
+		"random", "random_bound", "random_confidence", "trials",
+		"bytes_written", "elapsed_ns",
+	};
+	static const char *const trial_keys[] = {
+		"n", "order", "chunk_bytes", "bytes_per_sec",
+	};
+	struct openau_plan plan;
+	struct openau_result *r = run_auto(sim_profile_find("readme"), 1, &plan);
+	char *text = NULL;
+	struct jsonv *v = to_json(r, &text);
+	const struct jsonv *oa = jsonv_get(v, "open_au"), *trials;
+
+	ck_assert_ptr_nonnull(oa);
+	check_keys(oa, keys, sizeof(keys) / sizeof(keys[0]));
+	ck_assert_double_eq(jsonv_get(oa, "erase_size_bytes")->number, 4.0 * MiB);
+	ck_assert_double_eq(jsonv_get(oa, "linear")->number, 2);
+	ck_assert_str_eq(jsonv_get(oa, "linear_bound")->string, "exact");
+	ck_assert_double_eq(jsonv_get(oa, "random")->number, 1);
+	ck_assert_double_ge(jsonv_get(oa, "random_confidence")->number, CONFIDENT);
+	ck_assert_double_eq(jsonv_get(oa, "bytes_written")->number,
+			    (double)r->bytes_written);
+	trials = jsonv_get(oa, "trials");
+	ck_assert_uint_eq(jsonv_len(trials), r->ntrials);
+	for (size_t i = 0; i < jsonv_len(trials); i++) {
+		const struct jsonv *t = jsonv_at(trials, i);
+
+		check_keys(t, trial_keys, 4);
+		ck_assert_double_eq(jsonv_get(t, "n")->number, r->trials[i].n);
+		ck_assert_str_eq(jsonv_get(t, "order")->string,
+				 openau_order_name(r->trials[i].order));
+	}
+	jsonv_free(v);
+	free(text);
+
+	/* undetermined counts are null, with a null bound */
+	r->linear.bound = OPENAU_UNDETERMINED;
+	r->linear.confidence = 0;
+	r->random.bound = OPENAU_AT_LEAST;
+	r->random.n = 32;
+	v = to_json(r, &text);
+	oa = jsonv_get(v, "open_au");
+	ck_assert_int_eq(jsonv_get(oa, "linear")->type, JSONV_NULL);
+	ck_assert_int_eq(jsonv_get(oa, "linear_bound")->type, JSONV_NULL);
+	ck_assert_str_eq(jsonv_get(oa, "random_bound")->string, "at_least");
+	jsonv_free(v);
+	free(text);
+	free(r);
+}
+END_TEST
+
+START_TEST(test_text)
+{
+	struct openau_plan plan;
+	struct openau_result *r = run_auto(sim_profile_find("seed"), 1, &plan);
+	char *text = to_text(report_openau_text, r);
+
+	ck_assert_msg(starts_with(text, "open AUs: 1 linear, 0 random: linear only "
+				  "(confidence 0.9"), "verdict: %s", text);
+	ck_assert_ptr_nonnull(strstr(text, "collapsed"));
+	ck_assert_ptr_nonnull(strstr(text, "\nwritten: "));
+	free(text);
+
+	r->linear.bound = OPENAU_AT_LEAST;
+	r->linear.n = 32;
+	r->random.bound = OPENAU_UNDETERMINED;
+	snprintf(r->note, sizeof(r->note), "why");
+	text = to_text(report_openau_text, r);
+	ck_assert_msg(starts_with(text, "open AUs: at least 32 linear, random "
+				  "undetermined (confidence 0.9"), "%s", text);
+	ck_assert_ptr_nonnull(strstr(text, "\nnote: why\n"));
+	free(text);
+	free(r);
+
+	text = NULL;
+	{
+		char *plan_text = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&plan_text, &len);
+
+		ck_assert_ptr_nonnull(f);
+		report_openau_plan_text(f, &plan);
+		fclose(f);
+		ck_assert_msg(starts_with(plan_text, "test area: 16MiB to "),
+			      "%s", plan_text);
+		ck_assert_ptr_nonnull(strstr(plan_text, "at most "));
+		free(plan_text);
+	}
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Benchmark helpers and progress */
+
+START_TEST(test_flashbench_sweep)
+{
+	const struct sim_profile *p = sim_profile_find("seed");
+	struct fp_dev *d = open_sim(p);
+	struct openau_opts o;
+	uint64_t bytes, ns;
+
+	/* 2 MiB down to 16 KiB: 8 rows; nr 1 and 2 */
+	ck_assert_uint_eq(openau_flashbench_bytes(2 * MiB, 16 * KiB, 2), 2 * 2 * MiB * 8);
+	ck_assert_uint_eq(openau_flashbench_sweep_bytes(2 * MiB, 16 * KiB, 2),
+			  3 * 2 * MiB * 8);
+	ck_assert_uint_eq(openau_flashbench_sweep_bytes(3 * MiB, 24 * KiB, 1),
+			  3 * MiB * 8);
+	openau_opts_default(&o);
+	o.erase_size_bytes = p->erase_bytes;
+	o.blocksize_bytes = 16 * KiB;
+	ck_assert_int_eq(openau_flashbench_sweep(d, &o, 2, &bytes, &ns), 0);
+	ck_assert_uint_eq(bytes, openau_flashbench_sweep_bytes(2 * MiB, 16 * KiB, 2));
+	ck_assert_uint_gt(ns, 0);
+	fp_dev_close(d);
+}
+END_TEST
+
+struct progress_log {
+	uint64_t calls, last_done;
+	bool ok;
+};
+
+static void on_progress(void *arg, uint64_t done, uint64_t total)
+{
+	struct progress_log *l = arg;
+
+	l->ok &= done > l->last_done && done <= total;
+	l->last_done = done;
+	l->calls++;
+}
+
+START_TEST(test_progress)
+{
+	const struct sim_profile *p = sim_profile_find("sdhc-4m");
+	struct openau_result *r = malloc(sizeof(*r));
+	struct progress_log log = { 0, 0, true };
+	struct fp_dev *d = open_sim(p);
+	struct openau_opts o;
+	struct openau_plan plan;
+
+	ck_assert_ptr_nonnull(r);
+	openau_opts_default(&o);
+	o.erase_size_bytes = p->erase_bytes;
+	o.progress = on_progress;
+	o.progress_arg = &log;
+	ck_assert_int_eq(openau_plan(d, &o, &plan), 0);
+	ck_assert_int_eq(openau_run(d, &o, &plan, r), 0);
+	ck_assert(log.ok);
+	ck_assert_uint_eq(log.calls, r->ntrials);
+	ck_assert_uint_le(log.calls, plan.max_trials);
+	fp_dev_close(d);
+	free(r);
+}
+END_TEST
+
+/* A device error stops the run with that error. */
+START_TEST(test_device_error)
+{
+	struct sim_profile p = *sim_profile_find("sdhc-4m");
+	struct openau_result *r = malloc(sizeof(*r));
+	struct fp_dev *d = open_sim(&p);
+	struct openau_opts o;
+	struct openau_plan plan;
+
+	ck_assert_ptr_nonnull(r);
+	openau_opts_default(&o);
+	o.erase_size_bytes = p.erase_bytes;
+	ck_assert_int_eq(openau_plan(d, &o, &plan), 0);
+	fp_dev_close(d);
+	/* the same card with a bad spot in test AU 1 */
+	p.bad_start_bytes = plan.start_bytes + plan.spacing_bytes;
+	p.bad_bytes = p.erase_bytes;
+	d = open_sim(&p);
+	ck_assert_int_eq(openau_plan(d, &o, &plan), 0);
+	ck_assert_int_eq(openau_run(d, &o, &plan, r), -EIO);
+	fp_dev_close(d);
+	free(r);
+}
+END_TEST
+
+Suite *openau_suite(void)
+{
+	Suite *s = suite_create("openau");
+	TCase *cards = tcase_create("cards");
+	TCase *gen = tcase_create("generated");
+	TCase *area = tcase_create("area");
+	TCase *manual = tcase_create("manual");
+	TCase *out = tcase_create("output");
+
+	tcase_add_loop_test(cards, test_builtin, 0, (int)builtin_count());
+	tcase_add_loop_test(cards, test_scale_invariance, 0, 4);
+	tcase_add_test(cards, test_small_device_limit);
+	tcase_add_test(cards, test_max_open_option);
+	tcase_add_test(cards, test_device_error);
+	tcase_set_timeout(cards, TIMEOUT_S);
+	suite_add_tcase(s, cards);
+
+	tcase_add_test(gen, test_generator_coverage);
+	tcase_add_loop_test(gen, test_generated, 0, GENERATED_CASES);
+	tcase_set_timeout(gen, TIMEOUT_S);
+	suite_add_tcase(s, gen);
+
+	tcase_add_test(area, test_default_offset);
+	tcase_add_test(area, test_fat_area_outside);
+	tcase_add_test(area, test_plan_refuses);
+	tcase_add_loop_test(area, test_write_area_is_announced_area, 0, 2);
+	tcase_set_timeout(area, TIMEOUT_S);
+	suite_add_tcase(s, area);
+
+	tcase_add_test(manual, test_manual_seed_signature);
+	tcase_add_test(manual, test_manual_seed_random);
+	tcase_add_test(manual, test_manual_np2_rows);
+	tcase_add_test(manual, test_flashbench_sweep);
+	tcase_set_timeout(manual, TIMEOUT_S);
+	suite_add_tcase(s, manual);
+
+	tcase_add_test(out, test_json);
+	tcase_add_test(out, test_text);
+	tcase_add_test(out, test_progress);
+	tcase_set_timeout(out, TIMEOUT_S);
+	suite_add_tcase(s, out);
+	return s;
+}
