@@ -13,6 +13,7 @@ Suite *align_suite(void);
 Suite *advice_suite(void);
 Suite *openau_suite(void);
 Suite *findfat_suite(void);
+Suite *sysinfo_suite(void);
 Suite *cli_suite(void);
 
 #endif

@@ -1,0 +1,477 @@
+/* report_identity.c - output of the identity step (sysinfo.h). */
+#define _POSIX_C_SOURCE 200809L
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "json.h"
+#include "report_identity.h"
+#include "sysinfo.h"
+#include "units.h"
+
+/* SPEED_CLASS codes 0..4 are classes 0, 2, 4, 6 and 10. */
+static unsigned speed_class_number(unsigned code)
+{
+	static const unsigned classes[] = { 0, 2, 4, 6, 10 };
+
+	return code < 5 ? classes[code] : code;
+}
+
+static const char *cbx_name(unsigned cbx)
+{
+	static const char *const names[] = { "card", "BGA", "POP", "reserved" };
+
+	return names[cbx & 3];
+}
+
+static void hex_string(const uint8_t *reg, size_t n, char *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < n && 2 * i + 2 < len; i++)
+		snprintf(buf + 2 * i, 3, "%02x", reg[i]);
+	buf[2 * i] = '\0';
+}
+
+/* ---------------------------------------------------------------- */
+/* JSON */
+
+static void j_value(struct json_writer *w, const char *key,
+		    const struct sysinfo_value *v)
+{
+	if (!v->present) {
+		json_null(w, key);
+		return;
+	}
+	json_object_begin(w, key);
+	json_uint(w, "value", v->bytes);
+	json_string(w, "source", sysinfo_source_name(v->source));
+	json_object_end(w);
+}
+
+static void j_flag(struct json_writer *w, const char *key,
+		   const struct sysinfo_flag *f)
+{
+	if (!f->present) {
+		json_null(w, key);
+		return;
+	}
+	json_object_begin(w, key);
+	json_bool(w, "value", f->value);
+	json_string(w, "source", sysinfo_source_name(f->source));
+	json_object_end(w);
+}
+
+/* A string value; null when s is NULL or empty. */
+static void j_str(struct json_writer *w, const char *key, const char *s,
+		  enum sysinfo_source src)
+{
+	if (!s || !*s) {
+		json_null(w, key);
+		return;
+	}
+	json_object_begin(w, key);
+	json_string(w, "value", s);
+	json_string(w, "source", sysinfo_source_name(src));
+	json_object_end(w);
+}
+
+static void j_uint(struct json_writer *w, const char *key, uint64_t v,
+		   bool present, enum sysinfo_source src)
+{
+	if (!present) {
+		json_null(w, key);
+		return;
+	}
+	json_object_begin(w, key);
+	json_uint(w, "value", v);
+	json_string(w, "source", sysinfo_source_name(src));
+	json_object_end(w);
+}
+
+static void j_hex_reg(struct json_writer *w, const char *key, bool present,
+		      const uint8_t *reg, size_t n)
+{
+	char buf[2 * 64 + 1];
+
+	if (!present) {
+		json_null(w, key);
+		return;
+	}
+	hex_string(reg, n, buf, sizeof(buf));
+	j_str(w, key, buf, SYSINFO_SRC_CARD);
+}
+
+static void j_reader(struct json_writer *w, const struct sysinfo *si)
+{
+	char id[16];
+
+	if (si->kind != SYSINFO_KIND_USB) {
+		json_null(w, "reader");
+		return;
+	}
+	json_object_begin(w, "reader");
+	j_str(w, "vendor", si->vendor, SYSINFO_SRC_KERNEL);
+	j_str(w, "model", si->model, SYSINFO_SRC_KERNEL);
+	if (si->usb_id_present)
+		snprintf(id, sizeof(id), "%04x:%04x", si->usb_vendor_id,
+			 si->usb_product_id);
+	else
+		id[0] = '\0';
+	j_str(w, "usb_id", id, SYSINFO_SRC_KERNEL);
+	j_str(w, "usb_product", si->usb_product, SYSINFO_SRC_KERNEL);
+	json_object_end(w);
+}
+
+static void j_ident(struct json_writer *w, const struct sysinfo *si)
+{
+	const struct sysinfo_ident *id = &si->ident;
+	const char *src = sysinfo_source_name(id->source);
+	char buf[32];
+
+	if (!id->present) {
+		json_null(w, "manfid");
+		json_null(w, "manufacturer");
+		json_null(w, "oemid");
+		json_null(w, "product_name");
+		json_null(w, "revision");
+		json_null(w, "serial");
+		json_null(w, "date");
+		return;
+	}
+	json_object_begin(w, "manfid");
+	json_uint(w, "value", id->manfid);
+	snprintf(buf, sizeof(buf), "0x%02x", id->manfid);
+	json_string(w, "hex", buf);
+	json_string(w, "source", src);
+	json_object_end(w);
+	j_str(w, "manufacturer", id->manufacturer, id->source);
+
+	json_object_begin(w, "oemid");
+	json_uint(w, "value", id->oemid);
+	snprintf(buf, sizeof(buf), "0x%04x", id->oemid);
+	json_string(w, "hex", buf);
+	json_string(w, "ascii", id->oem_ascii[0] ? id->oem_ascii : NULL);
+	json_string(w, "source", src);
+	json_object_end(w);
+
+	j_str(w, "product_name", id->product, id->source);
+
+	json_object_begin(w, "revision");
+	snprintf(buf, sizeof(buf), "%u.%u", id->hwrev, id->fwrev);
+	json_string(w, "value", buf);
+	json_uint(w, "hwrev", id->hwrev);
+	json_uint(w, "fwrev", id->fwrev);
+	json_string(w, "source", src);
+	json_object_end(w);
+
+	if (id->serial_present) {
+		json_object_begin(w, "serial");
+		json_uint(w, "value", id->serial);
+		snprintf(buf, sizeof(buf), "0x%08" PRIx32, id->serial);
+		json_string(w, "hex", buf);
+		json_string(w, "source", src);
+		json_object_end(w);
+	} else {
+		json_null(w, "serial");
+	}
+
+	if (id->year) {
+		json_object_begin(w, "date");
+		snprintf(buf, sizeof(buf), "%04u-%02u", id->year % 10000,
+			 id->month % 100);
+		json_string(w, "value", buf);
+		json_uint(w, "year", id->year);
+		json_uint(w, "month", id->month);
+		json_string(w, "source", src);
+		json_object_end(w);
+	} else {
+		json_null(w, "date");
+	}
+}
+
+void sysinfo_json(struct json_writer *w, const struct sysinfo *si)
+{
+	bool sd = sysinfo_kind_is_sd(si->kind);
+	bool ssr = sd && si->has_ssr;
+	char buf[32];
+
+	json_object_begin(w, "identity");
+	json_string(w, "device", si->name);
+	json_string(w, "kind", sysinfo_kind_name(si->kind));
+	json_string(w, "description", sysinfo_kind_description(si->kind));
+	json_string(w, "sysfs_path", si->sysfs_path[0] ? si->sysfs_path : NULL);
+	if (si->major || si->minor) {
+		snprintf(buf, sizeof(buf), "%u:%u", si->major, si->minor);
+		json_string(w, "dev", buf);
+	} else {
+		json_null(w, "dev");
+	}
+	json_string(w, "partition_of", si->is_partition ? si->disk_name : NULL);
+	json_bool(w, "usb", si->usb_bus);
+	json_bool(w, "registers_hidden", si->registers_hidden);
+
+	j_value(w, "size_bytes", &si->size);
+	j_value(w, "logical_block_bytes", &si->logical_block);
+	j_value(w, "physical_block_bytes", &si->physical_block);
+	j_value(w, "discard_granularity_bytes", &si->discard_granularity);
+	j_value(w, "discard_max_bytes", &si->discard_max);
+	j_flag(w, "rotational", &si->rotational);
+	j_flag(w, "removable", &si->removable);
+	j_reader(w, si);
+	j_str(w, "backing_file", si->backing_file, SYSINFO_SRC_KERNEL);
+
+	j_str(w, "card_type", si->card_type, SYSINFO_SRC_KERNEL);
+	j_ident(w, si);
+	j_str(w, "kernel_date", si->kernel_date, SYSINFO_SRC_KERNEL);
+	j_str(w, "package", si->has_cid && si->cid.mmc ?
+	      cbx_name(si->cid.mmc_cbx) : NULL, SYSINFO_SRC_CARD);
+	j_uint(w, "ext_csd_rev", (uint64_t)(si->ext_csd_rev < 0 ? 0 : si->ext_csd_rev),
+	       si->ext_csd_rev >= 0,
+	       si->has_ext_csd ? SYSINFO_SRC_CARD : SYSINFO_SRC_KERNEL);
+	j_str(w, "sd_spec", sd && si->has_scr ? si->scr.version : NULL,
+	      SYSINFO_SRC_CARD);
+	j_uint(w, "speed_class", speed_class_number(si->ssr.speed_class), ssr,
+	       SYSINFO_SRC_CARD);
+	j_uint(w, "uhs_speed_grade", si->ssr.uhs_speed_grade, ssr,
+	       SYSINFO_SRC_CARD);
+	j_uint(w, "video_speed_class", si->ssr.video_speed_class, ssr,
+	       SYSINFO_SRC_CARD);
+	j_uint(w, "app_perf_class", si->ssr.app_perf_class, ssr,
+	       SYSINFO_SRC_CARD);
+
+	j_value(w, "capacity_bytes", &si->capacity);
+	j_value(w, "erase_size_bytes", &si->erase_size);
+	if (si->preferred_erase.present) {
+		json_object_begin(w, "preferred_erase_size_bytes");
+		json_uint(w, "value", si->preferred_erase.bytes);
+		json_string(w, "source",
+			    sysinfo_source_name(si->preferred_erase.source));
+		json_bool(w, "unverified", si->preferred_erase_unverified);
+		if (si->linux_guess_bytes)
+			json_uint(w, "linux_guess_bytes", si->linux_guess_bytes);
+		else
+			json_null(w, "linux_guess_bytes");
+		json_object_end(w);
+	} else {
+		json_null(w, "preferred_erase_size_bytes");
+	}
+	if (si->au.present) {
+		json_object_begin(w, "au_size_bytes");
+		json_uint(w, "value", si->au.bytes);
+		json_string(w, "source", sysinfo_source_name(si->au.source));
+		json_bool(w, "via_kernel", si->au_via_kernel);
+		json_object_end(w);
+	} else {
+		json_null(w, "au_size_bytes");
+	}
+	j_value(w, "erase_sector_bytes", &si->erase_sector);
+	j_value(w, "erase_group_bytes", &si->erase_group);
+	j_value(w, "hc_erase_group_bytes", &si->hc_erase_group);
+
+	json_object_begin(w, "registers");
+	j_hex_reg(w, "cid", si->has_cid, si->raw_cid, sizeof(si->raw_cid));
+	j_hex_reg(w, "csd", si->has_csd, si->raw_csd, sizeof(si->raw_csd));
+	j_hex_reg(w, "scr", si->has_scr, si->raw_scr, sizeof(si->raw_scr));
+	j_hex_reg(w, "ssr", si->has_ssr, si->raw_ssr, sizeof(si->raw_ssr));
+	json_object_end(w);
+	json_object_end(w);
+}
+
+/* ---------------------------------------------------------------- */
+/* Text */
+
+static void t_size_line(FILE *out, const char *label,
+			const struct sysinfo_value *v)
+{
+	char buf[32];
+
+	if (!v->present)
+		return;
+	fprintf(out, "  %s: %s [%s]\n", label,
+		units_format_bytes(v->bytes, buf, sizeof(buf)),
+		sysinfo_source_name(v->source));
+}
+
+static void t_first_line(FILE *out, const struct sysinfo *si)
+{
+	char buf[32];
+
+	fprintf(out, "identity: %s", si->name);
+	if (si->is_partition)
+		fprintf(out, " (partition of %s)", si->disk_name);
+	fprintf(out, ", %s", sysinfo_kind_description(si->kind));
+	if (si->size.present)
+		fprintf(out, ", %s (%" PRIu64 " bytes) [%s]",
+			units_format_bytes(si->size.bytes, buf, sizeof(buf)),
+			si->size.bytes, sysinfo_source_name(si->size.source));
+	fputc('\n', out);
+}
+
+static void t_reader(FILE *out, const struct sysinfo *si)
+{
+	bool any = si->vendor[0] || si->model[0] || si->usb_id_present;
+
+	if (any) {
+		fprintf(out, "  reader:");
+		if (si->vendor[0])
+			fprintf(out, " %s", si->vendor);
+		if (si->model[0])
+			fprintf(out, " %s", si->model);
+		if (si->usb_id_present) {
+			fprintf(out, " (USB %04x:%04x", si->usb_vendor_id,
+				si->usb_product_id);
+			if (si->usb_product[0])
+				fprintf(out, " \"%s\"", si->usb_product);
+			fputc(')', out);
+		}
+		fprintf(out, " [kernel]\n");
+	}
+	fprintf(out, "  registers: the card's registers are hidden behind the "
+		"USB reader; manufacturer, AU and erase sizes are unknown "
+		"(a native SD slot shows them)\n");
+}
+
+static void t_card(FILE *out, const struct sysinfo *si)
+{
+	const struct sysinfo_ident *id = &si->ident;
+
+	if (!id->present)
+		return;
+	fprintf(out, "  card: %s (manfid 0x%02x), OEM 0x%04x",
+		id->manufacturer ? id->manufacturer : "unknown manufacturer",
+		id->manfid, id->oemid);
+	if (id->oem_ascii[0])
+		fprintf(out, " \"%s\"", id->oem_ascii);
+	if (id->product[0])
+		fprintf(out, ", %s", id->product);
+	fprintf(out, " rev %u.%u", id->hwrev, id->fwrev);
+	if (id->serial_present)
+		fprintf(out, ", serial 0x%08" PRIx32, id->serial);
+	if (id->year)
+		fprintf(out, ", made %04u-%02u", id->year % 10000, id->month % 100);
+	if (si->has_cid && si->cid.mmc)
+		fprintf(out, ", %s package", cbx_name(si->cid.mmc_cbx));
+	fprintf(out, " [%s]\n", sysinfo_source_name(id->source));
+	if (si->kernel_date_differs)
+		fprintf(out, "  kernel date: %s (the CID says %04u-%02u; older "
+			"kernels skip the eMMC year rules) [kernel]\n",
+			si->kernel_date, id->year % 10000, id->month % 100);
+}
+
+static void t_classes(FILE *out, const struct sysinfo *si)
+{
+	bool sd = sysinfo_kind_is_sd(si->kind);
+
+	if (!sd || (!si->has_scr && !si->has_ssr))
+		return;
+	fprintf(out, "  SD");
+	if (si->has_scr)
+		fprintf(out, " spec %s", si->scr.version);
+	if (si->has_ssr) {
+		fprintf(out, ", class C%u", speed_class_number(si->ssr.speed_class));
+		if (si->ssr.uhs_speed_grade)
+			fprintf(out, " U%u", si->ssr.uhs_speed_grade);
+		if (si->ssr.video_speed_class)
+			fprintf(out, " V%u", si->ssr.video_speed_class);
+		if (si->ssr.app_perf_class)
+			fprintf(out, " A%u", si->ssr.app_perf_class);
+	}
+	fprintf(out, " [card]\n");
+}
+
+static void t_erase(FILE *out, const struct sysinfo *si)
+{
+	bool sd = sysinfo_kind_is_sd(si->kind);
+	char buf[32], guess[32];
+
+	if (si->capacity.present)
+		fprintf(out, "  capacity: %s (%" PRIu64 " bytes) [%s]\n",
+			units_format_bytes(si->capacity.bytes, buf, sizeof(buf)),
+			si->capacity.bytes, sysinfo_source_name(si->capacity.source));
+	t_size_line(out, "erase size", &si->erase_size);
+	if (si->preferred_erase.present) {
+		fprintf(out, "  preferred erase size: %s [%s]",
+			units_format_bytes(si->preferred_erase.bytes, buf, sizeof(buf)),
+			sysinfo_source_name(si->preferred_erase.source));
+		switch (si->preferred_erase.source) {
+		case SYSINFO_SRC_KERNEL_GUESS:
+			fprintf(out, " Linux's default when the card reports no "
+				"AU size, not a card value");
+			if (si->preferred_erase_unverified)
+				fprintf(out, "; this kernel does not show the SD "
+					"Status, so the card may report the same");
+			break;
+		case SYSINFO_SRC_CARD:
+			fprintf(out, sd ? " the card's AU size" :
+				" the card's high-capacity erase group");
+			break;
+		case SYSINFO_SRC_KERNEL:
+			if (si->linux_guess_bytes)
+				fprintf(out, " not Linux's capacity guess (%s)",
+					units_format_bytes(si->linux_guess_bytes,
+							   guess, sizeof(guess)));
+			if (!sd)
+				fprintf(out, "; older kernels put the EXT_CSD "
+					"high-capacity erase group here");
+			break;
+		default:
+			break;
+		}
+		fputc('\n', out);
+	}
+	if (si->au.present)
+		fprintf(out, "  AU size: %s [card]%s\n",
+			units_format_bytes(si->au.bytes, buf, sizeof(buf)),
+			si->au_via_kernel ?
+			" read back from preferred_erase_size" : "");
+	else if (sd && si->has_ssr)
+		fprintf(out, "  AU size: %s\n", si->ssr.au_invalid ?
+			"invalid in the SD Status (ignored, as Linux does)" :
+			"not reported by the card");
+	else if (sd && si->has_card)
+		fprintf(out, "  AU size: not visible (this kernel shows no SD "
+			"Status)\n");
+	t_size_line(out, "erase sector", &si->erase_sector);
+	t_size_line(out, "erase group", &si->erase_group);
+	t_size_line(out, "high-capacity erase group", &si->hc_erase_group);
+}
+
+static void t_blocks(FILE *out, const struct sysinfo *si)
+{
+	char a[32], b[32];
+
+	if (si->logical_block.present || si->physical_block.present) {
+		fprintf(out, "  blocks:");
+		if (si->logical_block.present)
+			fprintf(out, " %s logical",
+				units_format_bytes(si->logical_block.bytes, a, sizeof(a)));
+		if (si->physical_block.present)
+			fprintf(out, "%s %s physical",
+				si->logical_block.present ? "," : "",
+				units_format_bytes(si->physical_block.bytes, b, sizeof(b)));
+		fprintf(out, " [kernel]\n");
+	}
+	if (si->discard_granularity.present && si->discard_granularity.bytes)
+		fprintf(out, "  discard: granularity %s, max %s [kernel]\n",
+			units_format_bytes(si->discard_granularity.bytes, a, sizeof(a)),
+			si->discard_max.present ?
+			units_format_bytes(si->discard_max.bytes, b, sizeof(b)) :
+			"unknown");
+	else if (si->discard_granularity.present)
+		fprintf(out, "  discard: not supported [kernel]\n");
+}
+
+void sysinfo_text(FILE *out, const struct sysinfo *si)
+{
+	t_first_line(out, si);
+	if (si->kind == SYSINFO_KIND_USB || si->registers_hidden)
+		t_reader(out, si);
+	if (si->backing_file[0])
+		fprintf(out, "  backing file: %s [kernel]\n", si->backing_file);
+	t_card(out, si);
+	t_classes(out, si);
+	t_erase(out, si);
+	t_blocks(out, si);
+}
