@@ -14,6 +14,7 @@ Suite *advice_suite(void);
 Suite *openau_suite(void);
 Suite *findfat_suite(void);
 Suite *sysinfo_suite(void);
+Suite *benchio_suite(void);
 Suite *cli_suite(void);
 
 #endif
