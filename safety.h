@@ -1,0 +1,142 @@
+/* safety.h - the write-safety gate, data signatures, typed consent and
+ * interruption handling.
+ *
+ * Every writing test passes safety_check_target() before the device is
+ * opened for writing: a partition instead of the whole disk, a device (or
+ * any partition of it) that is mounted, used as swap or held by another
+ * block device (device-mapper, md, LVM), and a read-only device are
+ * refused with a one-line reason.  Reading tests only get warnings.
+ *
+ * The signal part lets a writing test stop at the next I/O boundary and
+ * restore the original data instead of dying half-way (see journal.h).
+ *
+ * Nothing here prints (except the async-signal-safe notes of the signal
+ * handler on stderr) or exits; errors are negative errno values.
+ */
+#ifndef FLASHPROBE_SAFETY_H
+#define FLASHPROBE_SAFETY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct fp_dev;
+
+enum safety_mode {
+	SAFETY_READ,		/* read-only test: nothing refused for safety */
+	SAFETY_WRITE,		/* --write or --destructive */
+};
+
+enum safety_target {
+	SAFETY_TARGET_SIM,	/* "sim:..." */
+	SAFETY_TARGET_FILE,	/* regular file (image) */
+	SAFETY_TARGET_DISK,	/* whole block device */
+	SAFETY_TARGET_PARTITION,
+};
+
+#define SAFETY_NAME_MAX 64
+
+/* What the gate found.  Filled as far as the check got, also on refusal. */
+struct safety_report {
+	enum safety_target target;
+	unsigned major, minor;		/* block devices: the target's number */
+	char disk[SAFETY_NAME_MAX];	/* block devices: the disk, "/dev/sdb" */
+	bool partition_warning;		/* read test on a partition: offsets are
+					 * relative to the partition start */
+	bool mounted;			/* target, its disk or a partition */
+	bool swap;
+	bool held;			/* holders/ not empty */
+	bool readonly;
+	char busy[SAFETY_NAME_MAX];	/* the one mounted, swap or held */
+	char warning[256];		/* one line for the user, or "" */
+};
+
+/* The gate.  path is what the user gave ("sim:..." always passes).
+ * Returns 0 (rep->warning may still say something), or a refusal with a
+ * one-line reason in err (no program prefix, no newline):
+ *   -ENOENT etc.  path cannot be examined (errno of stat)
+ *   -EISDIR       a directory
+ *   -ENOTBLK      neither a block device nor a regular file
+ *   -EXDEV        SAFETY_WRITE on a partition (the reason names the disk)
+ *   -EBUSY        SAFETY_WRITE and the disk or one of its partitions is
+ *                 mounted, used as swap or held; a regular file used as
+ *                 swap, attached to a loop device, or a flashprobe journal
+ *   -EROFS        SAFETY_WRITE on a read-only device (BLKROGET, sysfs ro)
+ *   -EPERM        SAFETY_WRITE on a block device whose sysfs entry cannot
+ *                 be read: nothing could prove it unused
+ * -ENOENT, -EISDIR, -ENOTBLK and -EINVAL are bad input (usage errors);
+ * the others are refusals for safety.
+ * The mount check reads /proc/self/mountinfo by major:minor (and by the
+ * source's device number), so it sees mounts under any name; mounts in
+ * other mount namespaces are left to the O_EXCL open of fp_dev_open(). */
+int safety_check_target(const char *path, enum safety_mode mode,
+			struct safety_report *rep, char *err, size_t errlen);
+
+/* Whether a partition table, file system, swap or RAID/LVM/LUKS signature
+ * is on d (reads the first 68 KiB, or less on a smaller device).  Returns
+ * 1 with its name in what ("MBR partition table", "ext2/3/4 file
+ * system", ...), 0 when none is known, or a negative errno from the read
+ * (treat as "may hold data"). */
+int safety_find_signature(struct fp_dev *d, char *what, size_t whatlen);
+
+/* Ask on out for the device name and read one line from in.  Accepts the
+ * path as given or its last component ("sdb" for "/dev/sdb").  Returns 0
+ * when it matches, -ECANCELED otherwise (also on end of input or an
+ * interrupted read).  The caller decides when to ask: a signature found,
+ * stdin a terminal, no --yes. */
+int safety_confirm(const char *device, FILE *in, FILE *out);
+
+/* Whether major:minor is the disk behind device_path or one of that
+ * disk's partitions: 1 yes, 0 no (also for files and sims), negative
+ * errno when sysfs cannot be read.  Used to keep the journal off the
+ * device under test. */
+int safety_dev_on_disk(const char *device_path, unsigned major,
+		       unsigned minor);
+
+/* Identity string of the disk behind a block device from sysfs: serial,
+ * CID, WWID, or the backing file of a loop device; "" when none.  Returns
+ * 0, or a negative errno when path is not a block device. */
+int safety_device_serial(const char *path, char *buf, size_t len);
+
+/* For tests: read sysfs and procfs below other roots (NULL: "/sys",
+ * "/proc").  The strings must outlive their use. */
+void safety_set_roots(const char *sys_root, const char *proc_root);
+
+/* ---- interruption ---- */
+
+/* Install handlers for SIGINT, SIGTERM and SIGHUP that only record the
+ * signal: analyzers stop at their next I/O (the journal device and the
+ * wrapper below return -EINTR), the caller restores and exits with
+ * safety_exit_status().  Returns 0 or a negative errno. */
+int safety_signals_install(void);
+
+/* Put back the handlers that were there before install (tests). */
+void safety_signals_uninstall(void);
+
+/* The first signal received since install (or the last clear), or 0. */
+int safety_interrupted(void);
+
+/* Forget a received signal (tests). */
+void safety_interrupt_clear(void);
+
+/* Conventional exit status for death by sig: 128 + sig (130 for SIGINT,
+ * 143 for SIGTERM, 129 for SIGHUP). */
+int safety_exit_status(int sig);
+
+/* While a restore runs, every signal prints (async-signal-safely) that
+ * the restore continues, what it restores, how far it is and about how
+ * long is left, instead of stopping anything.  what is copied (device
+ * path); progress takes bytes done and elapsed nanoseconds. */
+void safety_restore_begin(const char *what, uint64_t total_bytes);
+void safety_restore_progress(uint64_t done_bytes, uint64_t elapsed_ns);
+void safety_restore_end(void);
+
+/* A pass-through device over inner that fails every read and write with
+ * -EINTR once a signal was recorded, so an analyzer run without a
+ * journal (--destructive, read tests) stops at the next I/O.  Its clock
+ * is inner's; it does not own inner (close it first, then inner).
+ * Returns 0, -EINVAL or -ENOMEM. */
+int safety_wrap_interruptible(struct fp_dev *inner, struct fp_dev **out);
+
+#endif

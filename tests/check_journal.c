@@ -1,0 +1,1062 @@
+/* check_journal.c - back up, scribble, restore: the whole device must come
+ * back bit for bit; damaged, foreign or misplaced journals are refused.
+ *
+ * Simulated cards are filled with random data (sim_fill_random) and have
+ * noise switched off, so their clock is deterministic.  Files live in a
+ * private directory on a disk file system, made and removed by an
+ * unchecked fixture in the parent (removed even when a test fails); the
+ * state directory for default journal paths is redirected into it with
+ * FLASHPROBE_STATE_DIR.
+ */
+#define _XOPEN_SOURCE 700
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "blockfix.h"
+#include "dev.h"
+#include "journal.h"
+#include "safety.h"
+#include "sim.h"
+#include "stats.h"
+#include "testutil.h"
+#include "tests.h"
+
+#define MIB (1024u * 1024u)
+#define QUIET_SIM "seed,size=16M,jitter=0,stall_ppm=0,location=0"
+#define AREA_START (4u * MIB)
+#define AREA_END (12u * MIB)
+
+static char test_dir[PATH_MAX];		/* "" when setup failed */
+static char state_dir[PATH_MAX + 8];
+
+/* ---- fixtures ---- */
+
+static void rm_tree(const char *dir)
+{
+	char path[PATH_MAX + 256];
+	struct dirent *e;
+	struct stat st;
+	DIR *d = opendir(dir);
+
+	while (d != NULL && (e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+			rm_tree(path);
+		else
+			unlink(path);
+	}
+	if (d != NULL)
+		closedir(d);
+	rmdir(dir);
+}
+
+static void dir_setup(void)
+{
+	snprintf(test_dir, sizeof(test_dir), "/var/tmp/flashprobe-jrnl.XXXXXX");
+	if (mkdtemp(test_dir) == NULL) {
+		test_dir[0] = '\0';
+		return;
+	}
+	snprintf(state_dir, sizeof(state_dir), "%s/state", test_dir);
+	mkdir(state_dir, 0700);
+	setenv(JOURNAL_STATE_ENV, state_dir, 1);
+}
+
+static void dir_teardown(void)
+{
+	unsetenv(JOURNAL_STATE_ENV);
+	if (test_dir[0] != '\0')
+		rm_tree(test_dir);
+	test_dir[0] = '\0';
+}
+
+/* ---- helpers ---- */
+
+static struct fp_dev *sim_with(const char *spec, uint64_t seed)
+{
+	struct sim_profile p;
+	struct fp_dev *d = NULL;
+	char err[256];
+
+	ck_assert_msg(sim_profile_parse(spec, &p, err, sizeof(err)) == 0, "%s",
+		      err);
+	ck_assert_int_eq(sim_open(&p, &d), 0);
+	ck_assert_int_eq(sim_fill_random(d, seed), 0);
+	return d;
+}
+
+/* FNV-1a 64 of [start, end) of a device, read through the device layer. */
+static uint64_t dev_sum_range(struct fp_dev *d, uint64_t start, uint64_t end)
+{
+	unsigned char *buf = fp_dev_alloc_buf(MIB);
+	uint64_t h = 1469598103934665603ull;
+
+	ck_assert_ptr_nonnull(buf);
+	for (uint64_t off = start; off < end; off += MIB) {
+		size_t n = end - off < MIB ? (size_t)(end - off) : MIB;
+
+		ck_assert_int_eq(fp_dev_read_timed(d, buf, n, off, NULL), 0);
+		for (size_t i = 0; i < n; i++)
+			h = (h ^ buf[i]) * 1099511628211ull;
+	}
+	free(buf);
+	return h;
+}
+
+static uint64_t dev_sum(struct fp_dev *d)
+{
+	return dev_sum_range(d, 0, fp_dev_size_bytes(d));
+}
+
+/* Write seeded garbage over [start, end) through d in uneven chunks. */
+static void scribble(struct fp_dev *d, uint64_t start, uint64_t end,
+		     uint64_t seed)
+{
+	unsigned char *buf = fp_dev_alloc_buf(MIB);
+	struct stats_rng rng;
+
+	ck_assert_ptr_nonnull(buf);
+	stats_rng_seed(&rng, seed);
+	ck_assert_int_eq(fp_dev_set_write_area(d, start, end), 0);
+	for (uint64_t off = start; off < end;) {
+		uint64_t n = (1 + stats_rng_below(&rng, 512)) * 512;
+
+		if (n > end - off)
+			n = end - off;
+		for (size_t i = 0; i < n; i++)
+			buf[i] = (unsigned char)stats_rng_next(&rng);
+		ck_assert_int_eq(fp_dev_write_timed(d, buf, (size_t)n, off, NULL),
+				 0);
+		off += n;
+	}
+	free(buf);
+}
+
+static void jpath(char *buf, size_t len, const char *name)
+{
+	ck_assert_msg(test_dir[0] != '\0', "no test directory");
+	ck_assert(snprintf(buf, len, "%s/%s", test_dir, name) < (int)len);
+}
+
+static bool exists(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0;
+}
+
+static struct fp_dev *jopen(struct fp_dev *inner, const char *path)
+{
+	struct fp_dev *jd = NULL;
+	char err[512] = "";
+	int rc = journal_open(inner, path, &jd, err, sizeof(err));
+
+	ck_assert_msg(rc == 0, "journal_open: %d %s", rc, err);
+	return jd;
+}
+
+/* A journal left behind by a run that died after scribbling on d:
+ * returns the device's checksum in that damaged state. */
+static uint64_t crashed_run(struct fp_dev *d, const char *path, uint64_t start,
+			    uint64_t end)
+{
+	struct fp_dev *jd = jopen(d, path);
+	char err[512] = "";
+
+	ck_assert_msg(journal_backup_area(jd, start, end, err, sizeof(err)) == 0,
+		      "%s", err);
+	scribble(jd, start, end, 99);
+	fp_dev_close(jd);	/* no journal_finish: as if killed */
+	ck_assert(exists(path));
+	return dev_sum(d);
+}
+
+static size_t file_size(const char *path)
+{
+	struct stat st;
+
+	ck_assert_int_eq(stat(path, &st), 0);
+	return (size_t)st.st_size;
+}
+
+static unsigned char *slurp(const char *path, size_t *len)
+{
+	int fd = open(path, O_RDONLY);
+	unsigned char *buf;
+
+	ck_assert_int_ge(fd, 0);
+	*len = file_size(path);
+	buf = malloc(*len);
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_int_eq(read(fd, buf, *len), (ssize_t)*len);
+	close(fd);
+	return buf;
+}
+
+static void spill(const char *path, const unsigned char *buf, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, buf, len), (ssize_t)len);
+	close(fd);
+}
+
+/* ---- round trips ---- */
+
+START_TEST(test_roundtrip_sim)
+{
+	struct fp_dev *d = sim_with(QUIET_SIM, 7), *jd;
+	struct journal_restore_report rep;
+	uint64_t before = dev_sum(d);
+	char path[PATH_MAX], err[512] = "";
+	/* Not MiB aligned: records of 1 MiB and a short one. */
+	uint64_t start = AREA_START + 512, end = AREA_END - 3 * 512;
+
+	jpath(path, sizeof(path), "rt-sim.journal");
+	jd = jopen(d, path);
+	ck_assert_str_eq(journal_path_of(jd), path);
+	ck_assert_int_eq(journal_backup_area(jd, start, end, err, sizeof(err)), 0);
+	scribble(jd, start, end, 1);
+	ck_assert_uint_ne(dev_sum(d), before);
+	ck_assert_uint_eq(fp_dev_bytes_written(jd), end - start);
+	ck_assert_msg(journal_finish(jd, 0, &rep, err, sizeof(err)) == 0, "%s",
+		      err);
+	ck_assert_uint_eq(rep.restored_bytes, end - start);
+	ck_assert_uint_eq(rep.records, (end - start + MIB - 1) / MIB);
+	ck_assert_uint_eq(rep.nfailed, 0);
+	ck_assert(rep.deleted);
+	ck_assert(!exists(path));
+	ck_assert_uint_eq(dev_sum(d), before);
+	/* Finished: no more writes through the journal device. */
+	ck_assert_int_ne(fp_dev_write_timed(jd, (unsigned char[512]){ 0 }, 512,
+					    start, NULL), 0);
+	fp_dev_close(jd);
+	fp_dev_close(d);
+}
+END_TEST
+
+/* An image file, backed up from sector 0 as the FAT test needs. */
+START_TEST(test_roundtrip_file)
+{
+	char *img = bf_image_in(test_dir, 32u * MIB, 11);
+	struct journal_restore_report rep;
+	struct fp_dev *d = NULL, *jd;
+	char path[PATH_MAX], err[512] = "";
+	uint64_t before;
+
+	ck_assert_ptr_nonnull(img);
+	before = tu_checksum(img);
+	ck_assert_msg(fp_dev_open_path(img, FP_OPEN_WRITE, &d, err,
+				       sizeof(err)) == 0, "%s", err);
+	jpath(path, sizeof(path), "rt-file.journal");
+	jd = jopen(d, path);
+	ck_assert_int_eq(journal_backup_area(jd, 0, 8u * MIB, err, sizeof(err)),
+			 0);
+	scribble(jd, 0, 8u * MIB, 2);
+	ck_assert_uint_ne(tu_checksum(img), before);
+	ck_assert_msg(journal_finish(jd, 0, &rep, err, sizeof(err)) == 0, "%s",
+		      err);
+	ck_assert(rep.deleted);
+	fp_dev_close(jd);
+	fp_dev_close(d);
+	ck_assert_uint_eq(tu_checksum(img), before);
+	unlink(img);
+	free(img);
+}
+END_TEST
+
+/* Writes outside any announced backup are saved on the fly, overlapping
+ * ones only once, and the backup time does not show in the write's time. */
+START_TEST(test_on_the_fly)
+{
+	struct fp_dev *d = sim_with(QUIET_SIM, 8), *twin = sim_with(QUIET_SIM, 8);
+	struct journal_restore_report rep;
+	unsigned char *buf = fp_dev_alloc_buf(MIB);
+	uint64_t before = dev_sum(d), ns_j = 0, ns_t = 0;
+	static const uint64_t offs[][2] = {
+		{ 8 * MIB, 3 * MIB }, { 9 * MIB, 64 * 1024 },
+		{ 7 * MIB + 512, 2 * MIB }, { 14 * MIB, 4096 },
+		{ 0, 4096 },
+	};
+	char path[PATH_MAX], err[512] = "";
+	struct fp_dev *jd;
+
+	jpath(path, sizeof(path), "otf.journal");
+	jd = jopen(d, path);
+	ck_assert_int_eq(fp_dev_set_write_area(jd, 0, fp_dev_size_bytes(jd)), 0);
+	ck_assert_int_eq(fp_dev_set_write_area(twin, 0, fp_dev_size_bytes(twin)),
+			 0);
+	memset(buf, 0x5a, MIB);
+	for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
+		for (uint64_t o = 0; o < offs[i][1]; o += MIB) {
+			size_t n = offs[i][1] - o < MIB ? (size_t)(offs[i][1] - o)
+							: MIB;
+
+			ck_assert_int_eq(fp_dev_write_timed(jd, buf, n,
+							    offs[i][0] + o, &ns_j),
+					 0);
+			ck_assert_int_eq(fp_dev_write_timed(twin, buf, n,
+							    offs[i][0] + o, &ns_t),
+					 0);
+			ck_assert_uint_eq(ns_j, ns_t);
+		}
+	}
+	ck_assert_msg(journal_finish(jd, 0, &rep, err, sizeof(err)) == 0, "%s",
+		      err);
+	/* The union of the ranges: [7M+512, 11M), 14M + 4K, 0 + 4K. */
+	ck_assert_uint_eq(rep.restored_bytes, 4 * MIB - 512 + 4096 + 4096);
+	ck_assert_uint_eq(dev_sum(d), before);
+	free(buf);
+	fp_dev_close(jd);
+	fp_dev_close(d);
+	fp_dev_close(twin);
+}
+END_TEST
+
+/* The journal's file system fills up (RLIMIT_FSIZE stands in): the write
+ * whose backup failed is not performed, the journal is cut back to its
+ * last commit and still restores everything that was written. */
+START_TEST(test_journal_full)
+{
+	struct fp_dev *d = sim_with(QUIET_SIM, 31), *jd;
+	struct journal_restore_report rep;
+	unsigned char *buf = fp_dev_alloc_buf(MIB);
+	uint64_t before = dev_sum(d), at_b;
+	struct rlimit old, lim;
+	char path[PATH_MAX], err[512] = "";
+	void (*old_xfsz)(int) = signal(SIGXFSZ, SIG_IGN);
+
+	jpath(path, sizeof(path), "full.journal");
+	jd = jopen(d, path);
+	ck_assert_int_eq(fp_dev_set_write_area(jd, 0, fp_dev_size_bytes(jd)), 0);
+	memset(buf, 0xa5, MIB);
+	at_b = dev_sum_range(d, 8 * MIB, 9 * MIB);
+	ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+	lim = old;
+	lim.rlim_cur = 2048 + 40 + MIB + 40 + MIB / 2;	/* one record fits */
+	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	ck_assert_int_eq(fp_dev_write_timed(jd, buf, MIB, 2 * MIB, NULL), 0);
+	ck_assert_int_eq(fp_dev_write_timed(jd, buf, MIB, 8 * MIB, NULL), -EFBIG);
+	ck_assert_ptr_nonnull(strstr(journal_last_error(jd), "cannot write"));
+	ck_assert_uint_eq(dev_sum_range(d, 8 * MIB, 9 * MIB), at_b);
+	/* The journal is whole again: saved ranges still pass. */
+	ck_assert_int_eq(fp_dev_write_timed(jd, buf, 4096, 2 * MIB + 8192, NULL),
+			 0);
+	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, old_xfsz);
+	ck_assert_int_eq(fp_dev_write_timed(jd, buf, MIB, 8 * MIB, NULL), 0);
+	ck_assert_msg(journal_finish(jd, 0, &rep, err, sizeof(err)) == 0, "%s",
+		      err);
+	ck_assert_uint_eq(rep.restored_bytes, 2 * MIB);
+	ck_assert_uint_eq(dev_sum(d), before);
+	free(buf);
+	fp_dev_close(jd);
+	fp_dev_close(d);
+}
+END_TEST
+
+/* Nothing written: nothing to restore, the journal just goes away. */
+START_TEST(test_no_write_no_replay)
+{
+	struct fp_dev *d = sim_with(QUIET_SIM, 9), *jd;
+	struct journal_restore_report rep;
+	char path[PATH_MAX], err[512] = "";
+
+	jpath(path, sizeof(path), "nowrite.journal");
+	jd = jopen(d, path);
+	ck_assert_int_eq(journal_backup_area(jd, AREA_START, AREA_END, err,
+					     sizeof(err)), 0);
+	ck_assert_int_eq(journal_finish(jd, 0, &rep, err, sizeof(err)), 0);
+	ck_assert_uint_eq(rep.records, 0);
+	ck_assert(rep.deleted);
+	ck_assert(!exists(path));
+	fp_dev_close(jd);
+	fp_dev_close(d);
+}
+END_TEST
+
+START_TEST(test_bad_backup_range)
+{
+	struct fp_dev *d = sim_with(QUIET_SIM, 9), *jd;
+	struct journal_restore_report rep;
+	char path[PATH_MAX], err[512] = "";
+
+	jpath(path, sizeof(path), "badrange.journal");
+	jd = jopen(d, path);
+	ck_assert_int_eq(journal_backup_area(jd, 100, 4096, err, sizeof(err)),
+			 -EINVAL);
+	ck_assert_int_eq(journal_backup_area(jd, 0, fp_dev_size_bytes(d) + 512,
+					     err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(journal_backup_area(jd, 4096, 4096, err, sizeof(err)),
+			 -EINVAL);
+	ck_assert_int_eq(journal_finish(jd, 0, &rep, err, sizeof(err)), 0);
+	fp_dev_close(jd);
+	fp_dev_close(d);
+}
+END_TEST
+
+/* An existing journal is never overwritten. */
+START_TEST(test_existing_journal_refused)
+{
+	struct fp_dev *d = sim_with(QUIET_SIM, 9), *jd = NULL;
+	char path[PATH_MAX], err[512] = "";
+
+	jpath(path, sizeof(path), "exists.journal");
+	spill(path, (const unsigned char *)"x", 1);
+	ck_assert_int_eq(journal_open(d, path, &jd, err, sizeof(err)), -EEXIST);
+	ck_assert_ptr_null(jd);
+	ck_assert_ptr_nonnull(strstr(err, "already exists"));
+	ck_assert_int_eq((int)file_size(path), 1);
+	fp_dev_close(d);
+}
+END_TEST
+
+/* ---- damaged journals ---- */
+
+/* Truncated anywhere: refused, device untouched; forced: the intact
+ * records before the cut are replayed and the journal is kept. */
+START_TEST(test_torn_journal)
+{
+	struct fp_dev *d = sim_with(QUIET_SIM, 12);
+	struct journal_restore_report rep;
+	uint64_t orig = dev_sum(d), damaged, cut;
+	char path[PATH_MAX], copy[PATH_MAX], err[512] = "";
+	struct stats_rng rng;
+	unsigned char *j;
+	size_t len;
+	int rc;
+
+	jpath(path, sizeof(path), "torn.journal");
+	jpath(copy, sizeof(copy), "torn-copy.journal");
+	damaged = crashed_run(d, path, AREA_START, AREA_START + 3 * MIB);
+	j = slurp(path, &len);
+	stats_rng_seed(&rng, 1000 + (uint64_t)_i);
+	switch (_i) {
+	case 0: cut = 0; break;
+	case 1: cut = 2048; break;			/* header only */
+	case 2: cut = 2048 + 40 + MIB; break;		/* one record */
+	case 3: cut = len - 40; break;			/* no commit */
+	case 4: cut = len - 1; break;
+	default: cut = stats_rng_below(&rng, len); break;
+	}
+	spill(copy, j, (size_t)cut);
+	rc = journal_restore(copy, d, 0, &rep, err, sizeof(err));
+	ck_assert_msg(rc == -EBADMSG, "cut %llu: rc %d %s",
+		      (unsigned long long)cut, rc, err);
+	ck_assert_msg(strstr(err, copy) != NULL, "%s", err);
+	ck_assert_uint_eq(dev_sum(d), damaged);
+	ck_assert(exists(copy));
+	rc = journal_restore(copy, d, JOURNAL_RESTORE_FORCE, &rep, err,
+			     sizeof(err));
+	if (cut < 2048) {
+		ck_assert_int_eq(rc, -EBADMSG);	/* no header, nothing to trust */
+	} else {
+		ck_assert_msg(rc == 0, "forced: %d %s", rc, err);
+		ck_assert(rep.damaged);
+		ck_assert(!rep.deleted);
+		ck_assert(exists(copy));
+		ck_assert_uint_eq(rep.records, (cut - 2048) / (40 + MIB));
+	}
+	ck_assert_msg(journal_restore(path, d, 0, &rep, err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_uint_eq(dev_sum(d), orig);
+	free(j);
+	fp_dev_close(d);
+}
+END_TEST
+
+/* Any flipped byte is found: header, record header, data, commit. */
+START_TEST(test_corrupt_journal)
+{
+	struct fp_dev *d = sim_with(QUIET_SIM, 13);
+	struct journal_restore_report rep;
+	uint64_t orig = dev_sum(d), damaged;
+	char path[PATH_MAX], copy[PATH_MAX], err[512] = "";
+	unsigned char *j;
+	size_t len, at;
+	int rc;
+
+	jpath(path, sizeof(path), "corrupt.journal");
+	jpath(copy, sizeof(copy), "corrupt-copy.journal");
+	damaged = crashed_run(d, path, AREA_START, AREA_START + 3 * MIB);
+	j = slurp(path, &len);
+	{
+		const size_t where[] = {
+			3, 100, 2044,			/* header */
+			2048 + 5, 2048 + 17, 2048 + 38,	/* record header */
+			2048 + 40 + 12345,		/* first data */
+			2048 + 2 * (40 + MIB) - 1,	/* end of second data */
+			len - 40 + 20,			/* commit */
+		};
+
+		at = where[_i];
+	}
+	j[at] ^= 0x10;
+	spill(copy, j, len);
+	rc = journal_restore(copy, d, 0, &rep, err, sizeof(err));
+	ck_assert_msg(rc == -EBADMSG, "byte %zu: rc %d %s", at, rc, err);
+	ck_assert_uint_eq(dev_sum(d), damaged);
+	ck_assert(exists(copy));
+	ck_assert_msg(journal_restore(path, d, 0, &rep, err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_uint_eq(dev_sum(d), orig);
+	free(j);
+	fp_dev_close(d);
+}
+END_TEST
+
+/* A journal others could have written is not believed, and a FIFO
+ * planted under a journal's name does not hang the search. */
+START_TEST(test_untrusted_journal)
+{
+	struct fp_dev *d = sim_with(QUIET_SIM, 29);
+	char *img = bf_image_in(test_dir, MIB, 30);
+	struct journal_restore_report rep;
+	char path[PATH_MAX], fifo[PATH_MAX + 64], found[PATH_MAX];
+	char err[512] = "";
+	uint64_t damaged;
+
+	jpath(path, sizeof(path), "untrusted.journal");
+	damaged = crashed_run(d, path, AREA_START, AREA_START + MIB);
+	ck_assert_int_eq(chmod(path, 0666), 0);
+	ck_assert_int_eq(journal_restore(path, d, JOURNAL_RESTORE_FORCE, &rep,
+					 err, sizeof(err)), -EPERM);
+	ck_assert_msg(strstr(err, "refusing journal") != NULL, "%s", err);
+	ck_assert_uint_eq(dev_sum(d), damaged);
+	ck_assert_int_eq(chmod(path, 0600), 0);
+	ck_assert_int_eq(journal_restore(path, d, 0, &rep, err, sizeof(err)), 0);
+	ck_assert_ptr_nonnull(img);
+	snprintf(fifo, sizeof(fifo), "%s/flashprobe-planted.journal", state_dir);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	ck_assert_int_eq(journal_find_pending(img, found, sizeof(found), err,
+					      sizeof(err)), 0);
+	unlink(fifo);
+	free(img);
+	fp_dev_close(d);
+}
+END_TEST
+
+/* ---- identity ---- */
+
+START_TEST(test_identity_mismatch_sim)
+{
+	struct fp_dev *d = sim_with(QUIET_SIM, 14);
+	struct fp_dev *small = sim_with("seed,size=8M", 15);
+	struct fp_dev *other = sim_with("sdhc-4m,size=16M", 16);
+	struct journal_restore_report rep;
+	uint64_t orig = dev_sum(d), s_small = dev_sum(small), s_other;
+	uint64_t orig_area = dev_sum_range(d, AREA_START, AREA_END);
+	char path[PATH_MAX], err[512] = "";
+
+	jpath(path, sizeof(path), "ident.journal");
+	crashed_run(d, path, AREA_START, AREA_END);
+	ck_assert_int_eq(journal_restore(path, small, 0, &rep, err, sizeof(err)),
+			 -ENODEV);
+	ck_assert_msg(strstr(err, "belongs to") != NULL, "%s", err);
+	ck_assert_uint_eq(dev_sum(small), s_small);
+	s_other = dev_sum(other);
+	ck_assert_int_eq(journal_restore(path, other, 0, &rep, err, sizeof(err)),
+			 -ENODEV);
+	ck_assert_uint_eq(dev_sum(other), s_other);
+	ck_assert(exists(path));
+	/* Forced onto the other card: the backed-up ranges land there. */
+	ck_assert_int_eq(journal_restore(path, other, JOURNAL_RESTORE_FORCE |
+					 JOURNAL_RESTORE_KEEP, &rep, err,
+					 sizeof(err)), 0);
+	ck_assert(rep.identity_forced);
+	ck_assert(!rep.deleted);
+	ck_assert_uint_eq(dev_sum_range(other, AREA_START, AREA_END), orig_area);
+	ck_assert_int_eq(journal_restore(path, d, 0, &rep, err, sizeof(err)), 0);
+	ck_assert_uint_eq(dev_sum(d), orig);
+	fp_dev_close(d);
+	fp_dev_close(small);
+	fp_dev_close(other);
+}
+END_TEST
+
+/* Another image file of the same size is another device. */
+START_TEST(test_identity_mismatch_file)
+{
+	char *a = bf_image_in(test_dir, 4u * MIB, 21);
+	char *b = bf_image_in(test_dir, 4u * MIB, 22);
+	struct journal_restore_report rep;
+	struct fp_dev *da = NULL, *db = NULL;
+	char path[PATH_MAX], err[512] = "";
+	uint64_t sum_b;
+
+	ck_assert(a != NULL && b != NULL);
+	sum_b = tu_checksum(b);
+	ck_assert_int_eq(fp_dev_open_path(a, FP_OPEN_WRITE, &da, err,
+					  sizeof(err)), 0);
+	ck_assert_int_eq(fp_dev_open_path(b, FP_OPEN_WRITE, &db, err,
+					  sizeof(err)), 0);
+	jpath(path, sizeof(path), "ident-file.journal");
+	crashed_run(da, path, 0, MIB);
+	ck_assert_int_eq(journal_restore(path, db, 0, &rep, err, sizeof(err)),
+			 -ENODEV);
+	ck_assert_msg(strstr(err, a) != NULL && strstr(err, b) != NULL, "%s",
+		      err);
+	fp_dev_close(db);
+	ck_assert_uint_eq(tu_checksum(b), sum_b);
+	ck_assert_int_eq(journal_restore(path, da, 0, &rep, err, sizeof(err)), 0);
+	fp_dev_close(da);
+	unlink(a);
+	unlink(b);
+	free(a);
+	free(b);
+}
+END_TEST
+
+/* Replaying twice (a restore that was itself interrupted and run again)
+ * gives the same device. */
+START_TEST(test_idempotent_restore)
+{
+	struct fp_dev *d = sim_with(QUIET_SIM, 17);
+	struct journal_restore_report rep;
+	uint64_t orig = dev_sum(d);
+	char path[PATH_MAX], copy[PATH_MAX], err[512] = "";
+	unsigned char *j;
+	size_t len;
+
+	jpath(path, sizeof(path), "idem.journal");
+	jpath(copy, sizeof(copy), "idem-copy.journal");
+	crashed_run(d, path, AREA_START, AREA_END);
+	j = slurp(path, &len);
+	ck_assert_int_eq(journal_restore(path, d, JOURNAL_RESTORE_KEEP, &rep, err,
+					 sizeof(err)), 0);
+	ck_assert(!rep.deleted && exists(path));
+	ck_assert_uint_eq(dev_sum(d), orig);
+	ck_assert_int_eq(journal_restore(path, d, 0, &rep, err, sizeof(err)), 0);
+	ck_assert(rep.deleted && !exists(path));
+	ck_assert_uint_eq(dev_sum(d), orig);
+	spill(copy, j, len);
+	ck_assert_int_eq(journal_restore(copy, d, 0, &rep, err, sizeof(err)), 0);
+	ck_assert_uint_eq(rep.restored_bytes, AREA_END - AREA_START);
+	ck_assert_uint_eq(dev_sum(d), orig);
+	free(j);
+	fp_dev_close(d);
+}
+END_TEST
+
+/* ---- I/O errors ---- */
+
+#define BAD_START (6u * MIB + 4096u)
+#define BAD_BYTES (64u * 1024u)
+
+/* The card went bad inside the test area: every other byte is restored,
+ * the bad range is reported exactly, and the journal is kept. */
+START_TEST(test_eio_during_restore)
+{
+	struct fp_dev *d = sim_with(QUIET_SIM, 18), *bad;
+	struct journal_restore_report rep;
+	uint64_t lo, hi, outside;
+	char path[PATH_MAX], err[512] = "", spec[256];
+	int rc;
+
+	lo = dev_sum_range(d, AREA_START, BAD_START);
+	hi = dev_sum_range(d, BAD_START + BAD_BYTES, AREA_END);
+	jpath(path, sizeof(path), "eio.journal");
+	crashed_run(d, path, AREA_START, AREA_END);
+	/* The same card (same name and size), now with a bad range and other
+	 * contents: what the test left behind. */
+	snprintf(spec, sizeof(spec), "%s,bad_start=%u,bad=%u", QUIET_SIM,
+		 BAD_START, BAD_BYTES);
+	bad = sim_with(spec, 19);
+	outside = dev_sum_range(bad, 0, AREA_START);
+	rc = journal_restore(path, bad, 0, &rep, err, sizeof(err));
+	ck_assert_msg(rc == -EIO, "rc %d %s", rc, err);
+	ck_assert_msg(strstr(err, "journal") && strstr(err, "kept"), "%s", err);
+	ck_assert_uint_eq(rep.nfailed, 1);
+	ck_assert_uint_eq(rep.failed[0].offset_bytes, BAD_START);
+	ck_assert_uint_eq(rep.failed[0].length_bytes, BAD_BYTES);
+	ck_assert_int_eq(rep.failed[0].error, -EIO);
+	ck_assert_uint_eq(rep.failed_bytes, BAD_BYTES);
+	ck_assert_uint_eq(rep.restored_bytes, AREA_END - AREA_START - BAD_BYTES);
+	ck_assert(!rep.deleted);
+	ck_assert(exists(path));
+	ck_assert_uint_eq(dev_sum_range(bad, AREA_START, BAD_START), lo);
+	ck_assert_uint_eq(dev_sum_range(bad, BAD_START + BAD_BYTES, AREA_END), hi);
+	ck_assert_uint_eq(dev_sum_range(bad, 0, AREA_START), outside);
+	fp_dev_close(bad);
+	fp_dev_close(d);
+}
+END_TEST
+
+/* A range that cannot be read cannot be backed up: nothing is written. */
+START_TEST(test_eio_during_backup)
+{
+	char spec[256], path[PATH_MAX], err[512] = "";
+	struct journal_restore_report rep;
+	struct fp_dev *d, *jd;
+	uint64_t orig;
+
+	snprintf(spec, sizeof(spec), "%s,bad_start=%u,bad=%u", QUIET_SIM,
+		 BAD_START, BAD_BYTES);
+	d = sim_with(spec, 20);
+	orig = dev_sum_range(d, 0, AREA_START);
+	jpath(path, sizeof(path), "eio-backup.journal");
+	jd = jopen(d, path);
+	ck_assert_int_eq(journal_backup_area(jd, AREA_START, AREA_END, err,
+					     sizeof(err)), -EIO);
+	ck_assert_msg(strstr(err, "cannot back up") != NULL, "%s", err);
+	ck_assert_uint_eq(fp_dev_bytes_written(jd), 0);
+	ck_assert_int_eq(journal_finish(jd, 0, &rep, err, sizeof(err)), 0);
+	ck_assert(rep.deleted && !exists(path));
+	ck_assert_uint_eq(dev_sum_range(d, 0, AREA_START), orig);
+	fp_dev_close(jd);
+	fp_dev_close(d);
+}
+END_TEST
+
+/* ---- interruption ---- */
+
+START_TEST(test_interrupt_stops_io)
+{
+	struct fp_dev *d = sim_with(QUIET_SIM, 23), *jd;
+	struct journal_restore_report rep;
+	unsigned char *buf = fp_dev_alloc_buf(4096);
+	uint64_t orig = dev_sum(d);
+	char path[PATH_MAX], err[512] = "";
+
+	jpath(path, sizeof(path), "intr.journal");
+	ck_assert_int_eq(safety_signals_install(), 0);
+	jd = jopen(d, path);
+	ck_assert_int_eq(journal_backup_area(jd, AREA_START, AREA_END, err,
+					     sizeof(err)), 0);
+	scribble(jd, AREA_START, AREA_START + MIB, 3);
+	raise(SIGINT);
+	ck_assert_int_eq(safety_interrupted(), SIGINT);
+	ck_assert_int_eq(fp_dev_write_timed(jd, buf, 4096, AREA_START, NULL),
+			 -EINTR);
+	ck_assert_int_eq(fp_dev_read_timed(jd, buf, 4096, AREA_START, NULL),
+			 -EINTR);
+	/* The restore itself ignores the signal. */
+	ck_assert_msg(journal_finish(jd, 0, &rep, err, sizeof(err)) == 0, "%s",
+		      err);
+	ck_assert_uint_eq(dev_sum(d), orig);
+	ck_assert_int_eq(safety_exit_status(safety_interrupted()), 130);
+	safety_interrupt_clear();
+	safety_signals_uninstall();
+	free(buf);
+	fp_dev_close(jd);
+	fp_dev_close(d);
+}
+END_TEST
+
+START_TEST(test_interrupt_during_backup)
+{
+	struct fp_dev *d = sim_with(QUIET_SIM, 24), *jd;
+	struct journal_restore_report rep;
+	char path[PATH_MAX], err[512] = "";
+
+	jpath(path, sizeof(path), "intr-backup.journal");
+	ck_assert_int_eq(safety_signals_install(), 0);
+	jd = jopen(d, path);
+	raise(SIGTERM);
+	ck_assert_int_eq(journal_backup_area(jd, AREA_START, AREA_END, err,
+					     sizeof(err)), -EINTR);
+	ck_assert_msg(strstr(err, "nothing was written") != NULL, "%s", err);
+	ck_assert_int_eq(journal_finish(jd, 0, &rep, err, sizeof(err)), 0);
+	ck_assert(!exists(path));
+	safety_interrupt_clear();
+	safety_signals_uninstall();
+	fp_dev_close(jd);
+	fp_dev_close(d);
+}
+END_TEST
+
+/* ---- finding unfinished journals ---- */
+
+START_TEST(test_find_pending_default_path)
+{
+	char *img = bf_image_in(test_dir, 4u * MIB, 25);
+	char *other = bf_image_in(test_dir, MIB, 26);
+	char def[PATH_MAX], found[PATH_MAX], dev[PATH_MAX], real[PATH_MAX];
+	struct journal_restore_report rep;
+	struct fp_dev *d = NULL, *jd = NULL;
+	char err[512] = "";
+
+	ck_assert(img != NULL && other != NULL);
+	ck_assert_int_eq(journal_default_path(img, def, sizeof(def), err,
+					      sizeof(err)), 0);
+	ck_assert_int_eq(strncmp(def, state_dir, strlen(state_dir)), 0);
+	ck_assert_ptr_nonnull(strstr(def, ".journal"));
+	ck_assert_int_eq(journal_find_pending(img, found, sizeof(found), err,
+					      sizeof(err)), 0);
+	ck_assert_int_eq(fp_dev_open_path(img, FP_OPEN_WRITE, &d, err,
+					  sizeof(err)), 0);
+	crashed_run(d, def, 0, MIB);
+	ck_assert_int_eq(journal_find_pending(img, found, sizeof(found), err,
+					      sizeof(err)), 1);
+	ck_assert_str_eq(found, def);
+	ck_assert_int_eq(journal_find_pending(other, dev, sizeof(dev), err,
+					      sizeof(err)), 0);
+	ck_assert_int_eq(journal_find_pending("sim:seed", dev, sizeof(dev),
+					      err, sizeof(err)), 0);
+	/* "flashprobe restore JOURNAL" learns the device from the header. */
+	ck_assert_int_eq(journal_device_of(def, dev, sizeof(dev), err,
+					   sizeof(err)), 0);
+	ck_assert_ptr_nonnull(realpath(img, real));
+	ck_assert_str_eq(dev, real);
+	/* A second run must not start a new journal over the old one. */
+	ck_assert_int_eq(journal_open(d, def, &jd, err, sizeof(err)), -EEXIST);
+	ck_assert_msg(journal_restore(found, d, 0, &rep, err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_int_eq(journal_find_pending(img, found, sizeof(found), err,
+					      sizeof(err)), 0);
+	fp_dev_close(d);
+	unlink(img);
+	unlink(other);
+	free(img);
+	free(other);
+}
+END_TEST
+
+/* A journal placed elsewhere with --journal is found through a pointer
+ * link at the default path, which the restore removes too. */
+START_TEST(test_find_pending_custom_path)
+{
+	char *img = bf_image_in(test_dir, 4u * MIB, 27);
+	char def[PATH_MAX], found[PATH_MAX], path[PATH_MAX], err[512] = "";
+	struct journal_restore_report rep;
+	struct fp_dev *d = NULL, *jd = NULL, *d2 = NULL;
+
+	ck_assert_ptr_nonnull(img);
+	ck_assert_int_eq(journal_default_path(img, def, sizeof(def), err,
+					      sizeof(err)), 0);
+	jpath(path, sizeof(path), "custom.journal");
+	ck_assert_int_eq(fp_dev_open_path(img, FP_OPEN_WRITE, &d, err,
+					  sizeof(err)), 0);
+	crashed_run(d, path, MIB, 2 * MIB);
+	ck_assert(exists(def));
+	ck_assert_int_eq(journal_find_pending(img, found, sizeof(found), err,
+					      sizeof(err)), 1);
+	ck_assert_str_eq(found, path);
+	/* Another journal for the same device elsewhere is refused. */
+	ck_assert_int_eq(fp_dev_open_path(img, FP_OPEN_READ, &d2, err,
+					  sizeof(err)), 0);
+	jpath(path, sizeof(path), "custom2.journal");
+	ck_assert_int_eq(journal_open(d2, path, &jd, err, sizeof(err)), -EEXIST);
+	ck_assert(!exists(path));
+	/* Restoring through the pointer works on the journal itself. */
+	ck_assert_int_eq(journal_restore(def, d, 0, &rep, err, sizeof(err)), 0);
+	ck_assert(!exists(found));
+	ck_assert(!exists(def));
+	ck_assert_int_eq(journal_find_pending(img, found, sizeof(found), err,
+					      sizeof(err)), 0);
+	fp_dev_close(d2);
+	fp_dev_close(d);
+	unlink(img);
+	free(img);
+}
+END_TEST
+
+START_TEST(test_journal_is_not_the_image)
+{
+	char *img = bf_image_in(test_dir, MIB, 28);
+	struct fp_dev *d = NULL, *jd = NULL;
+	char err[512] = "";
+
+	ck_assert_ptr_nonnull(img);
+	ck_assert_int_eq(fp_dev_open_path(img, FP_OPEN_WRITE, &d, err,
+					  sizeof(err)), 0);
+	ck_assert_int_eq(journal_check_location(img, img, err, sizeof(err)),
+			 -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "device under test itself"));
+	ck_assert_int_eq(journal_open(d, img, &jd, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_null(jd);
+	fp_dev_close(d);
+	unlink(img);
+	free(img);
+}
+END_TEST
+
+/* ---- the journal on the device under test (loop devices) ---- */
+
+static struct bf_scene scene;
+
+static void fs_setup(void)
+{
+	if (bf_image(&scene, 64u * MIB, false) && bf_attach(&scene, "") &&
+	    bf_mkfs(&scene, scene.dev))
+		bf_mount(&scene, scene.dev, "ro,noload");
+}
+
+static void part_setup(void)
+{
+	if (bf_image(&scene, 64u * MIB, true) && bf_attach(&scene, "-P") &&
+	    bf_mkfs(&scene, scene.part))
+		bf_mount(&scene, scene.part, "ro,noload");
+}
+
+static void scene_teardown(void)
+{
+	bf_cleanup(&scene);
+}
+
+/* Mounted read-only: nothing, not even the kernel, writes the device, so
+ * its checksum shows that refusing did not touch it. */
+static void check_journal_on_device(void)
+{
+	char path[PATH_MAX + 16], here[PATH_MAX], err[512] = "";
+	struct fp_dev *d = NULL, *jd = NULL;
+	uint64_t before;
+
+	ck_assert_msg(scene.mounted[0] != '\0', "setup: %s", scene.why);
+	before = tu_checksum(scene.dev);
+	ck_assert(snprintf(path, sizeof(path), "%s/flashprobe.journal",
+			   scene.mnt) < (int)sizeof(path));
+	ck_assert_int_eq(journal_check_location(path, scene.dev, err,
+						sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "device under test") && strstr(err, scene.dev),
+		      "%s", err);
+	ck_assert_int_eq(fp_dev_open_path(scene.dev, FP_OPEN_READ, &d, err,
+					  sizeof(err)), 0);
+	ck_assert_int_eq(journal_open(d, path, &jd, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_null(jd);
+	/* Elsewhere is fine. */
+	jpath(here, sizeof(here), "elsewhere.journal");
+	ck_assert_msg(journal_check_location(here, scene.dev, err,
+					     sizeof(err)) == 0, "%s", err);
+	fp_dev_close(d);
+	ck_assert_uint_eq(tu_checksum(scene.dev), before);
+}
+
+START_TEST(test_journal_on_mounted_disk)
+{
+	check_journal_on_device();
+}
+END_TEST
+
+START_TEST(test_journal_on_mounted_partition)
+{
+	check_journal_on_device();
+}
+END_TEST
+
+static void ext4_setup(void)
+{
+	if (bf_image(&scene, 64u * MIB, false) && bf_attach(&scene, ""))
+		bf_mkfs(&scene, scene.dev);
+}
+
+/* A real block device with a file system: scribble over its first 8 MiB
+ * (superblock, group descriptors, inode tables), die, be found by the
+ * next run, restore: the whole device is as before. */
+START_TEST(test_loop_roundtrip)
+{
+	char found[PATH_MAX], def[PATH_MAX], err[512] = "";
+	struct journal_restore_report rep;
+	struct fp_dev *d = NULL, *jd;
+	uint64_t before;
+
+	ck_assert_msg(scene.dev != NULL && scene.why[0] == '\0', "setup: %s",
+		      scene.why);
+	before = tu_checksum(scene.dev);
+	ck_assert_msg(fp_dev_open(scene.dev, FP_OPEN_WRITE, &d, err,
+				  sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(fp_dev_kind(d), FP_DEV_BLOCK);
+	ck_assert_int_eq(journal_default_path(scene.dev, def, sizeof(def), err,
+					      sizeof(err)), 0);
+	crashed_run(d, def, 0, 8u * MIB);
+	fp_dev_close(d);
+	ck_assert_uint_ne(tu_checksum(scene.dev), before);
+	ck_assert_int_eq(journal_find_pending(scene.dev, found, sizeof(found),
+					      err, sizeof(err)), 1);
+	ck_assert_str_eq(found, def);
+	ck_assert_int_eq(fp_dev_open(scene.dev, FP_OPEN_WRITE, &d, err,
+				     sizeof(err)), 0);
+	ck_assert_msg(journal_restore(found, d, 0, &rep, err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_uint_eq(rep.restored_bytes, 8u * MIB);
+	fp_dev_close(d);
+	ck_assert_uint_eq(tu_checksum(scene.dev), before);
+	ck_assert_int_eq(journal_find_pending(scene.dev, found, sizeof(found),
+					      err, sizeof(err)), 0);
+	/* And a normal run: back up, write, finish. */
+	ck_assert_int_eq(fp_dev_open(scene.dev, FP_OPEN_WRITE, &d, err,
+				     sizeof(err)), 0);
+	jd = jopen(d, def);
+	ck_assert_int_eq(journal_backup_area(jd, 0, 8u * MIB, err, sizeof(err)),
+			 0);
+	scribble(jd, 0, 8u * MIB, 5);
+	ck_assert_msg(journal_finish(jd, 0, &rep, err, sizeof(err)) == 0, "%s",
+		      err);
+	fp_dev_close(jd);
+	fp_dev_close(d);
+	ck_assert_uint_eq(tu_checksum(scene.dev), before);
+	ck_assert_int_eq(bf_sh("fsck.ext4 -n -f '%s'", scene.dev), 0);
+}
+END_TEST
+
+/* A loop-device case with its own private directory and scene. */
+static void add_scene(Suite *s, const char *name, void (*setup)(void),
+		      const TTest *test)
+{
+	TCase *tc = tcase_create(name);
+
+	tcase_add_unchecked_fixture(tc, dir_setup, dir_teardown);
+	tcase_add_unchecked_fixture(tc, setup, scene_teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test);
+	suite_add_tcase(s, tc);
+}
+
+Suite *journal_suite(void)
+{
+	Suite *s = suite_create("journal");
+	TCase *tc = tcase_create("journal");
+	const char *why = bf_unavailable("mkfs.ext4 fsck.ext4");
+
+	tcase_add_unchecked_fixture(tc, dir_setup, dir_teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_roundtrip_sim);
+	tcase_add_test(tc, test_roundtrip_file);
+	tcase_add_test(tc, test_on_the_fly);
+	tcase_add_test(tc, test_journal_full);
+	tcase_add_test(tc, test_no_write_no_replay);
+	tcase_add_test(tc, test_bad_backup_range);
+	tcase_add_test(tc, test_existing_journal_refused);
+	tcase_add_loop_test(tc, test_torn_journal, 0, 12);
+	tcase_add_loop_test(tc, test_corrupt_journal, 0, 9);
+	tcase_add_test(tc, test_untrusted_journal);
+	tcase_add_test(tc, test_identity_mismatch_sim);
+	tcase_add_test(tc, test_identity_mismatch_file);
+	tcase_add_test(tc, test_idempotent_restore);
+	tcase_add_test(tc, test_eio_during_restore);
+	tcase_add_test(tc, test_eio_during_backup);
+	tcase_add_test(tc, test_interrupt_stops_io);
+	tcase_add_test(tc, test_interrupt_during_backup);
+	tcase_add_test(tc, test_find_pending_default_path);
+	tcase_add_test(tc, test_find_pending_custom_path);
+	tcase_add_test(tc, test_journal_is_not_the_image);
+	suite_add_tcase(s, tc);
+	if (why != NULL) {
+		tu_skip("journal/loop devices: ext4 round trip, journal on a "
+			"mounted device refused", why);
+		return s;
+	}
+	add_scene(s, "journal-loop-roundtrip", ext4_setup, test_loop_roundtrip);
+	add_scene(s, "journal-on-device-fs", fs_setup,
+		  test_journal_on_mounted_disk);
+	if (!bf_have("partx"))
+		tu_skip("journal/journal-on-device-partition",
+			"partx not installed");
+	else
+		add_scene(s, "journal-on-device-partition", part_setup,
+			  test_journal_on_mounted_partition);
+	return s;
+}
