@@ -67,10 +67,14 @@ check: check-lib $(B)/flashprobe $(B)/check_flashprobe $(S)/flashprobe $(S)/chec
 	    FLASHPROBE_BIN=$(CURDIR)/$(S)/flashprobe ./$(S)/check_flashprobe
 
 demo: $(B)/flashprobe
-	./$(B)/flashprobe align sim:seed
+	./$(B)/flashprobe probe sim:seed
 
+# Figures and ratios, never pass/fail: cost of the analyzers against
+# flashbench's procedures, and flashprobe's I/O overhead against fio.
 bench: $(B)/flashprobe
 	sh bench/align-cost $(CURDIR)/$(B)/flashprobe
+	sh bench/write-cost $(CURDIR)/$(B)/flashprobe
+	sh bench/overhead $(CURDIR)/$(B)/flashprobe
 
 install: $(B)/flashprobe
 	install -D -m 0755 $(B)/flashprobe $(DESTDIR)$(PREFIX)/bin/flashprobe

@@ -215,9 +215,9 @@ static void consequences(const struct geometry *g, struct advice *a)
 	char n[32], m[32];
 
 	if (g->open_linear.value > 0) {
-		snprintf(n, sizeof(n), "%s%d", g->open_linear.at_least ? "at least " : "",
-			 g->open_linear.value);
-		add_note(a, "this card keeps %s AUs open: %s",
+		snprintf(n, sizeof(n), "%s%d AU%s", g->open_linear.at_least ? "at least " : "",
+			 g->open_linear.value, g->open_linear.value == 1 ? "" : "s");
+		add_note(a, "this card keeps %s open: %s",
 			 n, g->open_linear.at_least ?
 			 "many files can grow at once without slowing down" :
 			 "more files growing at once than that will be slow");
@@ -233,8 +233,10 @@ static void consequences(const struct geometry *g, struct advice *a)
 	}
 	if (g->fat_found) {
 		units_format_bytes(g->fat_size_bytes, n, sizeof(n));
-		units_format_bytes(g->fat_start_bytes, m, sizeof(m));
-		add_note(a, "the card handles %s from offset %s differently (FAT area): "
+		snprintf(m, sizeof(m), "the start");
+		if (g->fat_start_bytes)
+			units_format_bytes(g->fat_start_bytes, m, sizeof(m));
+		add_note(a, "the card handles %s from %s differently (FAT area): "
 			 "the advised partition starts after it, so a busy journal does "
 			 "not land there", n, m);
 	}

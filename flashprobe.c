@@ -1,8 +1,10 @@
-/* flashprobe.c - command line: options, the safety gate, dispatch, exit
- * status.  The only file that prints to the user or exits. */
+/* flashprobe.c - command line: options, dispatch, exit status.  The only
+ * file that exits; commands print their reports here. */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,10 +12,23 @@
 #include <unistd.h>
 
 #include "align.h"
+#include "clock.h"
+#include "benchio.h"
 #include "dev.h"
+#include "findfat.h"
+#include "journal.h"
 #include "json.h"
+#include "openau.h"
+#include "probe.h"
 #include "report.h"
+#include "report_bench.h"
+#include "report_findfat.h"
+#include "report_openau.h"
+#include "report_probe.h"
+#include "safety.h"
+#include "session.h"
 #include "sim.h"
+#include "svg.h"
 #include "units.h"
 
 #ifndef FLASHPROBE_VERSION
@@ -23,27 +38,39 @@
 /* Exit statuses, documented in flashprobe(1). */
 enum fp_exit {
 	FP_EXIT_OK = 0,
-	FP_EXIT_FAILURE = 1,	/* I/O error or other runtime failure */
-	FP_EXIT_USAGE = 2,	/* bad invocation or input; nothing written */
-	FP_EXIT_REFUSED = 3,	/* refused for safety; nothing written */
+	FP_EXIT_FAILURE = 1,		/* I/O error or other runtime failure */
+	FP_EXIT_USAGE = 2,		/* bad invocation or input; nothing written */
+	FP_EXIT_REFUSED = 3,		/* refused for safety; nothing written */
+	FP_EXIT_UNDETERMINED = 4,	/* a needed size could not be measured; nothing written */
 };
 
 enum fp_command {
 	CMD_NONE,
 	CMD_ALIGN,
+	CMD_OPEN_AU,
+	CMD_FIND_FAT,
+	CMD_PROBE,
+	CMD_BENCH,
+	CMD_RESTORE,
 	CMD_LIST_SIMS,
 };
 
 struct cli {
 	enum fp_command command;
+	bool flashbench_form;		/* invoked as -a, -O or -f */
 	const char *device;
-	bool json;
-	bool flashbench;
-	bool quiet;
-	uint64_t blocksize_bytes;
-	uint64_t count;
-	uint64_t seed;
+	bool json, flashbench, quiet, quick, read_only;
+	const char *svg;
+	bool write, destructive, yes, force, manual, random;
+	const char *journal;
+	uint64_t blocksize_bytes, erase_bytes, offset_bytes;
+	bool offset_set;
+	uint64_t count, seed, open_au_nr, max_open, fat_nr;
+	uint64_t size_bytes, repeat, runtime_ms, warmup_ms;
+	bool warmup_set;
+	const char *workloads;
 	bool seed_set;
+	char spec[4096];		/* device with the seed folded in */
 };
 
 static const struct {
@@ -51,35 +78,70 @@ static const struct {
 	enum fp_command command;
 } commands[] = {
 	{ "align", CMD_ALIGN },
+	{ "open-au", CMD_OPEN_AU },
+	{ "find-fat", CMD_FIND_FAT },
+	{ "probe", CMD_PROBE },
+	{ "bench", CMD_BENCH },
+	{ "restore", CMD_RESTORE },
 	{ "list-sims", CMD_LIST_SIMS },
 };
 
 static void usage(FILE *out)
 {
-	fputs("Usage: flashprobe COMMAND [OPTIONS] DEVICE\n"
-	      "       flashprobe -a [OPTIONS] DEVICE\n"
+	fputs("Usage: flashprobe [COMMAND] [OPTIONS] DEVICE\n"
 	      "\n"
 	      "Infer the geometry of an SD card, eMMC or USB stick by timing it.\n"
 	      "DEVICE is a block device, an image file, or a simulated card\n"
 	      "written sim:NAME[,key=value...] (see list-sims).\n"
 	      "\n"
 	      "Commands:\n"
-	      "  align, -a           read-only: find the page and erase-block size\n"
-	      "  list-sims           list the built-in simulated cards and their truth\n"
+	      "  probe                 the default: identity, geometry, advice; the\n"
+	      "                        write tests only with --write or --destructive\n"
+	      "  align, -a             read-only: the page and erase-block size\n"
+	      "  open-au, -O           writes: count the AUs kept open (linear, random)\n"
+	      "  find-fat, -f          writes from sector 0: find the FAT area\n"
+	      "  bench                 1MiB sequential and 4KiB random speed, latency\n"
+	      "  restore               replay an unfinished journal (JOURNAL or DEVICE)\n"
+	      "  list-sims             the built-in simulated cards and their truth\n"
 	      "\n"
-	      "Options:\n"
-	      "  -b, --blocksize=SIZE   size of each timed read (default 2 sectors, >= 1KiB)\n"
-	      "  -c, --count=N          at most N reads per position (default 48)\n"
-	      "      --seed=N           seed of the measurement order and of simulated noise\n"
-	      "  -j, --json             one JSON document on stdout\n"
-	      "      --flashbench       only flashbench's table\n"
-	      "  -q, --quiet            no progress on stderr\n"
-	      "  -h, --help             this help\n"
-	      "  -V, --version          the version\n"
+	      "Write consent (simulated cards need none):\n"
+	      "      --write           back the test area up, test, restore, verify\n"
+	      "      --destructive     test without a backup (blank cards)\n"
+	      "  -y, --yes             do not ask to type the device name\n"
+	      "      --journal=PATH    where --write keeps the backup\n"
+	      "      --force           restore: replay a damaged or foreign journal\n"
 	      "\n"
-	      "SIZE accepts 4194304, 0x400000, 4M, 4MiB.\n"
+	      "Measurement:\n"
+	      "  -b, --blocksize=SIZE  read size (align) or smallest chunk (writes)\n"
+	      "  -c, --count=N         align: at most N reads per position (default 48)\n"
+	      "  -e, --erasesize=SIZE  erase block for write tests (default: measured)\n"
+	      "      --open-au-nr=N    open-au: flashbench's manual run with N AUs\n"
+	      "      --max-open=N      open-au: search limit (default 32)\n"
+	      "      --random          manual runs: random order inside each AU\n"
+	      "      --offset=SIZE     open-au, bench: start of the test area\n"
+	      "      --fat-nr=N        find-fat: units examined (manual) or at least (auto)\n"
+	      "      --manual          find-fat: flashbench's table, no verdict\n"
+	      "      --quick           probe: cheaper, less certain\n"
+	      "      --workload=LIST   bench: seq_read,seq_write,rand_read,rand_write or all\n"
+	      "      --runtime=TIME    bench: seconds per workload and repeat (default 3)\n"
+	      "      --warmup=TIME     bench: unrecorded I/O first (default 1)\n"
+	      "      --repeat=N        bench: repeats, median reported (default 3)\n"
+	      "      --size=SIZE       bench: test area size (default 256MiB)\n"
+	      "      --read-only       bench: only the read workloads\n"
+	      "      --seed=N          measurement order and simulated noise\n"
+	      "\n"
+	      "Output:\n"
+	      "  -j, --json            one JSON document on stdout\n"
+	      "      --flashbench      only flashbench's table\n"
+	      "      --svg=FILE        probe: a chart of the evidence\n"
+	      "  -q, --quiet           no progress or notes on stderr\n"
+	      "  -h, --help            this help\n"
+	      "  -V, --version         the version\n"
+	      "\n"
+	      "SIZE accepts 4194304, 0x400000, 4M, 4MiB; TIME 3, 3s or 500ms.\n"
 	      "Exit status: 0 done (also when a parameter is undetermined), 1 runtime\n"
-	      "error, 2 bad usage, 3 refused for safety.\n"
+	      "error, 2 bad usage, 3 refused for safety, 4 a needed size could not be\n"
+	      "measured; with 2, 3 and 4 nothing was written.  128+N after signal N.\n"
 	      "\n"
 	      "See flashprobe(1).\n", out);
 }
@@ -92,11 +154,27 @@ static int usage_error(const char *fmt, const char *arg)
 	return FP_EXIT_USAGE;
 }
 
-static bool set_command(struct cli *c, enum fp_command cmd)
+static int fail(int status, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int fail(int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("flashprobe: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return status;
+}
+
+static bool set_command(struct cli *c, enum fp_command cmd, bool flashbench_form)
 {
 	if (c->command != CMD_NONE && c->command != cmd)
 		return false;
 	c->command = cmd;
+	c->flashbench_form |= flashbench_form;
 	return true;
 }
 
@@ -112,89 +190,178 @@ static int parse_size_option(const char *name, const char *arg, uint64_t *out)
 {
 	int ret = units_parse_size(arg, out);
 
-	if (ret == -ERANGE) {
-		fprintf(stderr, "flashprobe: %s '%s' is too large\n", name, arg);
-		return FP_EXIT_USAGE;
-	}
-	if (ret || *out == 0) {
-		fprintf(stderr, "flashprobe: %s '%s' is not a positive size\n",
-			name, arg);
-		return FP_EXIT_USAGE;
-	}
+	if (ret == -ERANGE)
+		return fail(FP_EXIT_USAGE, "%s '%s' is too large", name, arg);
+	if (ret || *out == 0)
+		return fail(FP_EXIT_USAGE, "%s '%s' is not a positive size", name, arg);
 	return FP_EXIT_OK;
 }
 
 static int parse_count_option(const char *name, const char *arg,
 			      uint64_t max, uint64_t *out)
 {
-	if (units_parse_uint(arg, max, out) || *out == 0) {
-		fprintf(stderr, "flashprobe: %s '%s' is not a number from 1 to %" PRIu64 "\n",
-			name, arg, max);
-		return FP_EXIT_USAGE;
-	}
+	if (units_parse_uint(arg, max, out) || *out == 0)
+		return fail(FP_EXIT_USAGE, "%s '%s' is not a number from 1 to %" PRIu64,
+			    name, arg, max);
 	return FP_EXIT_OK;
 }
 
-enum { OPT_SEED = 256, OPT_FLASHBENCH };
+/* Seconds as a whole number, or with an ms or s suffix, into ms. */
+static int parse_seconds(const char *name, const char *arg, bool zero_ok,
+			 uint64_t *ms)
+{
+	const char *unit = arg + strspn(arg, "0123456789");
+	char digits[32];
+	uint64_t v;
+	size_t n = (size_t)(unit - arg);
+
+	if (n == 0 || n >= sizeof(digits) ||
+	    (*unit && strcmp(unit, "s") && strcmp(unit, "ms")))
+		return fail(FP_EXIT_USAGE, "%s '%s' is not a duration (e.g. 3, 3s, 500ms)",
+			    name, arg);
+	memcpy(digits, arg, n);
+	digits[n] = '\0';
+	if (units_parse_uint(digits, 86400000, &v) || (!v && !zero_ok))
+		return fail(FP_EXIT_USAGE, "%s '%s' is out of range", name, arg);
+	*ms = strcmp(unit, "ms") ? v * 1000 : v;
+	return FP_EXIT_OK;
+}
+
+enum {
+	OPT_SEED = 256, OPT_FLASHBENCH, OPT_OPEN_AU_NR, OPT_MAX_OPEN, OPT_RANDOM,
+	OPT_OFFSET, OPT_FAT_NR, OPT_MANUAL, OPT_WRITE, OPT_DESTRUCTIVE,
+	OPT_JOURNAL, OPT_FORCE, OPT_SVG, OPT_QUICK, OPT_READ_ONLY, OPT_RUNTIME,
+	OPT_WARMUP, OPT_REPEAT, OPT_WORKLOAD, OPT_SIZE,
+};
+
+static const struct option longopts[] = {
+	{ "align", no_argument, NULL, 'a' },
+	{ "open-au", no_argument, NULL, 'O' },
+	{ "findfat", no_argument, NULL, 'f' },
+	{ "find-fat", no_argument, NULL, 'f' },
+	{ "blocksize", required_argument, NULL, 'b' },
+	{ "count", required_argument, NULL, 'c' },
+	{ "erasesize", required_argument, NULL, 'e' },
+	{ "open-au-nr", required_argument, NULL, OPT_OPEN_AU_NR },
+	{ "max-open", required_argument, NULL, OPT_MAX_OPEN },
+	{ "random", no_argument, NULL, OPT_RANDOM },
+	{ "offset", required_argument, NULL, OPT_OFFSET },
+	{ "fat-nr", required_argument, NULL, OPT_FAT_NR },
+	{ "manual", no_argument, NULL, OPT_MANUAL },
+	{ "write", no_argument, NULL, OPT_WRITE },
+	{ "destructive", no_argument, NULL, OPT_DESTRUCTIVE },
+	{ "yes", no_argument, NULL, 'y' },
+	{ "journal", required_argument, NULL, OPT_JOURNAL },
+	{ "force", no_argument, NULL, OPT_FORCE },
+	{ "svg", required_argument, NULL, OPT_SVG },
+	{ "quick", no_argument, NULL, OPT_QUICK },
+	{ "read-only", no_argument, NULL, OPT_READ_ONLY },
+	{ "runtime", required_argument, NULL, OPT_RUNTIME },
+	{ "warmup", required_argument, NULL, OPT_WARMUP },
+	{ "repeat", required_argument, NULL, OPT_REPEAT },
+	{ "workload", required_argument, NULL, OPT_WORKLOAD },
+	{ "size", required_argument, NULL, OPT_SIZE },
+	{ "seed", required_argument, NULL, OPT_SEED },
+	{ "json", no_argument, NULL, 'j' },
+	{ "flashbench", no_argument, NULL, OPT_FLASHBENCH },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* One option; returns an exit status (FP_EXIT_OK to go on). */
+static int parse_option(struct cli *c, int opt, const char *arg, char **argv)
+{
+	switch (opt) {
+	case 'a':
+	case 'O':
+	case 'f':
+		if (!set_command(c, opt == 'a' ? CMD_ALIGN : opt == 'O' ? CMD_OPEN_AU
+									  : CMD_FIND_FAT, true))
+			return usage_error("%s", "more than one command given");
+		return FP_EXIT_OK;
+	case 'b':
+		return parse_size_option("blocksize", arg, &c->blocksize_bytes);
+	case 'c':
+		return parse_count_option("count", arg, 1024, &c->count);
+	case 'e':
+		return parse_size_option("erasesize", arg, &c->erase_bytes);
+	case OPT_OPEN_AU_NR:
+		return parse_count_option("open-au-nr", arg, OPENAU_MAX_OPEN_LIMIT,
+					  &c->open_au_nr);
+	case OPT_MAX_OPEN:
+		return parse_count_option("max-open", arg, OPENAU_MAX_OPEN_LIMIT,
+					  &c->max_open);
+	case OPT_FAT_NR:
+		return parse_count_option("fat-nr", arg, FINDFAT_MAX_UNITS, &c->fat_nr);
+	case OPT_OFFSET:
+		c->offset_set = true;
+		if (units_parse_size(arg, &c->offset_bytes))
+			return fail(FP_EXIT_USAGE, "offset '%s' is not a size", arg);
+		return FP_EXIT_OK;
+	case OPT_SEED:
+		c->seed_set = true;
+		if (units_parse_uint(arg, UINT64_MAX, &c->seed))
+			return usage_error("seed '%s' is not a number", arg);
+		return FP_EXIT_OK;
+	case OPT_RANDOM: c->random = true; return FP_EXIT_OK;
+	case OPT_MANUAL: c->manual = true; return FP_EXIT_OK;
+	case OPT_WRITE: c->write = true; return FP_EXIT_OK;
+	case OPT_DESTRUCTIVE: c->destructive = true; return FP_EXIT_OK;
+	case 'y': c->yes = true; return FP_EXIT_OK;
+	case OPT_JOURNAL: c->journal = arg; return FP_EXIT_OK;
+	case OPT_FORCE: c->force = true; return FP_EXIT_OK;
+	case OPT_SVG: c->svg = arg; return FP_EXIT_OK;
+	case OPT_QUICK: c->quick = true; return FP_EXIT_OK;
+	case OPT_READ_ONLY: c->read_only = true; return FP_EXIT_OK;
+	case OPT_WORKLOAD: c->workloads = arg; return FP_EXIT_OK;
+	case OPT_SIZE:
+		return parse_size_option("size", arg, &c->size_bytes);
+	case OPT_REPEAT:
+		return parse_count_option("repeat", arg, BENCHIO_MAX_REPEATS, &c->repeat);
+	case OPT_RUNTIME:
+		return parse_seconds("runtime", arg, false, &c->runtime_ms);
+	case OPT_WARMUP:
+		c->warmup_set = true;
+		return parse_seconds("warmup", arg, true, &c->warmup_ms);
+	case 'j': c->json = true; return FP_EXIT_OK;
+	case OPT_FLASHBENCH: c->flashbench = true; return FP_EXIT_OK;
+	case 'q': c->quiet = true; return FP_EXIT_OK;
+	case 'h':
+		usage(stdout);
+		exit(FP_EXIT_OK);
+	case 'V':
+		printf("flashprobe %s\n", FLASHPROBE_VERSION);
+		exit(FP_EXIT_OK);
+	case ':':
+		return usage_error("option '%s' needs a value", argv[optind - 1]);
+	default:
+		return usage_error("unknown option '%s'", argv[optind - 1]);
+	}
+}
+
+static int check_combinations(const struct cli *c)
+{
+	if (c->json && c->flashbench)
+		return usage_error("%s: choose one output format", "--json and --flashbench");
+	if (c->write && c->destructive)
+		return usage_error("%s: choose one", "--write and --destructive");
+	if (c->command != CMD_LIST_SIMS && !c->device)
+		return usage_error("%s", "no device given");
+	if (c->open_au_nr && c->command != CMD_OPEN_AU)
+		return usage_error("%s only applies to open-au", "--open-au-nr");
+	return FP_EXIT_OK;
+}
 
 static int parse_args(int argc, char **argv, struct cli *c)
 {
-	static const struct option longopts[] = {
-		{ "align", no_argument, NULL, 'a' },
-		{ "blocksize", required_argument, NULL, 'b' },
-		{ "count", required_argument, NULL, 'c' },
-		{ "seed", required_argument, NULL, OPT_SEED },
-		{ "json", no_argument, NULL, 'j' },
-		{ "flashbench", no_argument, NULL, OPT_FLASHBENCH },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
 	int opt, ret;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":ab:c:jqhV", longopts, NULL)) != -1) {
-		ret = FP_EXIT_OK;
-		switch (opt) {
-		case 'a':
-			if (!set_command(c, CMD_ALIGN))
-				return usage_error("%s conflicts with another command", "-a");
-			break;
-		case 'b':
-			ret = parse_size_option("blocksize", optarg, &c->blocksize_bytes);
-			break;
-		case 'c':
-			ret = parse_count_option("count", optarg, 1024, &c->count);
-			break;
-		case OPT_SEED:
-			ret = units_parse_uint(optarg, UINT64_MAX, &c->seed) ?
-			      usage_error("seed '%s' is not a number", optarg) : 0;
-			c->seed_set = true;
-			break;
-		case 'j':
-			c->json = true;
-			break;
-		case OPT_FLASHBENCH:
-			c->flashbench = true;
-			break;
-		case 'q':
-			c->quiet = true;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(FP_EXIT_OK);
-		case 'V':
-			printf("flashprobe %s\n", FLASHPROBE_VERSION);
-			exit(FP_EXIT_OK);
-		case ':':
-			return usage_error("option '%s' needs a value", argv[optind - 1]);
-		default:
-			return usage_error("unknown option '%s'", argv[optind - 1]);
-		}
-		if (ret)
+	while ((opt = getopt_long(argc, argv, ":aOfb:c:e:yjqhV", longopts, NULL)) != -1)
+		if ((ret = parse_option(c, opt, optarg, argv)))
 			return ret;
-	}
 	for (int i = optind; i < argc; i++) {
 		enum fp_command cmd = c->command == CMD_NONE ? command_named(argv[i])
 							     : CMD_NONE;
@@ -206,13 +373,16 @@ static int parse_args(int argc, char **argv, struct cli *c)
 		else
 			return usage_error("unexpected argument '%s'", argv[i]);
 	}
-	if (c->json && c->flashbench)
-		return usage_error("%s: choose one output format", "--json and --flashbench");
+	if (c->command == CMD_NONE && !c->device)
+		return usage_error("%s", "no command and no device given");
 	if (c->command == CMD_NONE)
-		return usage_error("%s", c->device ? "no command given (try 'align')"
-						   : "no command and no device given");
-	if (c->command != CMD_LIST_SIMS && !c->device)
-		return usage_error("%s", "no device given");
+		c->command = CMD_PROBE;	/* flashprobe DEVICE */
+	if ((ret = check_combinations(c)))
+		return ret;
+	if (c->device && c->seed_set && !strncmp(c->device, "sim:", 4))
+		snprintf(c->spec, sizeof(c->spec), "%s,seed=%" PRIu64, c->device, c->seed);
+	else if (c->device)
+		snprintf(c->spec, sizeof(c->spec), "%s", c->device);
 	return FP_EXIT_OK;
 }
 
@@ -240,33 +410,68 @@ static int list_sims(void)
 	return FP_EXIT_OK;
 }
 
-/* A device spec with the seed option folded in for simulated cards. */
-static int open_device(const struct cli *c, enum fp_open_mode mode,
-		       struct fp_dev **d)
+/* The exit status for a failure of session_open() or of a device. */
+static int status_for_error(int err, bool writing)
 {
-	char spec[4096], err[512];
-	int ret;
-
-	if (c->seed_set && !strncmp(c->device, "sim:", 4))
-		snprintf(spec, sizeof(spec), "%s,seed=%" PRIu64, c->device, c->seed);
-	else
-		snprintf(spec, sizeof(spec), "%s", c->device);
-	ret = fp_dev_open(spec, mode, d, err, sizeof(err));
-	if (ret) {
-		fprintf(stderr, "flashprobe: %s\n", err);
-		return ret == -EINVAL || ret == -ENOENT || ret == -ENOTDIR ||
-		       ret == -EISDIR || ret == -ENOTBLK ? FP_EXIT_USAGE : FP_EXIT_FAILURE;
+	switch (err) {
+	case -EPERM: case -EINVAL: case -ENOENT: case -EISDIR: case -ENOTBLK:
+	case -ENOTDIR: case -ENAMETOOLONG:
+		return FP_EXIT_USAGE;
+	case -EXDEV: case -EBUSY: case -EROFS: case -EALREADY: case -ECANCELED:
+		return FP_EXIT_REFUSED;
+	case -EACCES:
+		return writing ? FP_EXIT_REFUSED : FP_EXIT_FAILURE;
+	default:
+		return FP_EXIT_FAILURE;
 	}
-	return FP_EXIT_OK;
 }
+
+/* One progress line per phase on stderr: shown once the phase has taken
+ * a second, with percent and an estimate of the time left. */
+static struct {
+	const char *phase;
+	uint64_t start_ns;
+	bool shown;
+} progress;
 
 static void progress_line(void *arg, uint64_t done, uint64_t total)
 {
 	const char *phase = arg;
+	uint64_t now = clock_now_ns(), elapsed;
+	unsigned pct;
 
-	fprintf(stderr, "\r%s: %3u%%", phase, (unsigned)(100 * done / total));
-	if (done >= total)
+	if (progress.phase != phase) {
+		if (progress.shown)
+			fputc('\n', stderr);
+		progress.phase = phase;
+		progress.start_ns = now;
+		progress.shown = false;
+	}
+	elapsed = now - progress.start_ns;
+	if (!total || elapsed < 1000000000ULL)
+		return;
+	done = done < total ? done : total;
+	pct = (unsigned)(100 * done / total);
+	fprintf(stderr, "\r%s: %3u%%", phase, pct);
+	if (done)
+		fprintf(stderr, ", about %" PRIu64 " s left  ",
+			(uint64_t)((double)elapsed * (double)(total - done) / (double)done / 1e9));
+	progress.shown = true;
+}
+
+static void progress_done(void)
+{
+	if (progress.shown)
 		fputc('\n', stderr);
+	progress.phase = NULL;
+	progress.shown = false;
+}
+
+static void probe_progress(void *arg, const char *phase, uint64_t done,
+			   uint64_t total)
+{
+	(void)arg;
+	progress_line((void *)phase, done, total);
 }
 
 static bool show_progress(const struct cli *c)
@@ -274,61 +479,496 @@ static bool show_progress(const struct cli *c)
 	return !c->quiet && !c->json && isatty(STDERR_FILENO);
 }
 
+static enum session_consent consent_of(const struct cli *c, bool writes)
+{
+	if (!writes)
+		return SESSION_READ_ONLY;
+	return c->write ? SESSION_WRITE : c->destructive ? SESSION_DESTRUCTIVE
+							 : SESSION_NO_CONSENT;
+}
+
+static int open_session(const struct cli *c, const char *test, bool writes,
+			struct session *s)
+{
+	struct session_opts o = {
+		.device = c->spec,
+		.test = test,
+		.consent = consent_of(c, writes),
+		.yes = c->yes,
+		.journal = c->journal,
+		.tty_in = isatty(STDIN_FILENO) ? stdin : NULL,
+		.tty_out = isatty(STDIN_FILENO) ? stderr : NULL,
+		.notes = stderr,
+	};
+	char err[512] = "";
+	int ret = session_open(s, &o, err, sizeof(err));
+
+	if (ret)
+		return fail(status_for_error(ret, writes), "%s", err[0] ? err : strerror(-ret));
+	if (s->dev && fp_dev_kind(s->dev) != FP_DEV_SIM && !fp_dev_boost_priority(s->dev) &&
+	    !c->quiet)
+		fprintf(stderr, "flashprobe: no real-time priority (needs root): "
+			"timings may be noisier\n");
+	return FP_EXIT_OK;
+}
+
+/* Close the session; a failed restore or a signal decides the status. */
+static int close_session(struct session *s, int status)
+{
+	char err[512] = "";
+	int sig = session_interrupted();
+
+	progress_done();
+	if (session_close(s, err, sizeof(err)))
+		return fail(FP_EXIT_FAILURE, "%s", err);
+	if (sig)
+		return fail(safety_exit_status(sig), "interrupted by signal %d; %s", sig,
+			    s->wrote && s->consent == SESSION_WRITE ?
+			    "the data was restored" : "stopped");
+	return status;
+}
+
+static void begin_json(struct json_writer *w, struct fp_dev *d)
+{
+	json_init(w, stdout);
+	json_object_begin(w, NULL);
+	report_device_json(w, d);
+}
+
+static void end_json(struct json_writer *w)
+{
+	json_object_end(w);
+	json_end(w);
+}
+
+static void fill_align_opts(const struct cli *c, struct align_opts *o)
+{
+	align_opts_default(o);
+	o->blocksize_bytes = c->blocksize_bytes;
+	if (c->count)
+		o->max_repeats = (unsigned)c->count;
+	if (c->seed_set)
+		o->seed = c->seed;
+	if (show_progress(c)) {
+		o->progress = progress_line;
+		o->progress_arg = "align";
+	}
+}
+
+static int align_error(const struct cli *c, int ret)
+{
+	if (ret == -EINVAL)
+		return fail(FP_EXIT_USAGE, "'%s' is too small for blocksize %" PRIu64
+			    " or the blocksize is not a multiple of two sectors",
+			    c->device, c->blocksize_bytes);
+	return fail(ret == -EINTR ? FP_EXIT_FAILURE : FP_EXIT_FAILURE,
+		    "read failed on '%s': %s", c->device, strerror(-ret));
+}
+
 static int run_align(const struct cli *c)
 {
 	struct align_opts o;
-	struct align_result *r;
-	struct fp_dev *d;
-	int ret = open_device(c, FP_OPEN_READ, &d);
+	struct align_result *r = calloc(1, sizeof(*r));
+	struct session s;
+	int ret;
 
-	if (ret)
+	if (!r)
+		return fail(FP_EXIT_FAILURE, "out of memory");
+	ret = open_session(c, "align", false, &s);
+	if (ret) {
+		free(r);
 		return ret;
-	r = calloc(1, sizeof(*r));
-	if (!r) {
-		fp_dev_close(d);
-		fprintf(stderr, "flashprobe: out of memory\n");
-		return FP_EXIT_FAILURE;
 	}
-	align_opts_default(&o);
+	fill_align_opts(c, &o);
+	ret = align_run(s.dev, &o, r);
+	if (ret) {
+		ret = align_error(c, ret);
+	} else if (c->json) {
+		struct json_writer w;
+
+		begin_json(&w, s.dev);
+		report_align_json(&w, r);
+		end_json(&w);
+	} else if (c->flashbench) {
+		report_align_flashbench(stdout, r);
+	} else {
+		report_device_text(stdout, s.dev);
+		report_align_text(stdout, r);
+	}
+	free(r);
+	return close_session(&s, ret);
+}
+
+/* The erase size write tests need: given, or measured read-only first. */
+static int erase_size_for(const struct cli *c, struct session *s, uint64_t *out)
+{
+	struct align_opts o;
+	struct align_result *r;
+	char buf[32];
+	int ret;
+
+	if (c->erase_bytes) {
+		*out = c->erase_bytes;
+		return FP_EXIT_OK;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return fail(FP_EXIT_FAILURE, "out of memory");
+	fill_align_opts(c, &o);
+	o.blocksize_bytes = 0;
+	ret = align_run(s->dev, &o, r);
+	*out = r->erase_size_bytes;
+	if (ret)
+		ret = align_error(c, ret);
+	else if (!*out)
+		ret = fail(FP_EXIT_UNDETERMINED, "the alignment test could not determine "
+			   "the erase-block size of '%s' (%s): give --erasesize; nothing written",
+			   c->device, r->note[0] ? r->note : "no clear step");
+	else if (!c->quiet)
+		fprintf(stderr, "flashprobe: erase block %s measured by the alignment "
+			"test (confidence %.2f)\n",
+			units_format_bytes(*out, buf, sizeof(buf)), r->erase_confidence);
+	free(r);
+	return ret;
+}
+
+static int plan_error(const struct cli *c, int ret)
+{
+	if (ret == -ENOSPC)
+		return fail(FP_EXIT_USAGE, "'%s' is too small for this test (or the offset "
+			    "leaves no room)", c->device);
+	return fail(FP_EXIT_USAGE, "bad sizes for '%s': the erase size must be a "
+		    "multiple of the sector size, the blocksize must divide it, and the "
+		    "offset must be sector aligned", c->device);
+}
+
+static void print_open_au(const struct cli *c, struct fp_dev *d,
+			  const struct openau_result *r)
+{
+	if (c->json) {
+		struct json_writer w;
+
+		begin_json(&w, d);
+		report_openau_json(&w, r);
+		end_json(&w);
+	} else if (c->flashbench || r->manual) {
+		report_openau_flashbench(stdout, r);
+	} else {
+		report_device_text(stdout, d);
+		report_openau_text(stdout, r);
+	}
+}
+
+static int run_open_au(const struct cli *c)
+{
+	struct openau_opts o;
+	struct openau_plan plan;
+	struct openau_result *r = calloc(1, sizeof(*r));
+	struct session s;
+	char err[512] = "";
+	int ret;
+
+	if (!r)
+		return fail(FP_EXIT_FAILURE, "out of memory");
+	ret = open_session(c, "open-au", true, &s);
+	if (ret) {
+		free(r);
+		return ret;
+	}
+	openau_opts_default(&o);
+	o.open_au_nr = (unsigned)c->open_au_nr;
 	o.blocksize_bytes = c->blocksize_bytes;
-	if (c->count)
-		o.max_repeats = (unsigned)c->count;
+	o.random = c->random;
+	o.offset_set = c->offset_set;
+	o.offset_bytes = c->offset_bytes;
+	if (c->max_open)
+		o.max_open = (unsigned)c->max_open;
 	if (c->seed_set)
 		o.seed = c->seed;
 	if (show_progress(c)) {
 		o.progress = progress_line;
-		o.progress_arg = "align";
+		o.progress_arg = "open-au";
 	}
-	if (fp_dev_kind(d) != FP_DEV_SIM && !fp_dev_boost_priority(d) && !c->json)
-		fprintf(stderr, "flashprobe: no real-time priority (needs root): timings may be noisier\n");
-	ret = align_run(d, &o, r);
-	if (ret == -EINVAL) {
-		fprintf(stderr, "flashprobe: '%s' is too small for blocksize %" PRIu64
-			" or the blocksize is not a multiple of two sectors\n",
-			c->device, c->blocksize_bytes);
-		ret = FP_EXIT_USAGE;
-	} else if (ret) {
-		fprintf(stderr, "flashprobe: read failed on '%s': %s\n", c->device,
-			strerror(-ret));
-		ret = FP_EXIT_FAILURE;
+	ret = erase_size_for(c, &s, &o.erase_size_bytes);
+	if (ret)
+		goto out;
+	ret = openau_plan(s.dev, &o, &plan);
+	if (ret) {
+		ret = plan_error(c, ret);
+		goto out;
+	}
+	ret = session_protect(&s, "open-au", plan.start_bytes, plan.end_bytes,
+			      plan.max_bytes, err, sizeof(err));
+	if (!ret)
+		ret = openau_run(s.dev, &o, &plan, r);
+	if (ret)
+		ret = fail(FP_EXIT_FAILURE, "open-au failed on '%s': %s", c->device,
+			   err[0] ? err : strerror(-ret));
+	else
+		print_open_au(c, s.dev, r);
+out:
+	free(r);
+	return close_session(&s, ret);
+}
+
+static void print_find_fat(const struct cli *c, struct fp_dev *d,
+			   const struct findfat_result *r)
+{
+	if (c->json) {
+		struct json_writer w;
+
+		begin_json(&w, d);
+		report_findfat_json(&w, r);
+		end_json(&w);
+	} else if (c->flashbench || r->mode == FINDFAT_MANUAL) {
+		report_findfat_flashbench(stdout, r);
+	} else {
+		report_device_text(stdout, d);
+		report_findfat_text(stdout, r);
+	}
+}
+
+static int run_find_fat(const struct cli *c)
+{
+	struct findfat_opts o;
+	struct findfat_plan plan;
+	struct findfat_result *r = calloc(1, sizeof(*r));
+	struct session s;
+	char err[512] = "";
+	int ret;
+
+	if (!r)
+		return fail(FP_EXIT_FAILURE, "out of memory");
+	ret = open_session(c, "find-fat", true, &s);
+	if (ret) {
+		free(r);
+		return ret;
+	}
+	findfat_opts_default(&o);
+	o.mode = c->manual || c->flashbench_form ? FINDFAT_MANUAL : FINDFAT_AUTO;
+	o.blocksize_bytes = c->blocksize_bytes;
+	o.units = (unsigned)c->fat_nr;
+	o.random = c->random;
+	if (c->seed_set)
+		o.seed = c->seed;
+	if (show_progress(c)) {
+		o.progress = progress_line;
+		o.progress_arg = "find-fat";
+	}
+	ret = erase_size_for(c, &s, &o.erase_size_bytes);
+	if (ret)
+		goto out;
+	ret = findfat_plan(&o, fp_dev_size_bytes(s.dev), fp_dev_sector_bytes(s.dev), &plan);
+	if (ret) {
+		ret = plan_error(c, ret);
+		goto out;
+	}
+	ret = session_protect(&s, "find-fat", plan.start_bytes, plan.end_bytes,
+			      plan.max_write_bytes, err, sizeof(err));
+	if (!ret)
+		ret = findfat_run(s.dev, &o, r);
+	if (ret)
+		ret = fail(FP_EXIT_FAILURE, "find-fat failed on '%s': %s", c->device,
+			   err[0] ? err : strerror(-ret));
+	else
+		print_find_fat(c, s.dev, r);
+out:
+	free(r);
+	return close_session(&s, ret);
+}
+
+static int protect_area(void *arg, const char *test, uint64_t start,
+			uint64_t end, uint64_t max_bytes)
+{
+	char err[512] = "";
+	int ret = session_protect(arg, test, start, end, max_bytes, err, sizeof(err));
+
+	if (ret)
+		fprintf(stderr, "flashprobe: cannot prepare %s: %s\n", test,
+			err[0] ? err : strerror(-ret));
+	return ret;
+}
+
+static int write_svg(const char *path, const struct probe_result *r,
+		     const char *title)
+{
+	FILE *f = fopen(path, "w");
+	int ret;
+
+	if (!f)
+		return fail(FP_EXIT_FAILURE, "cannot write '%s': %s", path, strerror(errno));
+	ret = svg_write(f, &r->align, r->openau_done ? &r->openau : NULL, title);
+	if (fclose(f) || ret)
+		return fail(FP_EXIT_FAILURE, "cannot write '%s'", path);
+	return FP_EXIT_OK;
+}
+
+/* The whole job.  Write tests run when allowed: --write, --destructive,
+ * or a simulated card (nothing to lose); else only the read-only part. */
+static int run_probe(const struct cli *c)
+{
+	bool sim = !strncmp(c->device, "sim:", 4);
+	bool writes = c->write || c->destructive || sim;
+	struct probe_result *r = calloc(1, sizeof(*r));
+	struct probe_opts o = { 0 };
+	struct session s;
+	int ret;
+
+	if (!r)
+		return fail(FP_EXIT_FAILURE, "out of memory");
+	ret = open_session(c, "probe", writes, &s);
+	if (ret) {
+		free(r);
+		return ret;
+	}
+	o.device = c->device;
+	o.sysfs_root = "/sys";
+	o.writes_allowed = writes;
+	o.quick = c->quick;
+	o.erase_bytes = c->erase_bytes;
+	o.seed = c->seed;
+	o.seed_set = c->seed_set;
+	o.protect = protect_area;
+	o.protect_arg = &s;
+	if (show_progress(c))
+		o.progress = probe_progress;
+	ret = probe_run(s.dev, &o, r);
+	progress_done();
+	if (ret) {
+		ret = fail(FP_EXIT_FAILURE, "probe failed on '%s': %s", c->device,
+			   strerror(-ret));
 	} else if (c->json) {
 		struct json_writer w;
 
 		json_init(&w, stdout);
 		json_object_begin(&w, NULL);
-		report_device_json(&w, d);
-		report_align_json(&w, r);
+		report_probe_json(&w, s.dev, r);
 		json_object_end(&w);
 		json_end(&w);
-	} else if (c->flashbench) {
-		report_align_flashbench(stdout, r);
 	} else {
-		report_device_text(stdout, d);
-		report_align_text(stdout, r);
+		report_probe_text(stdout, s.dev, r);
+	}
+	if (!ret && c->svg)
+		ret = write_svg(c->svg, r, c->device);
+	free(r);
+	return close_session(&s, ret);
+}
+
+static int bench_options(const struct cli *c, struct fp_dev *d,
+			 struct benchio_opts *o)
+{
+	benchio_opts_default(o);
+	if (c->workloads && benchio_workloads_parse(c->workloads, &o->workloads))
+		return fail(FP_EXIT_USAGE, "workload list '%s' names an unknown workload "
+			    "(seq_read, seq_write, rand_read, rand_write, all)", c->workloads);
+	if (benchio_plan_area(fp_dev_size_bytes(d), fp_dev_sector_bytes(d),
+			      c->erase_bytes, 0, &o->offset_bytes, &o->size_bytes))
+		return fail(FP_EXIT_USAGE, "'%s' is too small for the default test area: "
+			    "give --offset and --size", c->device);
+	if (c->offset_set)
+		o->offset_bytes = c->offset_bytes;
+	if (c->size_bytes)
+		o->size_bytes = c->size_bytes;
+	if (o->offset_bytes % fp_dev_sector_bytes(d) || o->size_bytes % fp_dev_sector_bytes(d) ||
+	    o->offset_bytes + o->size_bytes > fp_dev_size_bytes(d) ||
+	    o->offset_bytes + o->size_bytes < o->offset_bytes)
+		return fail(FP_EXIT_USAGE, "the test area must be sector aligned and inside "
+			    "'%s'", c->device);
+	if (c->runtime_ms)
+		o->runtime_ns = c->runtime_ms * 1000000ULL;
+	if (c->warmup_set)
+		o->warmup_ns = c->warmup_ms * 1000000ULL;
+	if (c->repeat)
+		o->repeats = (unsigned)c->repeat;
+	if (c->seed_set)
+		o->seed = c->seed;
+	o->constant_fill = fp_dev_kind(d) == FP_DEV_SIM;
+	if (show_progress(c)) {
+		o->progress = progress_line;
+		o->progress_arg = "bench";
+	}
+	return FP_EXIT_OK;
+}
+
+/* Reads always; writes with --write, --destructive, or on a simulated
+ * card unless --read-only. */
+static int run_bench(const struct cli *c)
+{
+	bool sim = !strncmp(c->device, "sim:", 4);
+	bool writes = !c->read_only && (c->write || c->destructive || sim);
+	struct benchio_result *r = calloc(1, sizeof(*r));
+	struct benchio_opts o;
+	struct session s;
+	char err[512] = "";
+	int ret;
+
+	if (!r)
+		return fail(FP_EXIT_FAILURE, "out of memory");
+	if (c->read_only && (c->write || c->destructive)) {
+		free(r);
+		return usage_error("%s: choose one", "--read-only and --write/--destructive");
+	}
+	ret = open_session(c, "bench", writes, &s);
+	if (ret) {
+		free(r);
+		return ret;
+	}
+	ret = bench_options(c, s.dev, &o);
+	o.allow_writes = writes;
+	if (!ret && writes && (ret = session_protect(&s, "bench", o.offset_bytes,
+						     o.offset_bytes + o.size_bytes,
+						     o.size_bytes, err, sizeof(err))))
+		ret = fail(FP_EXIT_FAILURE, "cannot prepare bench: %s", err);
+	if (!ret && (ret = benchio_run(s.dev, &o, r)))
+		ret = fail(FP_EXIT_FAILURE, "bench failed on '%s': %s", c->device,
+			   strerror(-ret));
+	if (!ret && c->json) {
+		struct json_writer w;
+
+		begin_json(&w, s.dev);
+		report_bench_json(&w, r);
+		end_json(&w);
+	} else if (!ret) {
+		report_device_text(stdout, s.dev);
+		report_bench_text(stdout, r);
 	}
 	free(r);
+	return close_session(&s, ret);
+}
+
+/* restore JOURNAL or restore DEVICE (its pending journal). */
+static int run_restore(const struct cli *c)
+{
+	char journal[PATH_MAX], device[PATH_MAX], err[512] = "";
+	struct journal_restore_report rep;
+	struct fp_dev *d;
+	int ret;
+
+	if (journal_is_journal_file(c->device)) {
+		snprintf(journal, sizeof(journal), "%s", c->device);
+		ret = journal_device_of(journal, device, sizeof(device), err, sizeof(err));
+	} else {
+		snprintf(device, sizeof(device), "%s", c->device);
+		ret = journal_find_pending(device, journal, sizeof(journal), err, sizeof(err));
+		if (ret == 0)
+			return fail(FP_EXIT_OK, "no unfinished journal for '%s': nothing to restore",
+				    device);
+		ret = ret > 0 ? 0 : ret;
+	}
+	if (ret)
+		return fail(FP_EXIT_FAILURE, "%s", err[0] ? err : strerror(-ret));
+	ret = fp_dev_open(device, FP_OPEN_WRITE, &d, err, sizeof(err));
+	if (ret)
+		return fail(status_for_error(ret, true), "%s", err);
+	ret = journal_restore(journal, d, c->force ? JOURNAL_RESTORE_FORCE : 0, &rep,
+			      err, sizeof(err));
 	fp_dev_close(d);
-	return ret;
+	if (ret)
+		return fail(FP_EXIT_FAILURE, "restore of '%s' from '%s' failed: %s", device,
+			    journal, err[0] ? err : strerror(-ret));
+	printf("restored %" PRIu64 " bytes of '%s' from '%s' and verified them; "
+	       "the journal was deleted\n", rep.restored_bytes, device, journal);
+	return FP_EXIT_OK;
 }
 
 int main(int argc, char **argv)
@@ -343,6 +983,16 @@ int main(int argc, char **argv)
 		return list_sims();
 	case CMD_ALIGN:
 		return run_align(&c);
+	case CMD_OPEN_AU:
+		return run_open_au(&c);
+	case CMD_FIND_FAT:
+		return run_find_fat(&c);
+	case CMD_PROBE:
+		return run_probe(&c);
+	case CMD_BENCH:
+		return run_bench(&c);
+	case CMD_RESTORE:
+		return run_restore(&c);
 	default:
 		return FP_EXIT_USAGE;
 	}

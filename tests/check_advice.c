@@ -159,7 +159,7 @@ START_TEST(test_consequences)
 	advice_compute(&g, &a);
 	for (size_t i = 0; i < a.nnotes; i++) {
 		linear_only |= strstr(a.notes[i], "linear-only") != NULL;
-		open |= strstr(a.notes[i], "keeps 1 AUs open") != NULL;
+		open |= strstr(a.notes[i], "keeps 1 AU open") != NULL;
 	}
 	ck_assert(linear_only && open);
 	g.open_linear = (struct geo_count){ 32, true, 0.9, GEO_MEASURED };

@@ -47,14 +47,18 @@ START_TEST(test_help_matches_man_page)
 	man[n] = '\0';
 	run(&r, (const char *const[]){ "--help", NULL });
 	for (const char *p = strstr(r.out, "--"); p; p = strstr(p + 2, "--")) {
-		char opt[64], roff[80];
+		char opt[64], roff[160];
 		size_t len = strspn(p + 2, "abcdefghijklmnopqrstuvwxyz-");
 
 		if (len == 0 || len >= sizeof(opt))
 			continue;
 		memcpy(opt, p + 2, len);
 		opt[len] = '\0';
-		snprintf(roff, sizeof(roff), "\\-\\-%s", opt);
+		/* roff writes every hyphen of an option as \- */
+		snprintf(roff, sizeof(roff), "\\-\\-");
+		for (size_t i = 0; i < len; i++)
+			snprintf(roff + strlen(roff), sizeof(roff) - strlen(roff), "%s",
+				 opt[i] == '-' ? "\\-" : (char[]){ opt[i], 0 });
 		ck_assert_msg(strstr(man, roff), "--%s is not in the man page", opt);
 	}
 	tu_run_free(&r);

@@ -19,8 +19,10 @@ int main(void)
 	srunner_add_suite(sr, advice_suite());
 	srunner_add_suite(sr, openau_suite());
 	srunner_add_suite(sr, findfat_suite());
-	srunner_add_suite(sr, sysinfo_suite());
+	srunner_add_suite(sr, safety_suite());
+	srunner_add_suite(sr, journal_suite());
 	srunner_add_suite(sr, benchio_suite());
+	srunner_add_suite(sr, sysinfo_suite());
 	srunner_add_suite(sr, cli_suite());
 	if (tu_skipped())
 		fprintf(stderr, "%u test(s) SKIPPED on this machine (see above); "

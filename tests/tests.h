@@ -13,8 +13,10 @@ Suite *align_suite(void);
 Suite *advice_suite(void);
 Suite *openau_suite(void);
 Suite *findfat_suite(void);
-Suite *sysinfo_suite(void);
-Suite *benchio_suite(void);
 Suite *cli_suite(void);
+Suite *safety_suite(void);
+Suite *journal_suite(void);
+Suite *benchio_suite(void);
+Suite *sysinfo_suite(void);
 
 #endif

@@ -1,0 +1,244 @@
+/* probe.c - identity, alignment, open AUs, FAT area, conclusion, advice.
+ *
+ * The read-only alignment test comes first and gives the erase size the
+ * write tests need; when it cannot, a size given on the command line or
+ * reported by the card is used instead, and with none the write tests are
+ * skipped rather than run on a guess.  The conclusion keeps every value's
+ * source and says where sources disagree.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dev.h"
+#include "probe.h"
+#include "units.h"
+
+/* --quick: a smaller read budget and search limit; confidences show it. */
+#define PROBE_QUICK_ALIGN_READS 12000
+#define PROBE_QUICK_MAX_OPEN 8
+#define PROBE_QUICK_FAT_SAMPLES 8
+
+struct phase_progress {
+	const struct probe_opts *o;
+	const char *phase;
+};
+
+static void forward_progress(void *arg, uint64_t done, uint64_t total)
+{
+	struct phase_progress *p = arg;
+
+	p->o->progress(p->o->progress_arg, p->phase, done, total);
+}
+
+static void read_identity(const struct probe_opts *o, struct probe_result *r)
+{
+	r->identity_read = sysinfo_read(o->device, o->sysfs_root ? o->sysfs_root : "/sys",
+					&r->identity) == 0;
+}
+
+/* The AU the card (or the kernel, guessing) reports. */
+static struct geo_size card_au(const struct probe_result *r)
+{
+	const struct sysinfo *si = &r->identity;
+	struct geo_size s = { 0, 0, GEO_NONE };
+
+	if (!r->identity_read)
+		return s;
+	if (si->au.present && si->au.bytes) {
+		s = (struct geo_size){ si->au.bytes, 1.0, GEO_CARD };
+	} else if (si->preferred_erase.present && si->preferred_erase.bytes) {
+		bool guess = si->preferred_erase.source == SYSINFO_SRC_KERNEL_GUESS;
+
+		s = (struct geo_size){ si->preferred_erase.bytes, guess ? 0.3 : 0.9,
+				       guess ? GEO_KERNEL_GUESS : GEO_CARD };
+	}
+	return s;
+}
+
+static int run_align(struct fp_dev *d, const struct probe_opts *o,
+		     struct probe_result *r)
+{
+	struct phase_progress pp = { o, "align" };
+	struct align_opts ao;
+
+	align_opts_default(&ao);
+	if (o->seed_set)
+		ao.seed = o->seed;
+	if (o->quick)
+		ao.max_reads = PROBE_QUICK_ALIGN_READS;
+	if (o->progress) {
+		ao.progress = forward_progress;
+		ao.progress_arg = &pp;
+	}
+	return align_run(d, &ao, &r->align);
+}
+
+/* Erase size for the write tests, or 0 with the reason in r->skipped. */
+static uint64_t erase_for_writes(const struct probe_opts *o, struct probe_result *r)
+{
+	struct geo_size au = card_au(r);
+
+	if (o->erase_bytes) {
+		r->test_erase_origin = "given";
+		return o->erase_bytes;
+	}
+	if (r->align.erase_size_bytes) {
+		r->test_erase_origin = "measured";
+		return r->align.erase_size_bytes;
+	}
+	if (au.source == GEO_CARD) {
+		r->test_erase_origin = "card";
+		return au.bytes;
+	}
+	snprintf(r->skipped, sizeof(r->skipped),
+		 "the write tests were skipped: no erase-block size was measured or "
+		 "reported; run again with --erasesize");
+	return 0;
+}
+
+static int run_open_au(struct fp_dev *d, const struct probe_opts *o,
+		       struct probe_result *r)
+{
+	struct phase_progress pp = { o, "open-au" };
+	struct openau_opts oo;
+	int ret;
+
+	openau_opts_default(&oo);
+	oo.erase_size_bytes = r->test_erase_bytes;
+	if (o->seed_set)
+		oo.seed = o->seed;
+	if (o->quick)
+		oo.max_open = PROBE_QUICK_MAX_OPEN;
+	if (o->progress) {
+		oo.progress = forward_progress;
+		oo.progress_arg = &pp;
+	}
+	ret = openau_plan(d, &oo, &r->openau_plan);
+	if (ret == -ENOSPC || ret == -EINVAL) {
+		snprintf(r->skipped, sizeof(r->skipped), "the open-AU test was skipped: "
+			 "the device is too small for its test area");
+		return 0;
+	}
+	if (!ret)
+		ret = o->protect(o->protect_arg, "open-au", r->openau_plan.start_bytes,
+				 r->openau_plan.end_bytes, r->openau_plan.max_bytes);
+	if (!ret)
+		ret = openau_run(d, &oo, &r->openau_plan, &r->openau);
+	r->openau_done = ret == 0;
+	return ret;
+}
+
+static int run_find_fat(struct fp_dev *d, const struct probe_opts *o,
+			struct probe_result *r)
+{
+	struct phase_progress pp = { o, "find-fat" };
+	struct findfat_opts fo;
+	struct findfat_plan plan;
+	int ret;
+
+	findfat_opts_default(&fo);
+	fo.erase_size_bytes = r->test_erase_bytes;
+	if (o->seed_set)
+		fo.seed = o->seed;
+	if (o->quick)
+		fo.samples = PROBE_QUICK_FAT_SAMPLES;
+	if (o->progress) {
+		fo.progress = forward_progress;
+		fo.progress_arg = &pp;
+	}
+	ret = findfat_plan(&fo, fp_dev_size_bytes(d), fp_dev_sector_bytes(d), &plan);
+	if (ret == -ENOSPC || ret == -EINVAL) {
+		snprintf(r->skipped, sizeof(r->skipped), "the FAT-area test was skipped: "
+			 "the device is too small for it");
+		return 0;
+	}
+	if (!ret)
+		ret = o->protect(o->protect_arg, "find-fat", plan.start_bytes,
+				 plan.end_bytes, plan.max_write_bytes);
+	if (!ret)
+		ret = findfat_run(d, &fo, &r->fat);
+	r->findfat_done = ret == 0;
+	return ret;
+}
+
+static struct geo_count count_of(const struct openau_count *c)
+{
+	struct geo_count g = { -1, false, 0, GEO_NONE };
+
+	if (c->bound == OPENAU_EXACT || c->bound == OPENAU_AT_LEAST)
+		g = (struct geo_count){ (int)c->n, c->bound == OPENAU_AT_LEAST,
+					c->confidence, GEO_MEASURED };
+	return g;
+}
+
+static void conclude(const struct fp_dev *d, struct probe_result *r)
+{
+	struct geometry *g = &r->geo;
+
+	memset(g, 0, sizeof(*g));
+	g->device_bytes = fp_dev_size_bytes(d);
+	g->sector_bytes = fp_dev_sector_bytes(d);
+	if (r->align.page_size_bytes)
+		g->page = (struct geo_size){ r->align.page_size_bytes,
+					     r->align.page_confidence, GEO_MEASURED };
+	if (r->align.erase_size_bytes)
+		g->erase = (struct geo_size){ r->align.erase_size_bytes,
+					      r->align.erase_confidence, GEO_MEASURED };
+	g->card_au = card_au(r);
+	g->open_linear = g->open_random = (struct geo_count){ -1, false, 0, GEO_NONE };
+	if (r->openau_done) {
+		g->open_linear = count_of(&r->openau.linear);
+		g->open_random = count_of(&r->openau.random);
+	}
+	if (r->findfat_done) {
+		g->fat_tested = true;
+		g->fat_found = r->fat.found;
+		g->fat_start_bytes = r->fat.start_bytes;
+		g->fat_size_bytes = r->fat.size_bytes;
+		g->fat_confidence = r->fat.confidence;
+	}
+	advice_compute(g, &r->advice);
+}
+
+/* The read step and the card's AU disagree: common (two erase blocks per
+ * AU), and worth saying which one the advice uses. */
+static void note_conflict(struct probe_result *r)
+{
+	const struct geometry *g = &r->geo;
+	char e[32], c[32];
+
+	if (!g->erase.bytes || !g->card_au.bytes || g->erase.bytes == g->card_au.bytes)
+		return;
+	snprintf(r->conflict, sizeof(r->conflict),
+		 "the read test found a %s erase block, the %s says %s; %s",
+		 units_format_bytes(g->erase.bytes, e, sizeof(e)),
+		 g->card_au.source == GEO_CARD ? "card's AU" : "kernel's guess",
+		 units_format_bytes(g->card_au.bytes, c, sizeof(c)),
+		 r->advice.align_reason);
+}
+
+int probe_run(struct fp_dev *d, const struct probe_opts *o,
+	      struct probe_result *r)
+{
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	read_identity(o, r);
+	ret = run_align(d, o, r);
+	if (!ret && !o->writes_allowed)
+		snprintf(r->skipped, sizeof(r->skipped),
+			 "the write tests (open AUs, FAT area) were skipped: they need "
+			 "--write (data backed up and restored) or --destructive");
+	else if (!ret)
+		r->test_erase_bytes = erase_for_writes(o, r);
+	if (!ret && r->test_erase_bytes)
+		ret = run_open_au(d, o, r);
+	if (!ret && r->test_erase_bytes)
+		ret = run_find_fat(d, o, r);
+	r->bytes_written = r->openau.bytes_written + r->fat.bytes_written;
+	r->elapsed_ns = r->align.elapsed_ns + r->openau.elapsed_ns + r->fat.elapsed_ns;
+	conclude(d, r);
+	note_conflict(r);
+	return ret;
+}

@@ -1,0 +1,71 @@
+/* probe.h - the whole job: identity, read-only geometry, write tests when
+ * allowed, one conclusion and advice.
+ *
+ * probe_run() never prints and never decides about consent: the caller
+ * says whether writes are allowed and provides protect(), which announces
+ * each write area and backs it up before the test writes it.
+ */
+#ifndef FLASHPROBE_PROBE_H
+#define FLASHPROBE_PROBE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "advice.h"
+#include "align.h"
+#include "findfat.h"
+#include "openau.h"
+#include "sysinfo.h"
+
+struct fp_dev;
+
+/* Announce [start, end) (at most max_bytes written) and make it writable.
+ * 0 to go on, a negative errno to stop before writing. */
+typedef int (*probe_protect_fn)(void *arg, const char *test, uint64_t start,
+				uint64_t end, uint64_t max_bytes);
+
+/* Progress: phase name, done and total in phase units. */
+typedef void (*probe_progress_fn)(void *arg, const char *phase, uint64_t done,
+				  uint64_t total);
+
+struct probe_opts {
+	const char *device;		/* as given: for sysinfo */
+	const char *sysfs_root;		/* normally "/sys" */
+	bool writes_allowed;
+	bool quick;			/* cheaper, less certain */
+	uint64_t erase_bytes;		/* --erasesize, 0 = measure */
+	uint64_t seed;
+	bool seed_set;
+	probe_protect_fn protect;
+	void *protect_arg;
+	probe_progress_fn progress;
+	void *progress_arg;
+};
+
+struct probe_result {
+	struct sysinfo identity;
+	bool identity_read;
+	struct align_result align;
+	uint64_t test_erase_bytes;	/* erase size the write tests used */
+	const char *test_erase_origin;	/* "measured", "given", "card" */
+	bool openau_done;
+	struct openau_plan openau_plan;
+	struct openau_result openau;
+	bool findfat_done;
+	struct findfat_result fat;
+	char skipped[320];		/* what was not run and why, or "" */
+	char conflict[320];		/* sources that disagree, or "" */
+	struct geometry geo;
+	struct advice advice;
+	uint64_t bytes_written;
+	uint64_t elapsed_ns;		/* device time of all tests */
+};
+
+/* Run the probe on d.  Returns 0 (also with undetermined parts), or a
+ * negative errno from the device or from protect() (the result then
+ * holds what was done so far). */
+int probe_run(struct fp_dev *d, const struct probe_opts *o,
+	      struct probe_result *r);
+
+#endif

@@ -1,0 +1,269 @@
+/* report_probe.c - the probe's report: conclusion and advice first, then
+ * the identity and each analyzer's evidence. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dev.h"
+#include "json.h"
+#include "probe.h"
+#include "report.h"
+#include "report_findfat.h"
+#include "report_identity.h"
+#include "report_openau.h"
+#include "report_probe.h"
+#include "units.h"
+
+/* ---- text ---- */
+
+static void row(FILE *out, const char *name, const char *value, double conf,
+		enum geo_source src)
+{
+	char c[16] = "-";
+
+	if (src != GEO_NONE && src != GEO_KERNEL_GUESS)
+		snprintf(c, sizeof(c), "%.2f", conf);
+	fprintf(out, "  %-16s %-22s %-10s %s\n", name, value, c, geo_source_name(src));
+}
+
+static void size_row(FILE *out, const char *name, const struct geo_size *s,
+		     const char *unknown)
+{
+	char v[32];
+
+	if (s->bytes)
+		units_format_bytes(s->bytes, v, sizeof(v));
+	else
+		snprintf(v, sizeof(v), "%s", unknown);
+	row(out, name, v, s->confidence, s->bytes ? s->source : GEO_NONE);
+}
+
+static void count_row(FILE *out, const char *name, const struct geo_count *c,
+		      bool tested)
+{
+	char v[32];
+
+	if (!tested)
+		snprintf(v, sizeof(v), "not tested");
+	else if (c->value < 0)
+		snprintf(v, sizeof(v), "undetermined");
+	else if (c->value == 0)
+		snprintf(v, sizeof(v), "0 (linear only)");
+	else
+		snprintf(v, sizeof(v), "%s%d", c->at_least ? "at least " : "", c->value);
+	row(out, name, v, c->confidence, c->value >= 0 ? c->source : GEO_NONE);
+}
+
+static void fat_row(FILE *out, const struct probe_result *r)
+{
+	const struct geometry *g = &r->geo;
+	char v[64], a[32], b[32];
+
+	if (!g->fat_tested)
+		snprintf(v, sizeof(v), "not tested");
+	else if (!g->fat_found)
+		snprintf(v, sizeof(v), "none found");
+	else if (g->fat_start_bytes == 0)
+		snprintf(v, sizeof(v), "first %s",
+			 units_format_bytes(g->fat_size_bytes, a, sizeof(a)));
+	else
+		snprintf(v, sizeof(v), "%s to %s",
+			 units_format_bytes(g->fat_start_bytes, a, sizeof(a)),
+			 units_format_bytes(g->fat_start_bytes + g->fat_size_bytes, b,
+					    sizeof(b)));
+	row(out, "FAT area", v, g->fat_confidence, g->fat_tested ? GEO_MEASURED : GEO_NONE);
+}
+
+/* The advice's commands name the real device and its first partition. */
+static void print_command(FILE *out, const char *label, const char *cmd,
+			  const char *device)
+{
+	char part[256];
+	size_t n = strlen(device);
+	const char *dev_word = strstr(cmd, "DEVICE"), *part_word = strstr(cmd, "PARTITION");
+
+	if (!strncmp(device, "/dev/", 5) && n > 0)
+		snprintf(part, sizeof(part), "%s%s1", device,
+			 device[n - 1] >= '0' && device[n - 1] <= '9' ? "p" : "");
+	else
+		snprintf(part, sizeof(part), "PARTITION");
+	fprintf(out, "  %-10s ", label);
+	if (dev_word)
+		fprintf(out, "%.*s%s%s\n", (int)(dev_word - cmd), cmd, device, dev_word + 6);
+	else if (part_word)
+		fprintf(out, "%.*s%s%s\n", (int)(part_word - cmd), cmd, part, part_word + 9);
+	else
+		fprintf(out, "%s\n", cmd);
+}
+
+static void advice_text(FILE *out, const struct probe_result *r, const char *device)
+{
+	const struct advice *a = &r->advice;
+	char u[32];
+
+	fprintf(out, "\nAdvice\n");
+	if (a->align_bytes)
+		fprintf(out, "  align partitions to %s: %s\n",
+			units_format_bytes(a->align_bytes, u, sizeof(u)), a->align_reason);
+	else
+		fprintf(out, "  %s\n", a->align_reason);
+	if (a->sfdisk[0]) {
+		print_command(out, "partition", a->sfdisk, device);
+		print_command(out, "FAT32", a->mkfs_fat, device);
+		print_command(out, "ext4", a->mkfs_ext4, device);
+		print_command(out, "f2fs", a->mkfs_f2fs, device);
+	}
+	for (size_t i = 0; i < a->nnotes; i++)
+		fprintf(out, "  - %s\n", a->notes[i]);
+}
+
+void report_probe_text(FILE *out, struct fp_dev *d, const struct probe_result *r)
+{
+	const struct geometry *g = &r->geo;
+	char a[32], b[32];
+
+	report_device_text(out, d);
+	fprintf(out, "\nConclusion\n  %-16s %-22s %-10s %s\n", "parameter", "value",
+		"confidence", "source");
+	size_row(out, "page", &g->page, "undetermined");
+	size_row(out, "erase block", &g->erase, "undetermined");
+	size_row(out, "card AU", &g->card_au, "not reported");
+	count_row(out, "open AUs linear", &g->open_linear, r->openau_done);
+	count_row(out, "open AUs random", &g->open_random, r->openau_done);
+	fat_row(out, r);
+	if (r->conflict[0])
+		fprintf(out, "  note: %s\n", r->conflict);
+	if (r->skipped[0])
+		fprintf(out, "  %s\n", r->skipped);
+	advice_text(out, r, fp_dev_path(d));
+	if (r->identity_read) {
+		fprintf(out, "\nIdentity\n");
+		sysinfo_text(out, &r->identity);
+	}
+	fprintf(out, "\nAlignment (read-only)\n");
+	report_align_text(out, &r->align);
+	if (r->openau_done) {
+		fprintf(out, "\nOpen AUs\n");
+		report_openau_text(out, &r->openau);
+	}
+	if (r->findfat_done) {
+		fprintf(out, "\nFAT area\n");
+		report_findfat_text(out, &r->fat);
+	}
+	fprintf(out, "\n%s written, %s of device time\n",
+		units_format_bytes(r->bytes_written, a, sizeof(a)),
+		units_format_ns((int64_t)r->elapsed_ns, b, sizeof(b)));
+}
+
+/* ---- JSON ---- */
+
+static void json_size(struct json_writer *w, const char *key, const char *stem,
+		      const struct geo_size *s)
+{
+	char k[64];
+
+	if (s->bytes)
+		json_uint(w, key, s->bytes);
+	else
+		json_null(w, key);
+	snprintf(k, sizeof(k), "%s_confidence", stem);
+	json_double(w, k, s->bytes ? s->confidence : 0);
+	snprintf(k, sizeof(k), "%s_source", stem);
+	json_string(w, k, geo_source_name(s->bytes ? s->source : GEO_NONE));
+}
+
+static void json_count(struct json_writer *w, const char *key,
+		       const struct geo_count *c)
+{
+	char k[64];
+
+	if (c->value >= 0)
+		json_int(w, key, c->value);
+	else
+		json_null(w, key);
+	snprintf(k, sizeof(k), "%s_bound", key);
+	json_string(w, k, c->value < 0 ? NULL : c->at_least ? "at_least" : "exact");
+	snprintf(k, sizeof(k), "%s_confidence", key);
+	json_double(w, k, c->value >= 0 ? c->confidence : 0);
+	snprintf(k, sizeof(k), "%s_source", key);
+	json_string(w, k, geo_source_name(c->value >= 0 ? c->source : GEO_NONE));
+}
+
+static void json_fat(struct json_writer *w, const struct geometry *g)
+{
+	const char *src = g->fat_tested ? "measured" : "none";
+
+	if (g->fat_tested && g->fat_found) {
+		json_uint(w, "fat_area_start_bytes", g->fat_start_bytes);
+		json_uint(w, "fat_area_size_bytes", g->fat_size_bytes);
+	} else if (g->fat_tested) {
+		json_null(w, "fat_area_start_bytes");
+		json_uint(w, "fat_area_size_bytes", 0);
+	} else {
+		json_null(w, "fat_area_start_bytes");
+		json_null(w, "fat_area_size_bytes");
+	}
+	json_double(w, "fat_area_start_confidence", g->fat_confidence);
+	json_string(w, "fat_area_start_source", src);
+	json_double(w, "fat_area_size_confidence", g->fat_confidence);
+	json_string(w, "fat_area_size_source", src);
+}
+
+static void json_geometry(struct json_writer *w, const struct geometry *g)
+{
+	json_object_begin(w, "geometry");
+	json_size(w, "page_size_bytes", "page_size", &g->page);
+	json_size(w, "erase_size_bytes", "erase_size", &g->erase);
+	json_size(w, "card_au_bytes", "card_au", &g->card_au);
+	json_count(w, "open_au_linear", &g->open_linear);
+	json_count(w, "open_au_random", &g->open_random);
+	json_fat(w, g);
+	json_object_end(w);
+}
+
+static void json_advice(struct json_writer *w, const struct advice *a)
+{
+	json_object_begin(w, "advice");
+	if (a->align_bytes) {
+		json_uint(w, "align_bytes", a->align_bytes);
+		json_uint(w, "partition_start_bytes", a->part_start_bytes);
+		json_uint(w, "partition_size_bytes", a->part_size_bytes);
+	} else {
+		json_null(w, "align_bytes");
+	}
+	json_string(w, "align_reason", a->align_reason);
+	json_string(w, "sfdisk", a->sfdisk[0] ? a->sfdisk : NULL);
+	json_string(w, "mkfs_fat", a->mkfs_fat[0] ? a->mkfs_fat : NULL);
+	json_string(w, "mkfs_ext4", a->mkfs_ext4[0] ? a->mkfs_ext4 : NULL);
+	json_string(w, "mkfs_f2fs", a->mkfs_f2fs[0] ? a->mkfs_f2fs : NULL);
+	json_array_begin(w, "notes");
+	for (size_t i = 0; i < a->nnotes; i++)
+		json_string(w, NULL, a->notes[i]);
+	json_array_end(w);
+	json_object_end(w);
+}
+
+void report_probe_json(struct json_writer *w, struct fp_dev *d,
+		       const struct probe_result *r)
+{
+	report_device_json(w, d);
+	if (r->identity_read)
+		sysinfo_json(w, &r->identity);
+	else
+		json_null(w, "identity");
+	json_geometry(w, &r->geo);
+	report_align_json(w, &r->align);
+	if (r->openau_done)
+		report_openau_json(w, &r->openau);
+	else
+		json_null(w, "open_au");
+	if (r->findfat_done)
+		report_findfat_json(w, &r->fat);
+	else
+		json_null(w, "fat_area");
+	json_advice(w, &r->advice);
+	json_string(w, "skipped", r->skipped[0] ? r->skipped : NULL);
+	json_string(w, "conflict", r->conflict[0] ? r->conflict : NULL);
+	json_uint(w, "bytes_written", r->bytes_written);
+	json_uint(w, "elapsed_ns", r->elapsed_ns);
+}

@@ -1,0 +1,183 @@
+/* session.c - consent, gate, journal and restore around a writing test.
+ *
+ * The order matters: consent and the gate come before the device is even
+ * opened for writing; the exclusive open comes before the confirmation (so
+ * nobody mounts the device while the user types); the journal exists
+ * before the first write; the restore is verified before the journal is
+ * deleted.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dev.h"
+#include "journal.h"
+#include "safety.h"
+#include "session.h"
+#include "units.h"
+
+static bool is_simulated(const char *device)
+{
+	return strncmp(device, "sim:", 4) == 0;
+}
+
+static bool writing(enum session_consent c)
+{
+	return c == SESSION_WRITE || c == SESSION_DESTRUCTIVE;
+}
+
+static int gate(const struct session_opts *o, char *err, size_t errlen)
+{
+	struct safety_report rep;
+	char pending[PATH_MAX];
+	int ret;
+
+	ret = safety_check_target(o->device, writing(o->consent) ? SAFETY_WRITE
+								: SAFETY_READ,
+				  &rep, err, errlen);
+	if (ret)
+		return ret;
+	if (rep.warning[0] && o->notes)
+		fprintf(o->notes, "flashprobe: %s\n", rep.warning);
+	if (!writing(o->consent))
+		return 0;
+	ret = journal_find_pending(o->device, pending, sizeof(pending), err, errlen);
+	if (ret > 0) {
+		snprintf(err, errlen, "'%s' has an unfinished journal '%s': run "
+			 "'flashprobe restore %s' before testing again",
+			 o->device, pending, pending);
+		return -EALREADY;
+	}
+	return ret < 0 ? ret : 0;
+}
+
+/* A device that holds a partition table or a file system: say what will
+ * be overwritten, and on a terminal have the user type its name. */
+static int confirm_if_data(struct session *s, const struct session_opts *o,
+			   char *err, size_t errlen)
+{
+	char what[128];
+	int found = safety_find_signature(s->raw, what, sizeof(what));
+
+	if (found == 0)
+		return 0;
+	if (found < 0)
+		snprintf(what, sizeof(what), "unreadable data");
+	if (o->notes)
+		fprintf(o->notes, "flashprobe: '%s' holds %s: %s\n", o->device, what,
+			o->consent == SESSION_DESTRUCTIVE ?
+			"--destructive overwrites it without a backup" :
+			"it is backed up and restored around the test");
+	if (o->yes || !o->tty_in || !o->tty_out)
+		return 0;
+	if (safety_confirm(o->device, o->tty_in, o->tty_out)) {
+		snprintf(err, errlen, "'%s' was not confirmed: nothing written", o->device);
+		return -ECANCELED;
+	}
+	return 0;
+}
+
+static int open_journal(struct session *s, const struct session_opts *o,
+			char *err, size_t errlen)
+{
+	int ret;
+
+	if (o->journal)
+		snprintf(s->journal, sizeof(s->journal), "%s", o->journal);
+	else if ((ret = journal_default_path(o->device, s->journal,
+					     sizeof(s->journal), err, errlen)))
+		return ret;
+	ret = journal_check_location(s->journal, o->device, err, errlen);
+	if (ret)
+		return ret;
+	return journal_open(s->raw, s->journal, &s->dev, err, errlen);
+}
+
+int session_open(struct session *s, const struct session_opts *o, char *err,
+		 size_t errlen)
+{
+	int ret;
+
+	memset(s, 0, sizeof(*s));
+	s->consent = o->consent;
+	s->notes = o->notes;
+	s->simulated = is_simulated(o->device);
+	if (o->consent == SESSION_NO_CONSENT && !s->simulated) {
+		snprintf(err, errlen, "%s writes to '%s': add --write (its data is "
+			 "backed up and restored) or --destructive (no backup)",
+			 o->test, o->device);
+		return -EPERM;
+	}
+	if (o->consent == SESSION_NO_CONSENT)
+		s->consent = SESSION_DESTRUCTIVE;	/* a simulated card has nothing to lose */
+	if (!s->simulated && (ret = gate(o, err, errlen)))
+		return ret;
+	ret = fp_dev_open(o->device, writing(s->consent) ? FP_OPEN_WRITE : FP_OPEN_READ,
+			  &s->raw, err, errlen);
+	if (ret)
+		return ret;
+	s->dev = s->raw;
+	if (!writing(s->consent))
+		return 0;
+	if (!s->simulated && (ret = confirm_if_data(s, o, err, errlen)))
+		goto fail;
+	if ((ret = safety_signals_install()))
+		goto fail;
+	if (s->consent == SESSION_WRITE)
+		ret = open_journal(s, o, err, errlen);
+	else if ((ret = safety_wrap_interruptible(s->raw, &s->guard)) == 0)
+		s->dev = s->guard;
+	if (ret)
+		goto fail;
+	return 0;
+fail:
+	if (!err[0])
+		snprintf(err, errlen, "cannot prepare '%s': %s", o->device, strerror(-ret));
+	s->dev = NULL;
+	fp_dev_close(s->raw);
+	s->raw = NULL;
+	return ret;
+}
+
+int session_protect(struct session *s, const char *what, uint64_t start,
+		    uint64_t end, uint64_t max_bytes, char *err, size_t errlen)
+{
+	char a[32], b[32], n[32];
+
+	if (s->notes)
+		fprintf(s->notes, "flashprobe: %s writes %s to %s of '%s' (at most %s)%s\n",
+			what, units_format_bytes(start, a, sizeof(a)),
+			units_format_bytes(end, b, sizeof(b)), fp_dev_path(s->raw),
+			units_format_bytes(max_bytes, n, sizeof(n)),
+			s->consent == SESSION_WRITE ? ", backed up first" : "");
+	s->wrote = true;
+	if (s->consent == SESSION_WRITE)
+		return journal_backup_area(s->dev, start, end, err, errlen);
+	return fp_dev_set_write_area(s->dev, start, end);
+}
+
+int session_close(struct session *s, char *err, size_t errlen)
+{
+	int ret = 0;
+
+	if (s->consent == SESSION_WRITE && s->dev && s->dev != s->raw) {
+		ret = journal_finish(s->dev, 0, &s->restore, err, errlen);
+		if (ret && !err[0])
+			snprintf(err, errlen, "restoring '%s' from '%s' failed: %s; the "
+				 "journal is kept: run 'flashprobe restore %s'",
+				 fp_dev_path(s->raw), s->journal, strerror(-ret), s->journal);
+	}
+	if (s->dev && s->dev != s->raw)
+		fp_dev_close(s->dev);
+	fp_dev_close(s->raw);
+	s->dev = s->raw = s->guard = NULL;
+	if (writing(s->consent))
+		safety_signals_uninstall();
+	return ret;
+}
+
+int session_interrupted(void)
+{
+	return safety_interrupted();
+}

@@ -1,0 +1,80 @@
+/* session.h - one writing test's life: consent, the safety gate, the
+ * journal that preserves the data, and the restore at the end.
+ *
+ * Every command that writes goes through here, in this order:
+ *   session_open()     consent, gate, pending-journal check, exclusive open,
+ *                      confirmation, journal, signal handlers;
+ *   session_protect()  for each announced area, before writing it: back it
+ *                      up (--write) and make it the only writable range;
+ *   ... the analyzer runs on session.dev ...
+ *   session_close()    restore and verify (--write), close everything.
+ * Reading commands use session_open() with SESSION_READ_ONLY.
+ */
+#ifndef FLASHPROBE_SESSION_H
+#define FLASHPROBE_SESSION_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "journal.h"
+
+struct fp_dev;
+
+enum session_consent {
+	SESSION_READ_ONLY,	/* reading tests: nothing is written */
+	SESSION_NO_CONSENT,	/* a writing test without --write/--destructive */
+	SESSION_WRITE,		/* --write: back up, test, restore */
+	SESSION_DESTRUCTIVE,	/* --destructive: no backup */
+};
+
+struct session_opts {
+	const char *device;		/* path or sim:... spec (seed folded in) */
+	const char *test;		/* "open-au", for messages */
+	enum session_consent consent;
+	bool yes;			/* no typed confirmation */
+	const char *journal;		/* --journal, or NULL for the default */
+	FILE *tty_in, *tty_out;		/* where to ask (NULL: never ask) */
+	FILE *notes;			/* warnings and announcements (stderr) */
+};
+
+struct session {
+	struct fp_dev *raw;		/* the opened device */
+	struct fp_dev *dev;		/* what tests use: journal or guard */
+	struct fp_dev *guard;		/* interruptible wrapper, or NULL */
+	enum session_consent consent;
+	bool simulated;
+	bool wrote;			/* session_protect() was called */
+	char journal[PATH_MAX];		/* --write: the journal file */
+	struct journal_restore_report restore;
+	FILE *notes;
+};
+
+/* Open for the test.  Returns 0, or a negative errno with a one-line
+ * reason in err:
+ *   -EPERM        a writing test without consent (nothing opened)
+ *   -EXDEV, -EBUSY, -EROFS   refused by the safety gate
+ *   -EALREADY     an unfinished journal of this device exists: restore first
+ *   -ECANCELED    the typed confirmation did not match
+ *   -EINVAL, -ENOENT, -EISDIR, -ENOTBLK   bad device argument
+ *   others        failures opening the device or the journal. */
+int session_open(struct session *s, const struct session_opts *o, char *err,
+		 size_t errlen);
+
+/* Announce [start, end) (at most max_bytes written) on the notes stream
+ * and make it writable: with --write its content is saved in the journal
+ * first.  0 or a negative errno with the reason in err. */
+int session_protect(struct session *s, const char *what, uint64_t start,
+		    uint64_t end, uint64_t max_bytes, char *err, size_t errlen);
+
+/* Finish: restore and verify what was written (--write), delete the
+ * journal, close the devices.  Returns 0, or a negative errno when the
+ * restore failed (the journal is then kept and err names it). */
+int session_close(struct session *s, char *err, size_t errlen);
+
+/* The signal that interrupted the session, or 0. */
+int session_interrupted(void);
+
+#endif
