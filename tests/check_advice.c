@@ -3,7 +3,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <stdlib.h>
+#include <unistd.h>
+
 #include "advice.h"
+#include "testutil.h"
 #include "tests.h"
 
 #define KIB 1024ULL
@@ -170,6 +174,41 @@ START_TEST(test_consequences)
 }
 END_TEST
 
+/* The real mkfs.fat, given the advised options, puts the data area on
+ * the alignment unit. */
+START_TEST(test_mkfs_fat_follows_advice)
+{
+	static const uint64_t erases[] = { 2 * MIB, 3 * MIB, 4 * MIB };
+	struct geometry g = base_geometry(erases[_i], 16 * KIB);
+	char path[] = "/var/tmp/flashprobe-fat-XXXXXX", cmd[512];
+	unsigned char boot[512];
+	struct advice a;
+	uint64_t data;
+	FILE *f;
+	int fd;
+
+	g.device_bytes = 2200 * MIB;
+	advice_compute(&g, &a);
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, (off_t)a.part_size_bytes), 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "%.*s%s >/dev/null 2>&1",
+		 (int)(strstr(a.mkfs_fat, "PARTITION") - a.mkfs_fat), a.mkfs_fat, path);
+	ck_assert_msg(system(cmd) == 0, "'%s' failed", cmd);
+	f = fopen(path, "rb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fread(boot, 1, sizeof(boot), f), sizeof(boot));
+	fclose(f);
+	unlink(path);
+	/* reserved sectors at 14, FAT count at 16, FAT32 FAT length at 36 */
+	data = boot[14] | boot[15] << 8;
+	data += (uint64_t)boot[16] * (boot[36] | boot[37] << 8 | boot[38] << 16 |
+				      (uint64_t)boot[39] << 24);
+	ck_assert_uint_eq(data * 512 % a.align_bytes, 0);
+}
+END_TEST
+
 Suite *advice_suite(void)
 {
 	Suite *s = suite_create("advice");
@@ -182,6 +221,11 @@ Suite *advice_suite(void)
 	tcase_add_test(tc, test_small_partition_smaller_clusters);
 	tcase_add_loop_test(tc, test_f2fs_sections, 0, 6);
 	tcase_add_test(tc, test_consequences);
+	if (system("command -v mkfs.fat >/dev/null 2>&1") == 0)
+		tcase_add_loop_test(tc, test_mkfs_fat_follows_advice, 0, 3);
+	else
+		tu_skip("advice: mkfs.fat follows the advice", "mkfs.fat not installed");
+	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -13,6 +13,7 @@ Suite *align_suite(void);
 Suite *advice_suite(void);
 Suite *openau_suite(void);
 Suite *findfat_suite(void);
+Suite *probe_suite(void);
 Suite *cli_suite(void);
 Suite *safety_suite(void);
 Suite *journal_suite(void);

@@ -1,0 +1,306 @@
+/* check_probe.c - the whole probe on every built-in simulated card: the
+ * geometry equals the card's truth, the advice follows from it, the JSON
+ * and the SVG parse. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dev.h"
+#include "json.h"
+#include "jsonv.h"
+#include "probe.h"
+#include "report_probe.h"
+#include "sim.h"
+#include "svg.h"
+#include "testutil.h"
+#include "tests.h"
+#include "xmlcheck.h"
+
+static int allow_area(void *arg, const char *test, uint64_t start, uint64_t end,
+		      uint64_t max_bytes)
+{
+	(void)test;
+	(void)max_bytes;
+	return fp_dev_set_write_area(arg, start, end);
+}
+
+static struct probe_result *probe_card(const struct sim_profile *p, bool writes,
+				       struct fp_dev **out)
+{
+	struct probe_result *r = calloc(1, sizeof(*r));
+	struct probe_opts o = { 0 };
+	struct fp_dev *d;
+
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(sim_open(p, &d), 0);
+	o.device = "sim:test";
+	o.sysfs_root = "/sys";
+	o.writes_allowed = writes;
+	o.protect = allow_area;
+	o.protect_arg = d;
+	ck_assert_int_eq(probe_run(d, &o, r), 0);
+	*out = d;
+	return r;
+}
+
+static void check_count(const char *what, const struct sim_profile *p,
+			const struct geo_count *c, unsigned truth)
+{
+	if (c->value < 0)
+		return;		/* undetermined is allowed; wrong is not */
+	if (c->at_least)
+		ck_assert_msg((unsigned)c->value <= truth, "%s: %s at least %d, truth %u",
+			      p->name, what, c->value, truth);
+	else
+		ck_assert_msg((unsigned)c->value == truth, "%s: %s %d, truth %u",
+			      p->name, what, c->value, truth);
+}
+
+static uint64_t number_after(const char *s, const char *key)
+{
+	const char *at = strstr(s, key);
+	uint64_t v = 0;
+
+	ck_assert_msg(at != NULL, "'%s' lacks '%s'", s, key);
+	sscanf(at + strlen(key), "%" SCNu64, &v);
+	return v;
+}
+
+/* The advice is computed from what was measured, and is consistent. */
+static void check_advice(const struct sim_profile *p, const struct probe_result *r)
+{
+	const struct advice *a = &r->advice;
+	const struct geometry *g = &r->geo;
+
+	if (!g->erase.bytes)
+		return;
+	ck_assert_uint_eq(a->align_bytes % g->erase.bytes, 0);
+	ck_assert_uint_eq(a->part_start_bytes % a->align_bytes, 0);
+	ck_assert_uint_eq(a->part_size_bytes % a->align_bytes, 0);
+	if (g->fat_found)
+		ck_assert_uint_ge(a->part_start_bytes, g->fat_start_bytes + g->fat_size_bytes);
+	ck_assert_msg(!p->fat_bytes || a->part_start_bytes >= p->fat_start_bytes + p->fat_bytes,
+		      "%s: partition at %" PRIu64 " inside the FAT area", p->name,
+		      a->part_start_bytes);
+	ck_assert_uint_eq(number_after(a->mkfs_ext4, "stripe_width="), a->align_bytes / 4096);
+	ck_assert_uint_eq(number_after(a->mkfs_ext4, "stride="),
+			  g->page.bytes > 4096 ? g->page.bytes / 4096 : 1);
+	ck_assert_uint_eq(number_after(a->sfdisk, "start=") * g->sector_bytes,
+			  a->part_start_bytes);
+}
+
+START_TEST(test_probe_every_profile)
+{
+	const struct sim_profile *p = &sim_profiles[_i];
+	struct fp_dev *d;
+	struct probe_result *r = probe_card(p, true, &d);
+	const struct geometry *g = &r->geo;
+
+	if (g->page.bytes)
+		ck_assert_msg(g->page.bytes == p->page_bytes, "%s: page %" PRIu64, p->name,
+			      g->page.bytes);
+	if (g->erase.bytes)
+		ck_assert_msg(g->erase.bytes == p->erase_bytes, "%s: erase %" PRIu64, p->name,
+			      g->erase.bytes);
+	if (!p->ambiguous)
+		ck_assert_msg(g->erase.bytes == p->erase_bytes, "%s: erase undetermined",
+			      p->name);
+	if (!g->erase.bytes) {
+		/* no erase size: the write tests must not run on a guess */
+		ck_assert(!r->openau_done && !r->findfat_done);
+		ck_assert_uint_eq(fp_dev_bytes_written(d), 0);
+		goto out;
+	}
+	ck_assert(r->openau_done && r->findfat_done);
+	check_count("open linear", p, &g->open_linear, p->open_au_linear);
+	check_count("open random", p, &g->open_random, p->open_au_random);
+	ck_assert_msg(g->open_linear.value >= 0, "%s: open AUs undetermined", p->name);
+	ck_assert_msg(g->fat_found == (p->fat_bytes > 0), "%s: FAT area %s", p->name,
+		      g->fat_found ? "found" : "missed");
+	if (g->fat_found) {
+		ck_assert_uint_eq(g->fat_start_bytes, p->fat_start_bytes);
+		ck_assert_uint_eq(g->fat_size_bytes, p->fat_bytes);
+	}
+	ck_assert_uint_eq(r->bytes_written, fp_dev_bytes_written(d));
+	check_advice(p, r);
+out:
+	fp_dev_close(d);
+	free(r);
+}
+END_TEST
+
+/* Without consent only the read-only part runs, and it says so. */
+START_TEST(test_probe_read_only)
+{
+	struct fp_dev *d;
+	struct probe_result *r = probe_card(sim_profile_find("sdhc-4m"), false, &d);
+
+	ck_assert(!r->openau_done && !r->findfat_done);
+	ck_assert_uint_eq(fp_dev_bytes_written(d), 0);
+	ck_assert_uint_eq(r->bytes_written, 0);
+	ck_assert_ptr_nonnull(strstr(r->skipped, "--write"));
+	ck_assert_uint_eq(r->geo.erase.bytes, 4 << 20);
+	ck_assert_int_eq(r->geo.open_linear.value, -1);
+	fp_dev_close(d);
+	free(r);
+}
+END_TEST
+
+/* Write tests need an erase size: none measured, none reported, none
+ * given means they are skipped, not run on a guess. */
+START_TEST(test_probe_skips_writes_without_erase_size)
+{
+	struct fp_dev *d;
+	struct probe_result *r = probe_card(sim_profile_find("nopattern"), true, &d);
+
+	ck_assert_uint_eq(r->geo.erase.bytes, 0);
+	ck_assert(!r->openau_done);
+	ck_assert_uint_eq(fp_dev_bytes_written(d), 0);
+	ck_assert_ptr_nonnull(strstr(r->skipped, "--erasesize"));
+	fp_dev_close(d);
+	free(r);
+}
+END_TEST
+
+static const struct jsonv *member(const struct jsonv *doc, const char *path)
+{
+	const struct jsonv *v = jsonv_get(doc, path);
+
+	ck_assert_msg(v != NULL, "JSON lacks %s", path);
+	return v;
+}
+
+START_TEST(test_probe_json)
+{
+	static const char *const stems[] = { "page_size", "erase_size", "open_au_linear",
+					     "open_au_random", "fat_area_start",
+					     "fat_area_size" };
+	struct fp_dev *d;
+	struct probe_result *r = probe_card(sim_profile_find("seed"), true, &d);
+	struct json_writer w;
+	char *buf = NULL, key[96];
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct jsonv *doc;
+
+	json_init(&w, f);
+	json_object_begin(&w, NULL);
+	report_probe_json(&w, d, r);
+	json_object_end(&w);
+	json_end(&w);
+	fclose(f);
+	doc = jsonv_parse(buf);
+	ck_assert_msg(doc != NULL, "not one JSON document");
+	for (size_t i = 0; i < 6; i++) {
+		static const char *const suffix[] = { "_confidence", "_source" };
+
+		for (size_t k = 0; k < 2; k++) {
+			snprintf(key, sizeof(key), "geometry.%s%s", stems[i], suffix[k]);
+			member(doc, key);
+		}
+	}
+	ck_assert_double_eq(member(doc, "geometry.erase_size_bytes")->number, 2 << 20);
+	ck_assert_str_eq(member(doc, "geometry.erase_size_source")->string, "measured");
+	ck_assert_double_eq(member(doc, "geometry.open_au_linear")->number, 1);
+	ck_assert_double_eq(member(doc, "geometry.open_au_random")->number, 0);
+	ck_assert_double_eq(member(doc, "geometry.fat_area_size_bytes")->number, 8 << 20);
+	ck_assert_double_eq(member(doc, "geometry.page_size_bytes")->number, 8192);
+	ck_assert_int_eq(member(doc, "identity")->type, JSONV_OBJECT);
+	ck_assert_int_eq(member(doc, "align.rows")->type, JSONV_ARRAY);
+	ck_assert_int_eq(member(doc, "open_au.trials")->type, JSONV_ARRAY);
+	ck_assert(member(doc, "fat_area.found")->boolean);
+	ck_assert_double_eq(member(doc, "advice.align_bytes")->number, 2 << 20);
+	ck_assert_int_eq(member(doc, "advice.notes")->type, JSONV_ARRAY);
+	ck_assert_double_eq(member(doc, "bytes_written")->number, (double)r->bytes_written);
+	ck_assert(member(doc, "elapsed_ns")->number > 0);
+	jsonv_free(doc);
+	free(buf);
+	fp_dev_close(d);
+	free(r);
+}
+END_TEST
+
+START_TEST(test_probe_svg)
+{
+	struct fp_dev *d;
+	struct probe_result *r = probe_card(sim_profile_find("np2-6m"), true, &d);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct xml_stats st;
+
+	ck_assert_int_eq(svg_write(f, &r->align, &r->openau, "sim:np2-6m <&> test"), 0);
+	fclose(f);
+	ck_assert_msg(xml_check(buf, "circle", &st), "the SVG is not well-formed XML");
+	ck_assert_str_eq(st.root, "svg");
+	/* one point per alignment row and per open-AU trial */
+	ck_assert_uint_eq(st.named, r->align.nrows + r->openau.ntrials);
+	ck_assert_ptr_nonnull(strstr(buf, "erase block 6MiB"));
+	ck_assert_ptr_nonnull(strstr(buf, "page 16KiB"));
+	free(buf);
+	fp_dev_close(d);
+	free(r);
+}
+END_TEST
+
+/* The checker itself rejects broken documents (else the SVG test proves
+ * nothing). */
+START_TEST(test_xml_checker_rejects)
+{
+	static const char *const bad[] = {
+		"<svg><g></svg>", "<svg a=\"1\" a=\"2\"/>", "<svg>&bogus;</svg>",
+		"<svg a=1/>", "<svg/><svg/>", "<svg>x < y</svg>", "",
+	};
+	struct xml_stats st;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_msg(!xml_check(bad[i], NULL, &st), "accepted '%s'", bad[i]);
+	ck_assert(xml_check("<?xml version=\"1.0\"?>\n<svg a='x &amp; y'><t>&lt;</t></svg>\n",
+			    "t", &st));
+	ck_assert_uint_eq(st.named, 1);
+}
+END_TEST
+
+/* make demo: the built binary prints a full report on the seed card. */
+START_TEST(test_demo_report)
+{
+	static const char *const sections[] = { "Conclusion", "Advice", "Identity",
+						"Alignment (read-only)", "Open AUs",
+						"FAT area", "sfdisk", "mkfs.fat", "mkfs.ext4",
+						"mkfs.f2fs" };
+	struct run_result run;
+	const char *last = NULL;
+
+	tu_run(&run, (const char *const[]){ "sim:seed", NULL });
+	ck_assert_msg(run.status == 0, "status %d: %s", run.status, run.err);
+	for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++)
+		ck_assert_msg(strstr(run.out, sections[i]), "report lacks '%s'", sections[i]);
+	/* the conclusion comes first */
+	last = strstr(run.out, "Conclusion");
+	ck_assert(last < strstr(run.out, "Identity"));
+	ck_assert(last < strstr(run.out, "align 2097152"));
+	ck_assert_ptr_nonnull(strstr(run.out, "erase block      2MiB"));
+	tu_run_free(&run);
+}
+END_TEST
+
+Suite *probe_suite(void)
+{
+	Suite *s = suite_create("probe");
+	TCase *tc = tcase_create("probe");
+	size_t n = 0;
+
+	while (sim_profiles[n].name[0])
+		n++;
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, test_probe_every_profile, 0, (int)n);
+	tcase_add_test(tc, test_probe_read_only);
+	tcase_add_test(tc, test_probe_skips_writes_without_erase_size);
+	tcase_add_test(tc, test_probe_json);
+	tcase_add_test(tc, test_probe_svg);
+	tcase_add_test(tc, test_xml_checker_rejects);
+	tcase_add_test(tc, test_demo_report);
+	suite_add_tcase(s, tc);
+	return s;
+}
