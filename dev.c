@@ -28,6 +28,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "errmsg.h"
 #include "clock.h"
 #include "dev.h"
 #include "sim.h"
@@ -327,19 +328,6 @@ static const struct fp_dev_ops dev_real_ops = {
 	.close = dev_real_close,
 };
 
-static void dev_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void dev_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static int dev_open_flags(enum fp_open_mode mode, bool is_block)
 {
@@ -356,7 +344,7 @@ static int dev_open_flags(enum fp_open_mode mode, bool is_block)
 
 static void dev_err_no_direct(char *err, size_t errlen, const char *path)
 {
-	dev_err(err, errlen, "'%s' does not support O_DIRECT (tmpfs?): "
+	fp_errf(err, errlen, "'%s' does not support O_DIRECT (tmpfs?): "
 		"timing would measure the page cache", path);
 }
 
@@ -373,12 +361,12 @@ static int dev_geometry(int fd, const struct stat *st, const char *path,
 		    ioctl(fd, BLKSSZGET, &ssz) != 0) {
 			int rc = -errno;
 
-			dev_err(err, errlen, "cannot get the size of '%s': %s",
+			fp_errf(err, errlen, "cannot get the size of '%s': %s",
 				path, strerror(-rc));
 			return rc;
 		}
 		if (ssz <= 0) {
-			dev_err(err, errlen, "'%s' reports a sector size of %d",
+			fp_errf(err, errlen, "'%s' reports a sector size of %d",
 				path, ssz);
 			return -EIO;
 		}
@@ -397,7 +385,7 @@ static int dev_geometry(int fd, const struct stat *st, const char *path,
 	*size_bytes = (uint64_t)st->st_size -
 		      (uint64_t)st->st_size % DEV_FILE_SECTOR_BYTES;
 	if (*size_bytes == 0 && st->st_size > 0) {
-		dev_err(err, errlen, "'%s' is smaller than one %u-byte sector",
+		fp_errf(err, errlen, "'%s' is smaller than one %u-byte sector",
 			path, DEV_FILE_SECTOR_BYTES);
 		return -EINVAL;
 	}
@@ -410,11 +398,11 @@ static int dev_check_type(const struct stat *st, const char *path, char *err,
 			  size_t errlen)
 {
 	if (S_ISDIR(st->st_mode)) {
-		dev_err(err, errlen, "'%s' is a directory", path);
+		fp_errf(err, errlen, "'%s' is a directory", path);
 		return -EISDIR;
 	}
 	if (!S_ISBLK(st->st_mode) && !S_ISREG(st->st_mode)) {
-		dev_err(err, errlen, "'%s' is not a block device or regular file",
+		fp_errf(err, errlen, "'%s' is not a block device or regular file",
 			path);
 		return -ENOTBLK;
 	}
@@ -433,12 +421,12 @@ int fp_dev_open_path(const char *path, enum fp_open_mode mode,
 	if (out != NULL)
 		*out = NULL;
 	if (path == NULL || out == NULL) {
-		dev_err(err, errlen, "no device given");
+		fp_errf(err, errlen, "no device given");
 		return -EINVAL;
 	}
 	if (stat(path, &st) != 0) {
 		rc = -errno;
-		dev_err(err, errlen, "cannot open '%s': %s", path, strerror(-rc));
+		fp_errf(err, errlen, "cannot open '%s': %s", path, strerror(-rc));
 		return rc;
 	}
 	rc = dev_check_type(&st, path, err, errlen);
@@ -450,14 +438,14 @@ int fp_dev_open_path(const char *path, enum fp_open_mode mode,
 		if (rc == -EINVAL)
 			dev_err_no_direct(err, errlen, path);
 		else
-			dev_err(err, errlen, "cannot open '%s': %s", path,
+			fp_errf(err, errlen, "cannot open '%s': %s", path,
 				strerror(-rc));
 		return rc;
 	}
 	/* The path may have been replaced between stat() and open(). */
 	if (fstat(fd, &fst) != 0) {
 		rc = -errno;
-		dev_err(err, errlen, "cannot stat '%s': %s", path, strerror(-rc));
+		fp_errf(err, errlen, "cannot stat '%s': %s", path, strerror(-rc));
 		goto err_close;
 	}
 	rc = dev_check_type(&fst, path, err, errlen);
@@ -468,7 +456,7 @@ int fp_dev_open_path(const char *path, enum fp_open_mode mode,
 	if (rc < 0)
 		goto err_close;
 	if (size_bytes == 0) {
-		dev_err(err, errlen, "'%s' is empty", path);
+		fp_errf(err, errlen, "'%s' is empty", path);
 		rc = -EINVAL;
 		goto err_close;
 	}
@@ -485,7 +473,7 @@ int fp_dev_open_path(const char *path, enum fp_open_mode mode,
 
 err_nomem:
 	rc = -ENOMEM;
-	dev_err(err, errlen, "cannot open '%s': %s", path, strerror(ENOMEM));
+	fp_errf(err, errlen, "cannot open '%s': %s", path, strerror(ENOMEM));
 err_close:
 	free(r);
 	close(fd);
@@ -499,7 +487,7 @@ int fp_dev_open(const char *spec, enum fp_open_mode mode, struct fp_dev **out,
 	int rc;
 
 	if (spec == NULL || out == NULL) {
-		dev_err(err, errlen, "no device given");
+		fp_errf(err, errlen, "no device given");
 		return -EINVAL;
 	}
 	if (strncmp(spec, "sim:", 4) != 0)
@@ -513,7 +501,7 @@ int fp_dev_open(const char *spec, enum fp_open_mode mode, struct fp_dev **out,
 	rc = sim_open(&p, out);
 	if (rc < 0) {
 		*out = NULL;
-		dev_err(err, errlen, "cannot create simulated card '%s': %s",
+		fp_errf(err, errlen, "cannot create simulated card '%s': %s",
 			spec + 4, strerror(-rc));
 	}
 	return rc;

@@ -40,6 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "errmsg.h"
 #include "clock.h"
 #include "dev.h"
 #include "journal.h"
@@ -128,19 +129,6 @@ struct journal {
 	char last_err[256];
 };
 
-static void say(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void say(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* Copy src into dst of len bytes, cutting it if it does not fit. */
 static void copy_str(char *dst, size_t len, const char *src)
@@ -400,10 +388,10 @@ static void identity_describe(const struct jr_identity *id, char *buf,
 
 	units_format_bytes(id->size_bytes, size, sizeof(size));
 	if (id->kind == FP_DEV_BLOCK)
-		say(buf, len, "'%s' (%u:%u, %s%s%s)", id->path, id->major,
+		fp_errf(buf, len, "'%s' (%u:%u, %s%s%s)", id->path, id->major,
 		    id->minor, size, id->serial[0] ? ", " : "", id->serial);
 	else
-		say(buf, len, "'%s' (%s)", id->path, size);
+		fp_errf(buf, len, "'%s' (%s)", id->path, size);
 }
 
 /* ---- header and records ---- */
@@ -505,14 +493,14 @@ static int open_trusted(const char *path, int *fdp, char *err, size_t errlen)
 
 	if (fd < 0) {
 		rc = -errno;
-		say(err, errlen, "cannot open journal '%s': %s", path,
+		fp_errf(err, errlen, "cannot open journal '%s': %s", path,
 		    strerror(-rc));
 		return rc;
 	}
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
 	    (st.st_uid != geteuid() && st.st_uid != 0) ||
 	    (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
-		say(err, errlen, "refusing journal '%s': not a regular file "
+		fp_errf(err, errlen, "refusing journal '%s': not a regular file "
 		    "owned by this user and writable only by it", path);
 		close(fd);
 		return -EPERM;
@@ -537,13 +525,13 @@ static int header_read(const char *path, int *fdp, struct jr_header *h,
 	n = read_full(fd, b, sizeof(b));
 	if (n < 0) {
 		rc = (int)n;
-		say(err, errlen, "cannot read journal '%s': %s", path,
+		fp_errf(err, errlen, "cannot read journal '%s': %s", path,
 		    strerror(-rc));
 	} else if (n == (ssize_t)sizeof(b)) {
 		rc = header_decode(b, h, &why);
 	}
 	if (rc == -EBADMSG)
-		say(err, errlen, "cannot use journal '%s': %s", path, why);
+		fp_errf(err, errlen, "cannot use journal '%s': %s", path, why);
 	if (rc < 0) {
 		close(fd);
 		return rc;
@@ -631,11 +619,11 @@ int journal_default_path(const char *device, char *buf, size_t len,
 		return -EINVAL;
 	rc = default_name(device, name, sizeof(name));
 	if (rc < 0) {
-		say(err, errlen, "cannot open '%s': %s", device, strerror(-rc));
+		fp_errf(err, errlen, "cannot open '%s': %s", device, strerror(-rc));
 		return rc;
 	}
 	if ((size_t)snprintf(buf, len, "%s/%s", state_dir(), name) >= len) {
-		say(err, errlen, "journal path for '%s' is too long", device);
+		fp_errf(err, errlen, "journal path for '%s' is too long", device);
 		return -ENAMETOOLONG;
 	}
 	return 0;
@@ -651,13 +639,13 @@ static int check_location_block(const char *journal_path, const char *device,
 				    minor(dirst->st_dev));
 
 	if (rc == 1) {
-		say(err, errlen, "journal '%s' would be on the device under test "
+		fp_errf(err, errlen, "journal '%s' would be on the device under test "
 		    "'%s'; choose another place with --journal", journal_path,
 		    device);
 		return -EINVAL;
 	}
 	if (rc < 0)
-		say(err, errlen, "cannot check where journal '%s' is: %s",
+		fp_errf(err, errlen, "cannot check where journal '%s' is: %s",
 		    journal_path, strerror(-rc));
 	return rc;
 }
@@ -673,7 +661,7 @@ static int check_location_file(const char *journal_path, const char *device,
 	     jst.st_ino == devst->st_ino) ||
 	    (abs_path(journal_path, ja, sizeof(ja)) == 0 &&
 	     realpath(device, da) != NULL && strcmp(ja, da) == 0)) {
-		say(err, errlen, "journal '%s' is the device under test itself",
+		fp_errf(err, errlen, "journal '%s' is the device under test itself",
 		    journal_path);
 		return -EINVAL;
 	}
@@ -694,7 +682,7 @@ int journal_check_location(const char *journal_path, const char *device,
 	dir_of(journal_path, dir, sizeof(dir));
 	if (stat(dir, &dirst) != 0 || stat(device, &devst) != 0) {
 		rc = -errno;
-		say(err, errlen, "cannot use journal '%s': %s", journal_path,
+		fp_errf(err, errlen, "cannot use journal '%s': %s", journal_path,
 		    strerror(-rc));
 		return rc;
 	}
@@ -884,7 +872,7 @@ static int save_range(struct journal *j, uint64_t start, uint64_t end,
 			return -EINTR;
 		rc = fp_dev_read_timed(j->inner, j->buf, (size_t)n, off, NULL);
 		if (rc < 0) {
-			say(j->last_err, sizeof(j->last_err), "cannot back up "
+			fp_errf(j->last_err, sizeof(j->last_err), "cannot back up "
 			    "'%s' at byte %llu: %s", fp_dev_path(j->inner),
 			    (unsigned long long)off, strerror(-rc));
 			return rc;
@@ -894,7 +882,7 @@ static int save_range(struct journal *j, uint64_t start, uint64_t end,
 		if (rc == 0)
 			rc = append(j, &r, j->buf);
 		if (rc < 0) {
-			say(j->last_err, sizeof(j->last_err), "cannot write "
+			fp_errf(j->last_err, sizeof(j->last_err), "cannot write "
 			    "journal '%s': %s", j->path, strerror(-rc));
 			return rc;
 		}
@@ -926,7 +914,7 @@ static int save_missing(struct journal *j, uint64_t start, uint64_t end,
 		if (crc < 0)
 			j->torn = true;	/* cut the uncommitted records */
 		if (crc < 0 && rc == 0) {
-			say(j->last_err, sizeof(j->last_err), "cannot write "
+			fp_errf(j->last_err, sizeof(j->last_err), "cannot write "
 			    "journal '%s': %s", j->path, strerror(-crc));
 			rc = crc;
 		}
@@ -1031,11 +1019,11 @@ static int create_pointer(const char *journal_abs, const char *link,
 	if (symlink(journal_abs, link) != 0) {
 		rc = -errno;
 		if (rc == -EEXIST)
-			say(err, errlen, "a journal for '%s' already exists at "
+			fp_errf(err, errlen, "a journal for '%s' already exists at "
 			    "'%s'; replay it with 'flashprobe restore'", device,
 			    link);
 		else
-			say(err, errlen, "cannot create journal pointer '%s': %s",
+			fp_errf(err, errlen, "cannot create journal pointer '%s': %s",
 			    link, strerror(-rc));
 		return rc;
 	}
@@ -1054,10 +1042,10 @@ static int create_file(const char *path, const struct jr_header *h,
 	if (fd < 0) {
 		rc = -errno;
 		if (rc == -EEXIST)
-			say(err, errlen, "journal '%s' already exists; replay it "
+			fp_errf(err, errlen, "journal '%s' already exists; replay it "
 			    "with 'flashprobe restore' first", path);
 		else
-			say(err, errlen, "cannot create journal '%s': %s", path,
+			fp_errf(err, errlen, "cannot create journal '%s': %s", path,
 			    strerror(-rc));
 		return rc;
 	}
@@ -1068,7 +1056,7 @@ static int create_file(const char *path, const struct jr_header *h,
 	if (rc == 0)
 		rc = fsync_dir_of(path);
 	if (rc < 0) {
-		say(err, errlen, "cannot write journal '%s' for '%s': %s", path,
+		fp_errf(err, errlen, "cannot write journal '%s' for '%s': %s", path,
 		    device, strerror(-rc));
 		close(fd);
 		unlink(path);
@@ -1122,7 +1110,7 @@ int journal_open(struct fp_dev *inner, const char *journal_path,
 	if (rc == 0)
 		rc = identity_of_dev(inner, &h.id);
 	if (rc < 0) {
-		say(err, errlen, "cannot create journal '%s': %s", journal_path,
+		fp_errf(err, errlen, "cannot create journal '%s': %s", journal_path,
 		    strerror(-rc));
 		return rc;
 	}
@@ -1138,7 +1126,7 @@ int journal_open(struct fp_dev *inner, const char *journal_path,
 		rc = journal_alloc(inner, journal_path, fd, h.link, out);
 	if (rc < 0) {
 		if (rc == -ENOMEM)
-			say(err, errlen, "cannot create journal '%s': %s",
+			fp_errf(err, errlen, "cannot create journal '%s': %s",
 			    journal_path, strerror(ENOMEM));
 		if (rc != -EEXIST && h.link[0] != '\0')
 			unlink(h.link);
@@ -1162,7 +1150,7 @@ static int check_space(const struct journal *j, uint64_t bytes, char *err,
 		return 0;	/* unknown: the writes will tell */
 	if ((uint64_t)vfs.f_bavail * vfs.f_frsize >= need)
 		return 0;
-	say(err, errlen, "not enough space for journal '%s': %s needed, %s "
+	fp_errf(err, errlen, "not enough space for journal '%s': %s needed, %s "
 	    "free", j->path, units_format_bytes(need, a, sizeof(a)),
 	    units_format_bytes((uint64_t)vfs.f_bavail * vfs.f_frsize, b,
 			       sizeof(b)));
@@ -1181,7 +1169,7 @@ int journal_backup_area(struct fp_dev *jdev, uint64_t start, uint64_t end,
 	sector = fp_dev_sector_bytes(jdev);
 	if (start >= end || end > fp_dev_size_bytes(jdev) ||
 	    start % sector != 0 || end % sector != 0) {
-		say(err, errlen, "cannot back up bytes %llu to %llu of '%s': "
+		fp_errf(err, errlen, "cannot back up bytes %llu to %llu of '%s': "
 		    "not a sector-aligned range inside the device",
 		    (unsigned long long)start, (unsigned long long)end,
 		    fp_dev_path(jdev));
@@ -1192,10 +1180,10 @@ int journal_backup_area(struct fp_dev *jdev, uint64_t start, uint64_t end,
 		return rc;
 	rc = save_missing(j, start, end, true);
 	if (rc == -EINTR)
-		say(err, errlen, "backup of '%s' interrupted; nothing was "
+		fp_errf(err, errlen, "backup of '%s' interrupted; nothing was "
 		    "written", fp_dev_path(jdev));
 	else if (rc < 0)
-		say(err, errlen, "%s", j->last_err);
+		fp_errf(err, errlen, "%s", j->last_err);
 	if (rc < 0)
 		return rc;
 	return fp_dev_set_write_area(jdev, start, end);
@@ -1440,7 +1428,7 @@ static int check_identity(const char *path, const struct jr_header *h,
 	}
 	identity_describe(&h->id, want, sizeof(want));
 	identity_describe(&id, have, sizeof(have));
-	say(err, errlen, "journal '%s' belongs to %s, not to %s", path, want,
+	fp_errf(err, errlen, "journal '%s' belongs to %s, not to %s", path, want,
 	    have);
 	return -ENODEV;
 }
@@ -1469,7 +1457,7 @@ static int restore_outcome(const char *path, struct fp_dev *dev,
 	const struct journal_range *f = &rep->failed[0];
 
 	if (rep->nfailed > 0) {
-		say(err, errlen, "cannot restore %zu range(s) of '%s' (first at "
+		fp_errf(err, errlen, "cannot restore %zu range(s) of '%s' (first at "
 		    "byte %llu, %llu bytes: %s); journal '%s' is kept",
 		    rep->nfailed, fp_dev_path(dev),
 		    (unsigned long long)f->offset_bytes,
@@ -1511,7 +1499,7 @@ int journal_restore(const char *journal_path, struct fp_dev *dev,
 	rc = buf != NULL && vbuf != NULL ? scan(fd, &h, buf, NULL, NULL, &s)
 					 : -ENOMEM;
 	if (rc < 0) {
-		say(err, errlen, "cannot read journal '%s': %s", journal_path,
+		fp_errf(err, errlen, "cannot read journal '%s': %s", journal_path,
 		    strerror(-rc));
 		goto out;
 	}
@@ -1519,7 +1507,7 @@ int journal_restore(const char *journal_path, struct fp_dev *dev,
 		snprintf(rep->note, sizeof(rep->note), "journal damaged at byte "
 			 "%llu: %s", (unsigned long long)s.problem_at, s.problem);
 		if (!(flags & JOURNAL_RESTORE_FORCE)) {
-			say(err, errlen, "journal '%s' is damaged at byte %llu "
+			fp_errf(err, errlen, "journal '%s' is damaged at byte %llu "
 			    "(%s); nothing was restored", journal_path,
 			    (unsigned long long)s.problem_at, s.problem);
 			rc = -EBADMSG;
@@ -1529,7 +1517,7 @@ int journal_restore(const char *journal_path, struct fp_dev *dev,
 	}
 	rc = replay_all(fd, &h, dev, rep, s.data_bytes, buf, vbuf);
 	if (rc < 0) {
-		say(err, errlen, "cannot read journal '%s': %s", journal_path,
+		fp_errf(err, errlen, "cannot read journal '%s': %s", journal_path,
 		    strerror(-rc));
 		goto out;
 	}
@@ -1645,7 +1633,7 @@ int journal_find_pending(const char *device, char *found, size_t foundlen,
 	if (rc == 0)
 		rc = default_name(device, own, sizeof(own));
 	if (rc < 0) {
-		say(err, errlen, "cannot open '%s': %s", device, strerror(-rc));
+		fp_errf(err, errlen, "cannot open '%s': %s", device, strerror(-rc));
 		return rc;
 	}
 	if (env != NULL && env[0] != '\0') {
@@ -1655,7 +1643,7 @@ int journal_find_pending(const char *device, char *found, size_t foundlen,
 	for (i = 0; i < ndirs && rc == 0; i++)
 		rc = pending_dir(dirs[i], &want, own, found, foundlen);
 	if (rc < 0)
-		say(err, errlen, "cannot look for journals in '%s': %s",
+		fp_errf(err, errlen, "cannot look for journals in '%s': %s",
 		    dirs[i - 1], strerror(-rc));
 	return rc;
 }

@@ -29,6 +29,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "errmsg.h"
 #include "dev.h"
 #include "journal.h"
 #include "safety.h"
@@ -42,19 +43,6 @@ void safety_set_roots(const char *sys, const char *proc)
 	proc_root = proc != NULL ? proc : "/proc";
 }
 
-static void say(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void say(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* First line of a small file, without the newline. */
 static int read_line(const char *path, char *buf, size_t len)
@@ -467,14 +455,14 @@ static int check_disk_in_use(const char *path, const struct members *ms,
 	if (m != NULL) {
 		rep->mounted = true;
 		dev_node_of(m->name, rep->busy, sizeof(rep->busy));
-		say(err, errlen, "refusing to write '%s': '%s' is mounted on "
+		fp_errf(err, errlen, "refusing to write '%s': '%s' is mounted on "
 		    "'%s'", path, rep->busy, where);
 		return -EBUSY;
 	}
 	if (each_swap(swap_is_member, &sc)) {
 		rep->swap = true;
 		dev_node_of(sc.hit->name, rep->busy, sizeof(rep->busy));
-		say(err, errlen, "refusing to write '%s': '%s' is used as swap",
+		fp_errf(err, errlen, "refusing to write '%s': '%s' is used as swap",
 		    path, rep->busy);
 		return -EBUSY;
 	}
@@ -483,7 +471,7 @@ static int check_disk_in_use(const char *path, const struct members *ms,
 		rep->held = true;
 		dev_node_of(m->name, rep->busy, sizeof(rep->busy));
 		dev_node_of(where, node, sizeof(node));
-		say(err, errlen, "refusing to write '%s': '%s' is held by '%s' "
+		fp_errf(err, errlen, "refusing to write '%s': '%s' is held by '%s' "
 		    "(device-mapper, md or LVM)", path, rep->busy, node);
 		return -EBUSY;
 	}
@@ -521,7 +509,7 @@ static int check_block(const char *path, const struct stat *st,
 		if (mode == SAFETY_READ)
 			return 0;
 		/* Without sysfs nothing says what else is on this disk. */
-		say(err, errlen, "cannot check whether '%s' is in use: "
+		fp_errf(err, errlen, "cannot check whether '%s' is in use: "
 		    "'%s/dev/block/%u:%u': %s", path, sys_root, rep->major,
 		    rep->minor, strerror(-rc));
 		return -EPERM;
@@ -544,7 +532,7 @@ static int check_block(const char *path, const struct stat *st,
 		return 0;
 	}
 	if (is_part) {
-		say(err, errlen, "'%s' is a partition; run write tests on the "
+		fp_errf(err, errlen, "'%s' is a partition; run write tests on the "
 		    "whole disk '%s'", path, rep->disk);
 		rc = -EXDEV;
 	} else {
@@ -552,7 +540,7 @@ static int check_block(const char *path, const struct stat *st,
 	}
 	members_free(&ms);
 	if (rc == 0 && rep->readonly) {
-		say(err, errlen, "refusing to write '%s': the device is "
+		fp_errf(err, errlen, "refusing to write '%s': the device is "
 		    "read-only", path);
 		rc = -EROFS;
 	}
@@ -616,19 +604,19 @@ static int check_file(const char *path, const struct stat *st,
 	if (mode == SAFETY_READ)
 		return 0;
 	if (journal_is_journal_file(path)) {
-		say(err, errlen, "refusing to write '%s': it is a flashprobe "
+		fp_errf(err, errlen, "refusing to write '%s': it is a flashprobe "
 		    "journal (replay it with 'flashprobe restore')", path);
 		return -EBUSY;
 	}
 	if (each_swap(swap_is_file, &sc)) {
 		rep->swap = true;
 		snprintf(rep->busy, sizeof(rep->busy), "%s", path);
-		say(err, errlen, "refusing to write '%s': it is used as swap",
+		fp_errf(err, errlen, "refusing to write '%s': it is used as swap",
 		    path);
 		return -EBUSY;
 	}
 	if (file_on_loop(st, rep->busy, sizeof(rep->busy))) {
-		say(err, errlen, "refusing to write '%s': it is attached to "
+		fp_errf(err, errlen, "refusing to write '%s': it is attached to "
 		    "loop device '%s'", path, rep->busy);
 		return -EBUSY;
 	}
@@ -644,7 +632,7 @@ int safety_check_target(const char *path, enum safety_mode mode,
 	if (err != NULL && errlen > 0)
 		err[0] = '\0';
 	if (path == NULL || path[0] == '\0') {
-		say(err, errlen, "no device given");
+		fp_errf(err, errlen, "no device given");
 		return -EINVAL;
 	}
 	if (strncmp(path, "sim:", 4) == 0) {
@@ -654,18 +642,18 @@ int safety_check_target(const char *path, enum safety_mode mode,
 	if (stat(path, &st) != 0) {
 		int rc = -errno;
 
-		say(err, errlen, "cannot open '%s': %s", path, strerror(-rc));
+		fp_errf(err, errlen, "cannot open '%s': %s", path, strerror(-rc));
 		return rc;
 	}
 	if (S_ISDIR(st.st_mode)) {
-		say(err, errlen, "'%s' is a directory", path);
+		fp_errf(err, errlen, "'%s' is a directory", path);
 		return -EISDIR;
 	}
 	if (S_ISBLK(st.st_mode))
 		return check_block(path, &st, mode, rep, err, errlen);
 	if (S_ISREG(st.st_mode))
 		return check_file(path, &st, mode, rep, err, errlen);
-	say(err, errlen, "'%s' is not a block device or regular file", path);
+	fp_errf(err, errlen, "'%s' is not a block device or regular file", path);
 	return -ENOTBLK;
 }
 

@@ -26,6 +26,7 @@
  * byte keeps just that byte, so never-written space and constant patterns
  * (flashbench writes 0x5a) cost no memory.
  */
+#include "errmsg.h"
 #include "sim.h"
 
 #include <errno.h>
@@ -298,19 +299,6 @@ const struct sim_profile *sim_profile_find(const char *name)
 /* ------------------------------------------------------------------ */
 /* Validation */
 
-static void sim_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void sim_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static bool sim_is_pow2(uint64_t x)
 {
@@ -352,14 +340,14 @@ static int sim_validate_levels(const struct sim_profile *p, char *err,
 		if (lv[i].bytes == 0)
 			continue;
 		if (lv[i].bytes % p->sector_bytes != 0) {
-			sim_err(err, errlen, "sector (%u) must divide %s (%llu)",
+			fp_errf(err, errlen, "sector (%u) must divide %s (%llu)",
 				p->sector_bytes, lv[i].key,
 				(unsigned long long)lv[i].bytes);
 			return -EINVAL;
 		}
 		if (lower && (lower->bytes >= lv[i].bytes ||
 			      lv[i].bytes % lower->bytes != 0)) {
-			sim_err(err, errlen,
+			fp_errf(err, errlen,
 				"%s (%llu) must be smaller than %s (%llu) and "
 				"divide it", lower->key,
 				(unsigned long long)lower->bytes, lv[i].key,
@@ -377,19 +365,19 @@ static int sim_validate_areas(const struct sim_profile *p, char *err,
 	uint64_t e = p->erase_bytes;
 
 	if (p->fat_start_bytes % e != 0 || p->fat_bytes % e != 0) {
-		sim_err(err, errlen,
+		fp_errf(err, errlen,
 			"fat_start and fat must be multiples of erase (%llu)",
 			(unsigned long long)e);
 		return -EINVAL;
 	}
 	if (p->fat_start_bytes > p->size_bytes ||
 	    p->fat_bytes > p->size_bytes - p->fat_start_bytes) {
-		sim_err(err, errlen, "FAT area passes the end of the device");
+		fp_errf(err, errlen, "FAT area passes the end of the device");
 		return -EINVAL;
 	}
 	if (p->bad_start_bytes > p->size_bytes ||
 	    p->bad_bytes > p->size_bytes - p->bad_start_bytes) {
-		sim_err(err, errlen, "bad range passes the end of the device");
+		fp_errf(err, errlen, "bad range passes the end of the device");
 		return -EINVAL;
 	}
 	return 0;
@@ -411,17 +399,17 @@ static int sim_validate_counts(const struct sim_profile *p, char *err,
 
 	for (size_t i = 0; i < sizeof(lim) / sizeof(lim[0]); i++) {
 		if (lim[i].val > lim[i].max) {
-			sim_err(err, errlen, "%s must be at most %u (got %u)",
+			fp_errf(err, errlen, "%s must be at most %u (got %u)",
 				lim[i].key, lim[i].max, lim[i].val);
 			return -EINVAL;
 		}
 	}
 	if (p->open_au_linear == 0) {
-		sim_err(err, errlen, "open_linear must be at least 1");
+		fp_errf(err, errlen, "open_linear must be at least 1");
 		return -EINVAL;
 	}
 	if (p->open_au_random > p->open_au_linear) {
-		sim_err(err, errlen,
+		fp_errf(err, errlen,
 			"open_random (%u) must not exceed open_linear (%u)",
 			p->open_au_random, p->open_au_linear);
 		return -EINVAL;
@@ -434,36 +422,36 @@ int sim_profile_validate(const struct sim_profile *p, char *err, size_t errlen)
 	int rc;
 
 	if (p == NULL) {
-		sim_err(err, errlen, "no profile");
+		fp_errf(err, errlen, "no profile");
 		return -EINVAL;
 	}
 	if (!sim_is_pow2(p->sector_bytes) || p->sector_bytes < 512 ||
 	    p->sector_bytes > 64 * SIM_KIB) {
-		sim_err(err, errlen,
+		fp_errf(err, errlen,
 			"sector (%u) must be a power of two from 512 to 65536",
 			p->sector_bytes);
 		return -EINVAL;
 	}
 	if (p->size_bytes == 0 || p->size_bytes % p->sector_bytes != 0) {
-		sim_err(err, errlen,
+		fp_errf(err, errlen,
 			"size (%llu) must be a positive multiple of sector (%u)",
 			(unsigned long long)p->size_bytes, p->sector_bytes);
 		return -EINVAL;
 	}
 	if (p->erase_bytes == 0 || p->size_bytes % p->erase_bytes != 0) {
-		sim_err(err, errlen, "erase (%llu) must divide size (%llu)",
+		fp_errf(err, errlen, "erase (%llu) must divide size (%llu)",
 			(unsigned long long)p->erase_bytes,
 			(unsigned long long)p->size_bytes);
 		return -EINVAL;
 	}
 	rc = sim_validate_levels(p, err, errlen);
 	if (rc == 0 && p->size_bytes / p->erase_bytes > SIM_MAX_AUS) {
-		sim_err(err, errlen, "too many erase blocks (at most %llu)",
+		fp_errf(err, errlen, "too many erase blocks (at most %llu)",
 			(unsigned long long)SIM_MAX_AUS);
 		rc = -EINVAL;
 	}
 	if (rc == 0 && p->erase_bytes / sim_unit_bytes(p) > SIM_MAX_PAGES_PER_AU) {
-		sim_err(err, errlen, "erase holds too many pages (at most %llu)",
+		fp_errf(err, errlen, "erase holds too many pages (at most %llu)",
 			(unsigned long long)SIM_MAX_PAGES_PER_AU);
 		rc = -EINVAL;
 	}
@@ -665,17 +653,17 @@ static int sim_apply_option(const char *spec, const char *opt, size_t len,
 	size_t klen = eq ? (size_t)(eq - opt) : len;
 
 	if (len == 0) {
-		sim_err(err, errlen, "empty option in 'sim:%s'", spec);
+		fp_errf(err, errlen, "empty option in 'sim:%s'", spec);
 		return -EINVAL;
 	}
 	k = sim_key_find(opt, klen);
 	if (k == NULL) {
-		sim_err(err, errlen, "unknown key '%.*s' in 'sim:%s'", (int)klen,
+		fp_errf(err, errlen, "unknown key '%.*s' in 'sim:%s'", (int)klen,
 			opt, spec);
 		return -EINVAL;
 	}
 	if (eq == NULL) {
-		sim_err(err, errlen, "missing value for '%s' in 'sim:%s'",
+		fp_errf(err, errlen, "missing value for '%s' in 'sim:%s'",
 			k->name, spec);
 		return -EINVAL;
 	}
@@ -688,7 +676,7 @@ static int sim_apply_option(const char *spec, const char *opt, size_t len,
 			return 0;
 		}
 	}
-	sim_err(err, errlen, "bad value '%.*s' for '%s'", (int)len, eq + 1,
+	fp_errf(err, errlen, "bad value '%.*s' for '%s'", (int)len, eq + 1,
 		k->name);
 	return -EINVAL;
 }
@@ -703,7 +691,7 @@ int sim_profile_parse(const char *spec, struct sim_profile *p, char *err,
 	int rc;
 
 	if (spec == NULL || p == NULL) {
-		sim_err(err, errlen, "no simulated card given");
+		fp_errf(err, errlen, "no simulated card given");
 		return -EINVAL;
 	}
 	if (strncmp(spec, "sim:", 4) == 0)
@@ -711,7 +699,7 @@ int sim_profile_parse(const char *spec, struct sim_profile *p, char *err,
 	comma = strchr(spec, ',');
 	nlen = comma ? (size_t)(comma - spec) : strlen(spec);
 	if (nlen == 0) {
-		sim_err(err, errlen,
+		fp_errf(err, errlen,
 			"missing simulated card name (see flashprobe list-sims)");
 		return -EINVAL;
 	}
@@ -720,7 +708,7 @@ int sim_profile_parse(const char *spec, struct sim_profile *p, char *err,
 		    memcmp(base->name, spec, nlen) == 0)
 			break;
 	if (base->name[0] == '\0') {
-		sim_err(err, errlen,
+		fp_errf(err, errlen,
 			"unknown simulated card '%.*s' (see flashprobe list-sims)",
 			(int)nlen, spec);
 		return -EINVAL;

@@ -41,27 +41,6 @@ static char state_dir[PATH_MAX + 8];
 
 /* ---- fixtures ---- */
 
-static void rm_tree(const char *dir)
-{
-	char path[PATH_MAX + 256];
-	struct dirent *e;
-	struct stat st;
-	DIR *d = opendir(dir);
-
-	while (d != NULL && (e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
-			rm_tree(path);
-		else
-			unlink(path);
-	}
-	if (d != NULL)
-		closedir(d);
-	rmdir(dir);
-}
-
 static void dir_setup(void)
 {
 	snprintf(test_dir, sizeof(test_dir), "/var/tmp/flashprobe-jrnl.XXXXXX");
@@ -78,7 +57,7 @@ static void dir_teardown(void)
 {
 	unsetenv(JOURNAL_STATE_ENV);
 	if (test_dir[0] != '\0')
-		rm_tree(test_dir);
+		tu_rm_tree(test_dir);
 	test_dir[0] = '\0';
 }
 

@@ -38,27 +38,6 @@
 
 static char test_dir[PATH_MAX];
 
-static void rm_tree(const char *dir)
-{
-	char path[PATH_MAX + 256];
-	struct dirent *e;
-	struct stat st;
-	DIR *d = opendir(dir);
-
-	while (d != NULL && (e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
-			rm_tree(path);
-		else
-			unlink(path);
-	}
-	if (d != NULL)
-		closedir(d);
-	rmdir(dir);
-}
-
 static void dir_setup(void)
 {
 	snprintf(test_dir, sizeof(test_dir), "/var/tmp/flashprobe-safe.XXXXXX");
@@ -69,7 +48,7 @@ static void dir_setup(void)
 static void dir_teardown(void)
 {
 	if (test_dir[0] != '\0')
-		rm_tree(test_dir);
+		tu_rm_tree(test_dir);
 	test_dir[0] = '\0';
 }
 
@@ -569,7 +548,7 @@ static void fake_setup(void)
 	snprintf(fake_sys, sizeof(fake_sys), "%s/sys", fake);
 	snprintf(fake_proc, sizeof(fake_proc), "%s/proc", fake);
 	if (!fake_build()) {
-		rm_tree(fake);
+		tu_rm_tree(fake);
 		fake[0] = '\0';
 	}
 }
@@ -578,7 +557,7 @@ static void fake_teardown(void)
 {
 	safety_set_roots(NULL, NULL);
 	if (fake[0] != '\0')
-		rm_tree(fake);
+		tu_rm_tree(fake);
 	fake[0] = '\0';
 }
 

@@ -1,5 +1,7 @@
 /* testutil.c - end-to-end helpers: run the binary, loop devices, checksums. */
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -202,4 +204,25 @@ void tu_skip(const char *test, const char *why)
 unsigned tu_skipped(void)
 {
 	return skipped;
+}
+
+void tu_rm_tree(const char *dir)
+{
+	char path[PATH_MAX + 256];
+	struct dirent *e;
+	struct stat st;
+	DIR *d = opendir(dir);
+
+	while (d != NULL && (e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+			tu_rm_tree(path);
+		else
+			unlink(path);
+	}
+	if (d != NULL)
+		closedir(d);
+	rmdir(dir);
 }

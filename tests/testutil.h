@@ -43,6 +43,9 @@ void tu_loop_detach(const char *dev);
  * 0 on error. */
 uint64_t tu_checksum(const char *path);
 
+/* Remove a directory and everything below it (best effort). */
+void tu_rm_tree(const char *dir);
+
 /* A test that cannot run on this machine is not added to its suite (so it
  * is never counted as passed); it is announced loudly on stderr and
  * counted here instead. */
