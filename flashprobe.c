@@ -698,7 +698,7 @@ static int run_open_au(const struct cli *c)
 		goto out;
 	}
 	ret = session_protect(&s, "open-au", plan.start_bytes, plan.end_bytes,
-			      plan.max_bytes, err, sizeof(err));
+			      plan.max_bytes, true, err, sizeof(err));
 	if (!ret)
 		ret = openau_run(s.dev, &o, &plan, r);
 	if (ret)
@@ -764,7 +764,7 @@ static int run_find_fat(const struct cli *c)
 		goto out;
 	}
 	ret = session_protect(&s, "find-fat", plan.start_bytes, plan.end_bytes,
-			      plan.max_write_bytes, err, sizeof(err));
+			      plan.max_write_bytes, true, err, sizeof(err));
 	if (!ret)
 		ret = findfat_run(s.dev, &o, r);
 	if (ret)
@@ -781,7 +781,9 @@ static int protect_area(void *arg, const char *test, uint64_t start,
 			uint64_t end, uint64_t max_bytes)
 {
 	char err[512] = "";
-	int ret = session_protect(arg, test, start, end, max_bytes, err, sizeof(err));
+	/* the probe's write tests both touch a few AUs of a large area */
+	int ret = session_protect(arg, test, start, end, max_bytes, true, err,
+				  sizeof(err));
 
 	if (ret)
 		fprintf(stderr, "flashprobe: cannot prepare %s: %s\n", test,
@@ -917,7 +919,7 @@ static int run_bench(const struct cli *c)
 	o.allow_writes = writes;
 	if (!ret && writes && (ret = session_protect(&s, "bench", o.offset_bytes,
 						     o.offset_bytes + o.size_bytes,
-						     o.size_bytes, err, sizeof(err))))
+						     o.size_bytes, false, err, sizeof(err))))
 		ret = fail(FP_EXIT_FAILURE, "cannot prepare bench: %s", err);
 	if (!ret && (ret = benchio_run(s.dev, &o, r)))
 		ret = fail(FP_EXIT_FAILURE, "bench failed on '%s': %s", c->device,

@@ -941,6 +941,23 @@ static int jdev_pread(void *priv, void *buf, size_t len, uint64_t off)
 					      off);
 }
 
+/* Ranges saved on the fly are widened to whole JOURNAL_SAVE_GRAIN_BYTES
+ * blocks: a test writing small chunks then pays one backup (and one
+ * fsync) per block instead of one per chunk. */
+static uint64_t save_start(uint64_t off)
+{
+	return off / JOURNAL_SAVE_GRAIN_BYTES * JOURNAL_SAVE_GRAIN_BYTES;
+}
+
+static uint64_t save_end(const struct journal *j, uint64_t end)
+{
+	uint64_t size = fp_dev_size_bytes(j->inner);
+	uint64_t e = (end + JOURNAL_SAVE_GRAIN_BYTES - 1) / JOURNAL_SAVE_GRAIN_BYTES *
+		     JOURNAL_SAVE_GRAIN_BYTES;
+
+	return e < size ? e : size;
+}
+
 static int jdev_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
 {
 	struct journal *j = priv;
@@ -953,7 +970,7 @@ static int jdev_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
 		return -EBADF;
 	if (ops->pwrite == NULL)
 		return -EROFS;
-	rc = save_missing(j, off, off + len, false);
+	rc = save_missing(j, save_start(off), save_end(j, off + len), false);
 	if (rc < 0)
 		return rc;
 	j->dirty = true;

@@ -35,6 +35,7 @@ struct fp_dev;
 #define JOURNAL_MAGIC "FPJOURNL"		/* 8 bytes at offset 0 */
 #define JOURNAL_VERSION 1u
 #define JOURNAL_RECORD_MAX_BYTES (1u << 20)	/* bounds memory: 2 buffers */
+#define JOURNAL_SAVE_GRAIN_BYTES (1u << 20)	/* on-the-fly saves: whole blocks */
 #define JOURNAL_STATE_DIR "/var/lib/flashprobe"	/* created 0700 */
 #define JOURNAL_FALLBACK_DIR "/var/tmp"
 #define JOURNAL_STATE_ENV "FLASHPROBE_STATE_DIR"	/* overrides both */

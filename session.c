@@ -141,7 +141,8 @@ fail:
 }
 
 int session_protect(struct session *s, const char *what, uint64_t start,
-		    uint64_t end, uint64_t max_bytes, char *err, size_t errlen)
+		    uint64_t end, uint64_t max_bytes, bool sparse, char *err,
+		    size_t errlen)
 {
 	char a[32], b[32], n[32];
 
@@ -150,9 +151,11 @@ int session_protect(struct session *s, const char *what, uint64_t start,
 			what, units_format_bytes(start, a, sizeof(a)),
 			units_format_bytes(end, b, sizeof(b)), fp_dev_path(s->raw),
 			units_format_bytes(max_bytes, n, sizeof(n)),
-			s->consent == SESSION_WRITE ? ", backed up first" : "");
+			s->consent != SESSION_WRITE ? "" :
+			sparse ? ", each block backed up before its first write" :
+			", backed up first");
 	s->wrote = true;
-	if (s->consent == SESSION_WRITE)
+	if (s->consent == SESSION_WRITE && !sparse)
 		return journal_backup_area(s->dev, start, end, err, errlen);
 	return fp_dev_set_write_area(s->dev, start, end);
 }

@@ -64,10 +64,14 @@ int session_open(struct session *s, const struct session_opts *o, char *err,
 		 size_t errlen);
 
 /* Announce [start, end) (at most max_bytes written) on the notes stream
- * and make it writable: with --write its content is saved in the journal
- * first.  0 or a negative errno with the reason in err. */
+ * and make it writable.  With --write its content is saved in the journal
+ * first, or, for a sparse test that writes only parts of a large area
+ * (open-au, find-fat), each 1 MiB block just before its first write, with
+ * that time kept out of the measurement.  0 or a negative errno with the
+ * reason in err. */
 int session_protect(struct session *s, const char *what, uint64_t start,
-		    uint64_t end, uint64_t max_bytes, char *err, size_t errlen);
+		    uint64_t end, uint64_t max_bytes, bool sparse, char *err,
+		    size_t errlen);
 
 /* Finish: restore and verify what was written (--write), delete the
  * journal, close the devices.  Returns 0, or a negative errno when the
