@@ -166,6 +166,15 @@ int fp_dev_write_timed(struct fp_dev *d, const void *buf, size_t len,
 	return 0;
 }
 
+bool fp_dev_write_area(const struct fp_dev *d, uint64_t *start, uint64_t *end)
+{
+	if (!d->write_area_set)
+		return false;
+	*start = d->write_start_bytes;
+	*end = d->write_end_bytes;
+	return true;
+}
+
 int fp_dev_set_write_area(struct fp_dev *d, uint64_t start, uint64_t end)
 {
 	if (d == NULL || start >= end || end > d->size_bytes)

@@ -74,6 +74,9 @@ int fp_dev_write_timed(struct fp_dev *d, const void *buf, size_t len,
  * allowed at all.  Returns -EINVAL for an empty or out-of-device range. */
 int fp_dev_set_write_area(struct fp_dev *d, uint64_t start, uint64_t end);
 
+/* The write area, when one is set: true with [*start, *end). */
+bool fp_dev_write_area(const struct fp_dev *d, uint64_t *start, uint64_t *end);
+
 /* Buffer suitable for O_DIRECT on any backend (page aligned); free with
  * free().  NULL on ENOMEM. */
 void *fp_dev_alloc_buf(size_t len);

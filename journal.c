@@ -111,6 +111,7 @@ struct jr_spanset {
 /* The decorator's state. */
 struct journal {
 	struct fp_dev *inner;
+	struct fp_dev *outer;		/* the decorator itself: its write area */
 	int fd;				/* journal file; -1 once finished */
 	char *path;
 	char link[JR_LINK_MAX];
@@ -942,26 +943,28 @@ static int jdev_pread(void *priv, void *buf, size_t len, uint64_t off)
 }
 
 /* Ranges saved on the fly are widened to whole JOURNAL_SAVE_GRAIN_BYTES
- * blocks: a test writing small chunks then pays one backup (and one
- * fsync) per block instead of one per chunk. */
-static uint64_t save_start(uint64_t off)
+ * blocks, within the write area (nothing outside it can be written): a
+ * test writing small chunks then pays one backup (and one fsync) per block
+ * instead of one per chunk. */
+static void save_bounds(const struct journal *j, uint64_t off, uint64_t end,
+			uint64_t *from, uint64_t *to)
 {
-	return off / JOURNAL_SAVE_GRAIN_BYTES * JOURNAL_SAVE_GRAIN_BYTES;
-}
+	uint64_t lo = 0, hi = fp_dev_size_bytes(j->inner);
 
-static uint64_t save_end(const struct journal *j, uint64_t end)
-{
-	uint64_t size = fp_dev_size_bytes(j->inner);
-	uint64_t e = (end + JOURNAL_SAVE_GRAIN_BYTES - 1) / JOURNAL_SAVE_GRAIN_BYTES *
-		     JOURNAL_SAVE_GRAIN_BYTES;
-
-	return e < size ? e : size;
+	if (j->outer)
+		fp_dev_write_area(j->outer, &lo, &hi);
+	*from = off / JOURNAL_SAVE_GRAIN_BYTES * JOURNAL_SAVE_GRAIN_BYTES;
+	*to = (end + JOURNAL_SAVE_GRAIN_BYTES - 1) / JOURNAL_SAVE_GRAIN_BYTES *
+	      JOURNAL_SAVE_GRAIN_BYTES;
+	*from = *from > lo ? *from : lo;
+	*to = *to < hi ? *to : hi;
 }
 
 static int jdev_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
 {
 	struct journal *j = priv;
 	const struct fp_dev_ops *ops = fp_dev_ops_of(j->inner);
+	uint64_t from, to;
 	int rc;
 
 	if (safety_interrupted())
@@ -970,7 +973,8 @@ static int jdev_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
 		return -EBADF;
 	if (ops->pwrite == NULL)
 		return -EROFS;
-	rc = save_missing(j, save_start(off), save_end(j, off + len), false);
+	save_bounds(j, off, off + len, &from, &to);
+	rc = save_missing(j, from, to, false);
 	if (rc < 0)
 		return rc;
 	j->dirty = true;
@@ -1100,6 +1104,7 @@ static int journal_alloc(struct fp_dev *inner, const char *path, int fd,
 				     fp_dev_path(inner),
 				     fp_dev_size_bytes(inner),
 				     fp_dev_sector_bytes(inner));
+	j->outer = *out;
 	if (*out == NULL) {
 		j->fd = -1;	/* the caller closes and removes it */
 		jdev_close(j);
