@@ -64,6 +64,16 @@
 /* and every multiple of a level must cost more than every other size by
  * this many standard errors (a worst pair among dozens: lenient) */
 #define ALIGN_Z_CONSISTENT 1.0
+/* a step this many standard errors high, and at least this share of a
+ * candidate's own step, is suspected of being a level next to it.  Below
+ * the page the bar is low: multi-plane pages hide a smaller real page
+ * (the flashbench README card).  Above the erase block it is higher: the
+ * largest sizes have few positions, and an AU step is usually the
+ * largest of all. */
+#define ALIGN_Z_SUSPECT_BELOW 1.5
+#define ALIGN_SUSPECT_SHARE_BELOW 0.25
+#define ALIGN_Z_SUSPECT_ABOVE 2.5
+#define ALIGN_SUSPECT_SHARE_ABOVE 0.5
 /* and by this fraction of the read base cost, so that tiny systematic
  * effects of a cache or a loop device are not taken for flash geometry */
 #define ALIGN_MIN_REL_STEP 0.015
@@ -514,7 +524,52 @@ static bool adopt_level(struct align_decision *dc, const struct align_level *l,
 	return true;
 }
 
-static void report_levels(struct align_decision *dc,
+/* A step from lo to hi that is large enough to matter (against the read
+ * cost, and against the candidate's own step) but not certain: evidence
+ * of a level the tests have not confirmed.  Relating it to the
+ * candidate's step keeps noise from raising it when that step is clear. */
+static bool step_suspected(const struct align_state *st,
+			   const struct align_group *hi, const struct align_group *lo,
+			   double candidate_step_ns, bool below)
+{
+	double gap = hi->d - lo->d;
+
+	return gap >= ALIGN_MIN_REL_STEP * st->base_ns &&
+	       gap >= (below ? ALIGN_SUSPECT_SHARE_BELOW : ALIGN_SUSPECT_SHARE_ABOVE) *
+		      candidate_step_ns &&
+	       pair_z(hi, lo) >= (below ? ALIGN_Z_SUSPECT_BELOW : ALIGN_Z_SUSPECT_ABOVE);
+}
+
+/* The likeliest hidden level next to a candidate is one of its nearest
+ * neighbours (pages read in pairs, AUs made of two erase blocks).  Below
+ * the page candidate L, L/2 and L/3 should cost what the smallest size
+ * does; above the erase-block candidate E, 2E and 3E should cost what E
+ * does.  A suspected step there means the true page may be smaller or the
+ * erase block larger: the candidate is not reported, and those groups
+ * are measured more. */
+static bool hidden_level(const struct align_state *st, struct align_decision *dc,
+			 const struct align_level *l, bool below)
+{
+	uint64_t L = l->size;
+	const struct align_group *ref = below ? &st->groups[0] : group_of(st, L);
+	const struct align_group *near[2] = {
+		group_of(st, below ? L / 2 : 2 * L),
+		below && L % 3 ? NULL : group_of(st, below ? L / 3 : 3 * L),
+	};
+	bool suspected = false;
+
+	for (size_t i = 0; i < 2 && ref; i++) {
+		if (!near[i] || near[i] == ref ||
+		    !step_suspected(st, near[i], ref, l->gap_ns, below))
+			continue;
+		dc->focus[near[i] - st->groups] = dc->focus[ref - st->groups] = true;
+		suspected = true;
+	}
+	dc->uncertain |= suspected;
+	return suspected;
+}
+
+static void report_levels(const struct align_state *st, struct align_decision *dc,
 			  const struct align_level *lv, const size_t *idx,
 			  size_t n)
 {
@@ -526,10 +581,14 @@ static void report_levels(struct align_decision *dc,
 	}
 	if (lv[0].size > ALIGN_PAGE_MAX)
 		dc->note = "no page-size step: the page effect is hidden or absent";
+	else if (hidden_level(st, dc, &lv[0], true))
+		dc->note = "a smaller step is not yet certain: the page may be smaller";
 	else if (!adopt_level(dc, &lv[0], idx[0], &dc->page, &dc->page_conf))
 		dc->note = "the page step is too weak to report";
 	if (lv[n - 1].size < ALIGN_ERASE_MIN)
 		dc->note = "every boundary above the page costs the same: no erase-block step";
+	else if (hidden_level(st, dc, &lv[n - 1], false))
+		dc->note = "a larger step is not yet certain: the erase block may be larger";
 	else if (!adopt_level(dc, &lv[n - 1], idx[n - 1], &dc->erase, &dc->erase_conf))
 		dc->note = "the erase-block step is too weak to report";
 }
@@ -565,7 +624,7 @@ static void decide(const struct align_state *st, struct align_decision *dc)
 			lv[n++] = l;
 		}
 	}
-	report_levels(dc, lv, idx, n);
+	report_levels(st, dc, lv, idx, n);
 	for (size_t i = 1; i < st->ngroups; i++)
 		if (dc->unresolved[i])
 			mark_focus(st, dc, &all[i]);

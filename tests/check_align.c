@@ -185,6 +185,24 @@ START_TEST(test_plateau_without_step)
 }
 END_TEST
 
+/* Pages read in multi-plane pairs (the flashbench README card: 8 KiB
+ * pages, a larger step at 16 KiB): when jitter blurs the 8 KiB step, the
+ * answer must be undetermined, never the 16 KiB pair. */
+START_TEST(test_hidden_smaller_page)
+{
+	struct sim_profile p = *sim_profile_find("readme");
+	struct align_result r;
+
+	p.jitter_pct = 20 + 5 * (unsigned)(_i % 3);
+	p.seed = 500 + (uint64_t)_i;
+	run_on_profile(&p, &r);
+	ck_assert_msg(r.page_size_bytes == 0 || r.page_size_bytes == p.page_bytes,
+		      "page %llu with confidence %.2f, truth %llu",
+		      (unsigned long long)r.page_size_bytes, r.page_confidence,
+		      (unsigned long long)p.page_bytes);
+}
+END_TEST
+
 /* Rows are ascending, hold both 2^n and 3*2^n sizes, and their numbers
  * are consistent: diff = on - (pre + post) / 2. */
 START_TEST(test_rows_are_consistent)
@@ -295,6 +313,7 @@ Suite *align_suite(void)
 	tcase_add_test(props, test_time_scale_invariance);
 	tcase_add_loop_test(props, test_no_pattern_is_undetermined, 0, 4);
 	tcase_add_test(props, test_plateau_without_step);
+	tcase_add_loop_test(props, test_hidden_smaller_page, 0, 6);
 	tcase_add_test(props, test_rows_are_consistent);
 	tcase_add_test(props, test_never_writes);
 	tcase_add_test(props, test_read_budget);
