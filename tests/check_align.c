@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "align.h"
@@ -185,6 +186,98 @@ START_TEST(test_plateau_without_step)
 }
 END_TEST
 
+/* Noise the simulator does not model, added by a wrapper device on top
+ * of its clock: Gaussian and exponential multiplicative jitter, and
+ * per-location noise at 512-byte and 16 KiB grain.  The analyzer may say
+ * undetermined more often, but never name a wrong size. */
+enum noise_model { NOISE_GAUSS, NOISE_EXP_TAIL, NOISE_LOC_512, NOISE_LOC_16K, NOISE_MODELS };
+
+struct noisy {
+	struct fp_dev *inner;
+	int64_t extra_ns;		/* never below -half the inner time */
+	struct stats_rng rng;
+	enum noise_model model;
+	double amp;
+};
+
+static double location_noise(uint64_t off, uint64_t grain)
+{
+	return (double)(stats_hash64(off / grain + 17) >> 11) * 0x1.0p-53 * 2 - 1;
+}
+
+static int noisy_pread(void *priv, void *buf, size_t len, uint64_t off)
+{
+	struct noisy *n = priv;
+	uint64_t t0 = fp_dev_now_ns(n->inner);
+	int ret = fp_dev_ops_of(n->inner)->pread(fp_dev_priv(n->inner), buf, len, off);
+	double cost = (double)(fp_dev_now_ns(n->inner) - t0), f = 0;
+
+	switch (n->model) {
+	case NOISE_GAUSS:
+		f = n->amp * stats_rng_normal(&n->rng);
+		break;
+	case NOISE_EXP_TAIL:
+		f = n->amp * -log(1 - stats_rng_uniform(&n->rng));
+		break;
+	case NOISE_LOC_512:
+		f = n->amp * location_noise(off, 512);
+		break;
+	default:
+		f = n->amp * location_noise(off, 16384);
+		break;
+	}
+	n->extra_ns += llround(cost * fmax(f, -0.5));
+	return ret;
+}
+
+static uint64_t noisy_now(void *priv)
+{
+	struct noisy *n = priv;
+
+	return (uint64_t)((int64_t)fp_dev_now_ns(n->inner) + n->extra_ns);
+}
+
+static void noisy_close(void *priv)
+{
+	struct noisy *n = priv;
+
+	fp_dev_close(n->inner);
+	free(n);
+}
+
+static const struct fp_dev_ops noisy_ops = { noisy_pread, NULL, noisy_now, noisy_close };
+
+START_TEST(test_foreign_noise_models)
+{
+	static const double amps[NOISE_MODELS] = { 0.15, 0.3, 0.06, 0.05 };
+	size_t nprof = 0;
+	const struct sim_profile *p;
+	struct noisy *n = calloc(1, sizeof(*n));
+	struct align_result r;
+	struct fp_dev *d;
+
+	while (sim_profiles[nprof].name[0])
+		nprof++;
+	p = &sim_profiles[(size_t)_i % nprof];
+	ck_assert_ptr_nonnull(n);
+	ck_assert_int_eq(sim_open(p, &n->inner), 0);
+	n->model = (enum noise_model)(_i / (int)nprof % NOISE_MODELS);
+	n->amp = amps[n->model];
+	stats_rng_seed(&n->rng, 900 + (uint64_t)_i);
+	d = fp_dev_create(&noisy_ops, n, FP_DEV_SIM, "noisy", fp_dev_size_bytes(n->inner),
+			  fp_dev_sector_bytes(n->inner));
+	ck_assert_ptr_nonnull(d);
+	ck_assert_int_eq(align_run(d, NULL, &r), 0);
+	ck_assert_msg(!r.erase_size_bytes || r.erase_size_bytes == p->erase_bytes,
+		      "%s, noise model %d: erase %llu", p->name, n->model,
+		      (unsigned long long)r.erase_size_bytes);
+	ck_assert_msg(!r.page_size_bytes || r.page_size_bytes == p->page_bytes,
+		      "%s, noise model %d: page %llu", p->name, n->model,
+		      (unsigned long long)r.page_size_bytes);
+	fp_dev_close(d);
+}
+END_TEST
+
 /* Pages read in multi-plane pairs (the flashbench README card: 8 KiB
  * pages, a larger step at 16 KiB): when jitter blurs the 8 KiB step, the
  * answer must be undetermined, never the 16 KiB pair. */
@@ -314,6 +407,7 @@ Suite *align_suite(void)
 	tcase_add_loop_test(props, test_no_pattern_is_undetermined, 0, 4);
 	tcase_add_test(props, test_plateau_without_step);
 	tcase_add_loop_test(props, test_hidden_smaller_page, 0, 6);
+	tcase_add_loop_test(props, test_foreign_noise_models, 0, (int)nprof * NOISE_MODELS);
 	tcase_add_test(props, test_rows_are_consistent);
 	tcase_add_test(props, test_never_writes);
 	tcase_add_test(props, test_read_budget);
