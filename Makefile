@@ -76,6 +76,49 @@ bench: $(B)/flashprobe
 	sh bench/write-cost $(CURDIR)/$(B)/flashprobe
 	sh bench/overhead $(CURDIR)/$(B)/flashprobe
 
+# libFuzzer harnesses for the parsers of what users type (fuzz/*.c), built
+# with clang, ASan and UBSan and run FUZZ_TIME seconds each.  Not part of
+# check.  New corpus entries go to build/fuzz/corpus-NAME, crashes to
+# build/fuzz/NAME-crash-*; fuzz/corpus/NAME holds the seeds.
+FUZZ_CC    ?= clang
+FUZZ_TIME  ?= 30
+FZ         := build/fuzz
+FUZZ_SAN   := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_CFLAGS := -g -O1 -std=gnu11 -Wall -Wextra -Werror -MMD -MP $(FUZZ_SAN)
+FUZZ_BINS  := $(patsubst fuzz/%.c,$(FZ)/%,$(wildcard fuzz/*.c))
+FUZZ_LIB   := $(LIB_SRCS:%.c=$(FZ)/lib/%.o)
+
+fuzz: fuzz-toolchain $(FUZZ_BINS)
+	@for h in $(FUZZ_BINS); do \
+	    n=$$(basename $$h); mkdir -p $(FZ)/corpus-$$n; \
+	    echo "== $$n: $(FUZZ_TIME) s =="; \
+	    $$h -max_total_time=$(FUZZ_TIME) -print_final_stats=1 \
+	        -artifact_prefix=$(FZ)/$$n- \
+	        $$(test -f fuzz/$$n.dict && echo -dict=fuzz/$$n.dict) \
+	        $(FZ)/corpus-$$n $$(test -d fuzz/corpus/$$n && echo fuzz/corpus/$$n) \
+	        || { echo "$$n failed: the input is in $(FZ)/$$n-*"; exit 1; }; \
+	done
+
+# Says what to install when clang or its libFuzzer runtime is missing.
+fuzz-toolchain:
+	@mkdir -p $(FZ)
+	@printf 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n)%s\n' \
+	    '{ (void)d; (void)n; return 0; }' > $(FZ)/toolchain.c
+	@$(FUZZ_CC) -fsanitize=fuzzer,address,undefined $(FZ)/toolchain.c \
+	    -o $(FZ)/toolchain 2>/dev/null || { \
+	    echo "make fuzz needs clang with libFuzzer and the sanitizer runtimes:"; \
+	    echo "  apt-get install -y clang libclang-rt-14-dev   (Debian 12; FUZZ_CC=clang-NN for another version)"; \
+	    exit 1; }
+
+.SECONDARY: $(FUZZ_LIB)
+
+$(FZ)/lib/%.o: %.c | fuzz-toolchain
+	@mkdir -p $(FZ)/lib
+	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(FZ)/%: fuzz/%.c $(FUZZ_LIB) | fuzz-toolchain
+	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer -I. $< $(FUZZ_LIB) -o $@ $(LDLIBS)
+
 install: $(B)/flashprobe
 	install -D -m 0755 $(B)/flashprobe $(DESTDIR)$(PREFIX)/bin/flashprobe
 	install -D -m 0644 docs/flashprobe.1 $(DESTDIR)$(PREFIX)/share/man/man1/flashprobe.1
@@ -86,6 +129,6 @@ uninstall:
 clean:
 	rm -rf $(B) flashprobe
 
-.PHONY: all check check-lib demo bench install uninstall clean
+.PHONY: all check check-lib demo bench fuzz fuzz-toolchain install uninstall clean
 
--include $(wildcard $(B)/*.d $(B)/tests/*.d $(S)/*.d $(S)/tests/*.d)
+-include $(wildcard $(B)/*.d $(B)/tests/*.d $(S)/*.d $(S)/tests/*.d $(FZ)/*.d $(FZ)/lib/*.d)

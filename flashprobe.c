@@ -351,6 +351,9 @@ static int check_combinations(const struct cli *c)
 		return usage_error("%s", "no device given");
 	if (c->open_au_nr && c->command != CMD_OPEN_AU)
 		return usage_error("%s only applies to open-au", "--open-au-nr");
+	if (c->offset_set && c->command != CMD_OPEN_AU && c->command != CMD_BENCH)
+		return usage_error("%s only applies to open-au and bench (find-fat "
+				   "writes from sector 0)", "--offset");
 	return FP_EXIT_OK;
 }
 
@@ -516,11 +519,12 @@ static int open_session(const struct cli *c, const char *test, bool writes,
 static int close_session(struct session *s, int status)
 {
 	char err[512] = "";
-	int sig = session_interrupted();
+	int sig;
 
 	progress_done();
 	if (session_close(s, err, sizeof(err)))
 		return fail(FP_EXIT_FAILURE, "%s", err);
+	sig = session_interrupted();	/* also one that came during the restore */
 	if (sig)
 		return fail(safety_exit_status(sig), "interrupted by signal %d; %s", sig,
 			    s->wrote && s->consent == SESSION_WRITE ?
@@ -632,14 +636,33 @@ static int erase_size_for(const struct cli *c, struct session *s, uint64_t *out)
 	return ret;
 }
 
-static int plan_error(const struct cli *c, int ret)
+/* Name the size that made a write test's plan impossible. */
+static int plan_error(const struct cli *c, struct fp_dev *d, uint64_t erase,
+		      uint64_t blocksize, int ret)
 {
+	uint32_t sector = fp_dev_sector_bytes(d);
+	char e[32], b[32];
+
+	units_format_bytes(erase, e, sizeof(e));
+	units_format_bytes(blocksize, b, sizeof(b));
 	if (ret == -ENOSPC)
-		return fail(FP_EXIT_USAGE, "'%s' is too small for this test (or the offset "
-			    "leaves no room)", c->device);
-	return fail(FP_EXIT_USAGE, "bad sizes for '%s': the erase size must be a "
-		    "multiple of the sector size, the blocksize must divide it, and the "
-		    "offset must be sector aligned", c->device);
+		return fail(FP_EXIT_USAGE, "'%s' is too small for this test with a %s "
+			    "erase size%s", c->device, e,
+			    c->offset_set ? " at this offset" : "");
+	if (erase % sector)
+		return fail(FP_EXIT_USAGE, "erasesize %s is not a multiple of the "
+			    "%u-byte sector of '%s'", e, sector, c->device);
+	if (blocksize && (blocksize > erase || erase % blocksize))
+		return fail(FP_EXIT_USAGE, "blocksize %s does not divide erasesize %s",
+			    b, e);
+	if (blocksize % sector)
+		return fail(FP_EXIT_USAGE, "blocksize %s is not a multiple of the "
+			    "%u-byte sector of '%s'", b, sector, c->device);
+	if (c->offset_set && c->offset_bytes % sector)
+		return fail(FP_EXIT_USAGE, "offset %" PRIu64 " is not a multiple of the "
+			    "%u-byte sector", c->offset_bytes, sector);
+	return fail(FP_EXIT_USAGE, "erasesize %s is too small for this test on '%s'",
+		    e, c->device);
 }
 
 static void print_open_au(const struct cli *c, struct fp_dev *d,
@@ -694,7 +717,7 @@ static int run_open_au(const struct cli *c)
 		goto out;
 	ret = openau_plan(s.dev, &o, &plan);
 	if (ret) {
-		ret = plan_error(c, ret);
+		ret = plan_error(c, s.dev, o.erase_size_bytes, o.blocksize_bytes, ret);
 		goto out;
 	}
 	ret = session_protect(&s, "open-au", plan.start_bytes, plan.end_bytes,
@@ -760,7 +783,7 @@ static int run_find_fat(const struct cli *c)
 		goto out;
 	ret = findfat_plan(&o, fp_dev_size_bytes(s.dev), fp_dev_sector_bytes(s.dev), &plan);
 	if (ret) {
-		ret = plan_error(c, ret);
+		ret = plan_error(c, s.dev, o.erase_size_bytes, o.blocksize_bytes, ret);
 		goto out;
 	}
 	ret = session_protect(&s, "find-fat", plan.start_bytes, plan.end_bytes,
@@ -958,7 +981,7 @@ static int run_restore(const struct cli *c)
 		ret = ret > 0 ? 0 : ret;
 	}
 	if (ret)
-		return fail(FP_EXIT_FAILURE, "%s", err[0] ? err : strerror(-ret));
+		return fail(status_for_error(ret, true), "%s", err[0] ? err : strerror(-ret));
 	ret = fp_dev_open(device, FP_OPEN_WRITE, &d, err, sizeof(err));
 	if (ret)
 		return fail(status_for_error(ret, true), "%s", err);
@@ -968,8 +991,11 @@ static int run_restore(const struct cli *c)
 	if (ret)
 		return fail(FP_EXIT_FAILURE, "restore of '%s' from '%s' failed: %s", device,
 			    journal, err[0] ? err : strerror(-ret));
-	printf("restored %" PRIu64 " bytes of '%s' from '%s' and verified them; "
-	       "the journal was deleted\n", rep.restored_bytes, device, journal);
+	printf("restored %" PRIu64 " bytes of '%s' from '%s' and verified them; %s\n",
+	       rep.restored_bytes, device, journal,
+	       rep.deleted ? "the journal was deleted" : "the journal was kept");
+	if (rep.note[0])
+		printf("note: %s\n", rep.note);
 	return FP_EXIT_OK;
 }
 

@@ -1231,6 +1231,7 @@ const char *journal_last_error(const struct fp_dev *jdev)
 struct jr_scan {
 	uint64_t ndata, data_bytes;	/* intact data records */
 	bool damaged;
+	bool torn_tail;			/* cut by a crash while appending */
 	char problem[128];
 	uint64_t problem_at;		/* byte offset in the journal */
 };
@@ -1307,9 +1308,23 @@ static int scan_one(int fd, const struct jr_header *h, void *buf,
 	return 1;
 }
 
+/* Whether damage found at byte at is the tail a crash leaves: it lies
+ * within the last append's reach of the end of the file (one data record
+ * and its commit), where a write cut short or never synced ends up. */
+static bool torn_tail(int fd, const struct jr_header *h, uint64_t at)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) != 0 || (uint64_t)st.st_size < at)
+		return false;
+	return (uint64_t)st.st_size - at <= 2 * JR_REC_BYTES + h->record_max;
+}
+
 /* Walk the records after the header, calling fn for each intact data
- * record, until the end or the first damage.  A journal is whole only if
- * it ends right after a commit that counts every record. */
+ * record, until the end or the first damage.  Damage at the very end, or
+ * records after the last commit, are a crash's torn tail, not damage:
+ * their ranges were never written, so replaying what is intact restores
+ * everything.  Damage anywhere else refuses the journal. */
 static int scan(int fd, const struct jr_header *h, void *buf, jr_record_fn fn,
 		void *ctx, struct jr_scan *s)
 {
@@ -1327,13 +1342,18 @@ static int scan(int fd, const struct jr_header *h, void *buf, jr_record_fn fn,
 		any_commit |= at_commit;
 		seq++;
 	}
-	if (rc < 0 || s->damaged)
+	if (rc < 0)
 		return rc;
-	if (!at_commit)
-		scan_damaged(s, pos, any_commit ?
-			     "records follow the last commit marker" :
-			     "no commit marker: the backup never completed, "
-			     "so the device was not written");
+	if (s->damaged && torn_tail(fd, h, s->problem_at)) {
+		/* a crash while appending: the range of the cut record (and of
+		 * any record after the last commit) was never written, since
+		 * every write waits for the commit of its backup */
+		s->damaged = false;
+		s->torn_tail = true;
+	}
+	if (!s->damaged && !at_commit)
+		s->torn_tail = true;	/* intact records, their commit never came */
+	(void)any_commit;
 	return 0;
 }
 
@@ -1525,6 +1545,9 @@ int journal_restore(const char *journal_path, struct fp_dev *dev,
 		    strerror(-rc));
 		goto out;
 	}
+	if (s.torn_tail)
+		snprintf(rep->note, sizeof(rep->note), "the journal's last save was "
+			 "cut short by a crash; its range had not been written");
 	if (s.damaged) {
 		snprintf(rep->note, sizeof(rep->note), "journal damaged at byte "
 			 "%llu: %s", (unsigned long long)s.problem_at, s.problem);

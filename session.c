@@ -89,6 +89,8 @@ static int open_journal(struct session *s, const struct session_opts *o,
 					     sizeof(s->journal), err, errlen)))
 		return ret;
 	ret = journal_check_location(s->journal, o->device, err, errlen);
+	if (ret == -EINVAL)
+		return -EXDEV;	/* on the device under test: a safety refusal */
 	if (ret)
 		return ret;
 	return journal_open(s->raw, s->journal, &s->dev, err, errlen);

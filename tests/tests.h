@@ -14,6 +14,7 @@ Suite *advice_suite(void);
 Suite *openau_suite(void);
 Suite *findfat_suite(void);
 Suite *probe_suite(void);
+Suite *e2e_suite(void);
 Suite *cli_suite(void);
 Suite *safety_suite(void);
 Suite *journal_suite(void);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -225,4 +226,72 @@ void tu_rm_tree(const char *dir)
 	if (d != NULL)
 		closedir(d);
 	rmdir(dir);
+}
+
+int tu_spawn(struct tu_child *c, const char *const *argv, uint64_t fsize_limit)
+{
+	size_t n = 0;
+	pid_t pid;
+
+	while (argv[n])
+		n++;
+	c->out = temp_fd();
+	c->err = temp_fd();
+	c->pid = -1;
+	if (c->out < 0 || c->err < 0)
+		goto fail;
+	pid = fork();
+	if (pid < 0)
+		goto fail;
+	if (pid == 0) {
+		const char **args = calloc(n + 2, sizeof(*args));
+		int in = open("/dev/null", O_RDONLY);
+
+		if (!args || in < 0)
+			_exit(127);
+		if (fsize_limit) {
+			struct rlimit core = { 0, 0 };
+			struct rlimit fsize = { fsize_limit, fsize_limit };
+
+			if (setrlimit(RLIMIT_CORE, &core) || setrlimit(RLIMIT_FSIZE, &fsize))
+				_exit(127);
+		}
+		args[0] = tu_binary();
+		memcpy(args + 1, argv, n * sizeof(*args));
+		dup2(in, 0);
+		dup2(c->out, 1);
+		dup2(c->err, 2);
+		execv(args[0], (char *const *)args);
+		_exit(127);
+	}
+	c->pid = pid;
+	return 0;
+fail:
+	if (c->out >= 0)
+		close(c->out);
+	if (c->err >= 0)
+		close(c->err);
+	c->out = c->err = -1;
+	return -EAGAIN;
+}
+
+int tu_wait(struct tu_child *c, struct run_result *r)
+{
+	int st = 0, sig = 0;
+
+	memset(r, 0, sizeof(*r));
+	r->status = -1;
+	if (c->pid > 0 && waitpid(c->pid, &st, 0) == c->pid) {
+		sig = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+		r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + sig;
+	}
+	c->pid = -1;
+	r->out = c->out >= 0 ? slurp_fd(c->out) : strdup("");
+	r->err = c->err >= 0 ? slurp_fd(c->err) : strdup("");
+	if (c->out >= 0)
+		close(c->out);
+	if (c->err >= 0)
+		close(c->err);
+	c->out = c->err = -1;
+	return sig;
 }

@@ -21,6 +21,23 @@ const char *tu_binary(void);
 void tu_run(struct run_result *r, const char *const *argv);
 void tu_run_free(struct run_result *r);
 
+/* A child running the binary, started without waiting, so that a test can
+ * signal it: stdin from /dev/null, stdout and stderr captured as in
+ * tu_run(). */
+struct tu_child {
+	int pid;
+	int out, err;
+};
+
+/* Start the binary with argv (as tu_run()).  fsize_limit > 0 sets
+ * RLIMIT_FSIZE in the child (and no core dumps): a write past it kills the
+ * child with SIGXFSZ, a crash at a known point.  0 or -errno. */
+int tu_spawn(struct tu_child *c, const char *const *argv, uint64_t fsize_limit);
+
+/* Wait for the child and collect its output; r->status as tu_run().
+ * Returns the signal that terminated it, or 0 if it exited. */
+int tu_wait(struct tu_child *c, struct run_result *r);
+
 /* Number of lines in s (a final line without newline counts). */
 size_t tu_count_lines(const char *s);
 

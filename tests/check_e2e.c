@@ -1,0 +1,1535 @@
+/* check_e2e.c - the writing commands end to end, through the built binary:
+ * consent, data preservation with --write on image files and loop devices,
+ * the --destructive write area, the safety refusals, interruption and
+ * crash recovery, simulated I/O errors and bad input (issues 3, 4, 5, 7).
+ *
+ * Every test runs on files in a private directory under /var/tmp and on
+ * loop devices it attached itself; FLASHPROBE_STATE_DIR points into that
+ * directory so that no journal lands in /var/lib.  Images, loop devices,
+ * mounts and swap are made by unchecked fixtures in the parent process and
+ * undone there, whatever a test did.  Tests that share an image repair it
+ * (rewrite the seeded data, delete journals) before they assert, so one
+ * failure does not cascade into the next. */
+#define _GNU_SOURCE
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "blockfix.h"
+#include "jsonv.h"
+#include "stats.h"
+#include "testutil.h"
+#include "tests.h"
+
+#define MIB (1024ull * 1024)
+#define IMG_BYTES (128 * MIB)
+#define IMG_SEED 0xe2e5eedull
+#define MAX_ARGS 16
+
+/* ---- the private directory and the state directory ---- */
+
+static char work[PATH_MAX];		/* private temp directory, or "" */
+static char state[PATH_MAX + 8];	/* work/state = FLASHPROBE_STATE_DIR */
+static char *saved_state_env;
+
+static bool env_up(void)
+{
+	const char *old = getenv("FLASHPROBE_STATE_DIR");
+
+	free(saved_state_env);
+	saved_state_env = old ? strdup(old) : NULL;
+	snprintf(work, sizeof(work), "/var/tmp/flashprobe-e2e-XXXXXX");
+	if (mkdtemp(work) == NULL) {
+		work[0] = '\0';
+		return false;
+	}
+	snprintf(state, sizeof(state), "%s/state", work);
+	if (mkdir(state, 0700) != 0)
+		return false;
+	return setenv("FLASHPROBE_STATE_DIR", state, 1) == 0;
+}
+
+static void env_down(void)
+{
+	if (work[0] != '\0')
+		tu_rm_tree(work);
+	work[0] = state[0] = '\0';
+	if (saved_state_env != NULL)
+		setenv("FLASHPROBE_STATE_DIR", saved_state_env, 1);
+	else
+		unsetenv("FLASHPROBE_STATE_DIR");
+	free(saved_state_env);
+	saved_state_env = NULL;
+}
+
+/* The entries of the state directory (journals, links) as "name (size)"
+ * in names; returns how many there are. */
+static size_t state_list(char *names, size_t len)
+{
+	DIR *d = opendir(state);
+	struct dirent *e;
+	size_t n = 0;
+
+	if (len > 0)
+		names[0] = '\0';
+	while (d != NULL && (e = readdir(d)) != NULL) {
+		char path[PATH_MAX + 300];
+		struct stat st;
+		size_t used = strlen(names);
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", state, e->d_name);
+		if (lstat(path, &st) != 0)
+			st.st_size = -1;
+		if (used < len)
+			snprintf(names + used, len - used, "%s%s (%lld bytes)",
+				 n ? ", " : "", e->d_name, (long long)st.st_size);
+		n++;
+	}
+	if (d != NULL)
+		closedir(d);
+	return n;
+}
+
+/* The path of the one journal file in the state directory, or "". */
+static void state_journal(char *path, size_t len, long long *size)
+{
+	DIR *d = opendir(state);
+	struct dirent *e;
+
+	path[0] = '\0';
+	*size = -1;
+	while (d != NULL && (e = readdir(d)) != NULL) {
+		size_t n = strlen(e->d_name);
+		struct stat st;
+
+		if (n < 8 || strcmp(e->d_name + n - 8, ".journal"))
+			continue;
+		snprintf(path, len, "%s/%s", state, e->d_name);
+		if (lstat(path, &st) == 0)
+			*size = (long long)st.st_size;
+		break;
+	}
+	if (d != NULL)
+		closedir(d);
+}
+
+static void state_clear(void)
+{
+	DIR *d = opendir(state);
+	struct dirent *e;
+
+	while (d != NULL && (e = readdir(d)) != NULL) {
+		char path[PATH_MAX + 300];
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", state, e->d_name);
+		unlink(path);
+	}
+	if (d != NULL)
+		closedir(d);
+}
+
+/* ---- a checksum of a whole file or device ---- */
+
+/* FNV-1a over 64-bit words (tu_checksum() goes byte by byte: eight times
+ * slower on the 128 MiB images read a few hundred times here); 0 on
+ * error. */
+static uint64_t csum(const char *path)
+{
+	static uint64_t buf[1 << 15];
+	uint64_t h = 1469598103934665603ULL;
+	ssize_t n;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return 0;
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		size_t words = (size_t)n / 8;
+
+		for (size_t i = 0; i < words; i++)
+			h = (h ^ buf[i]) * 1099511628211ULL;
+		for (size_t i = words * 8; i < (size_t)n; i++)
+			h = (h ^ ((unsigned char *)buf)[i]) * 1099511628211ULL;
+	}
+	close(fd);
+	return n < 0 ? 0 : h | 1;
+}
+
+/* ---- seeded images: the same data as bf_image_in() ---- */
+
+static void seeded_chunk(struct stats_rng *rng, uint64_t *buf, size_t words)
+{
+	for (size_t i = 0; i < words; i++)
+		buf[i] = stats_rng_next(rng);
+}
+
+/* Write the seeded data over path again (in place). */
+static bool image_rewrite(const char *path, uint64_t size, uint64_t seed)
+{
+	static uint64_t buf[8192];
+	struct stats_rng rng;
+	int fd = open(path, O_WRONLY);
+	bool ok = fd >= 0;
+
+	stats_rng_seed(&rng, seed);
+	for (uint64_t off = 0; ok && off < size; off += sizeof(buf)) {
+		size_t len = size - off < sizeof(buf) ? (size_t)(size - off) : sizeof(buf);
+
+		seeded_chunk(&rng, buf, sizeof(buf) / 8);
+		ok = pwrite(fd, buf, len, (off_t)off) == (ssize_t)len;
+	}
+	if (fd >= 0) {
+		ok = fsync(fd) == 0 && ok;
+		close(fd);
+	}
+	return ok;
+}
+
+struct area {
+	uint64_t lo, hi;	/* [lo, hi) */
+};
+
+static bool in_areas(uint64_t off, const struct area *a, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (off >= a[i].lo && off < a[i].hi)
+			return true;
+	return false;
+}
+
+/* Compare path with the seeded data it was made from.  Returns the offset
+ * of the first byte that differs outside the areas, or UINT64_MAX; counts
+ * the differing bytes inside them. */
+static uint64_t first_change_outside(const char *path, uint64_t size, uint64_t seed,
+				     const struct area *a, size_t na, uint64_t *inside)
+{
+	static uint64_t want[8192];
+	static unsigned char got[sizeof(want)];
+	const unsigned char *w = (const unsigned char *)want;
+	struct stats_rng rng;
+	uint64_t bad = UINT64_MAX;
+	int fd = open(path, O_RDONLY);
+
+	*inside = 0;
+	if (fd < 0)
+		return 0;
+	stats_rng_seed(&rng, seed);
+	for (uint64_t off = 0; off < size; off += sizeof(want)) {
+		size_t len = size - off < sizeof(want) ? (size_t)(size - off) : sizeof(want);
+
+		seeded_chunk(&rng, want, sizeof(want) / 8);
+		if (pread(fd, got, len, (off_t)off) != (ssize_t)len) {
+			bad = bad < off ? bad : off;
+			break;
+		}
+		if (memcmp(got, want, len) == 0)
+			continue;
+		for (size_t i = 0; i < len; i++) {
+			if (got[i] == w[i])
+				continue;
+			if (in_areas(off + i, a, na))
+				(*inside)++;
+			else if (bad == UINT64_MAX)
+				bad = off + i;
+		}
+	}
+	close(fd);
+	return bad;
+}
+
+/* A size as units_format_bytes() prints it ("16MiB", "1.5MiB", "0B",
+ * "1.56GiB"); *slack is how far the printed value may be from the true
+ * one (two decimals may be rounded). */
+static bool parse_printed_size(const char *s, size_t n, uint64_t *v, uint64_t *slack)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+	char buf[40], *end;
+	double x;
+
+	if (n == 0 || n >= sizeof(buf))
+		return false;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	x = strtod(buf, &end);
+	if (end == buf || x < 0)
+		return false;
+	for (unsigned i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		uint64_t unit = 1ull << (10 * i);
+
+		if (strcmp(end, units[i]))
+			continue;
+		*v = (uint64_t)(x * (double)unit + 0.5);
+		*slack = strchr(buf, '.') ? unit / 100 + 1 : 0;
+		return true;
+	}
+	return false;
+}
+
+/* The areas announced on stderr: "... writes START to END of '...'". */
+static size_t announced_areas(const char *err, struct area *a, size_t max)
+{
+	size_t n = 0;
+
+	for (const char *p = strstr(err, " writes "); p && n < max;
+	     p = strstr(p + 1, " writes ")) {
+		const char *x = p + 8, *eol = strchr(x, '\n'), *to, *of;
+		uint64_t s, ss, e, es;
+
+		to = strstr(x, " to ");
+		if (to == NULL || (eol && to > eol))
+			continue;
+		of = strstr(to + 4, " of '");
+		if (of == NULL || (eol && of > eol))
+			continue;
+		if (!parse_printed_size(x, (size_t)(to - x), &s, &ss) ||
+		    !parse_printed_size(to + 4, (size_t)(of - to - 4), &e, &es))
+			continue;
+		a[n].lo = s > ss ? s - ss : 0;
+		a[n].hi = e + es;
+		n++;
+	}
+	return n;
+}
+
+/* ---- running the binary ---- */
+
+static char *image;		/* the shared image of a test case */
+static uint64_t image_sum;
+static char tiny[PATH_MAX + 16], empty[PATH_MAX + 16], journal_link[PATH_MAX + 64];
+static struct bf_scene scene;
+static const char *scene_target;	/* scene.dev or scene.part */
+static char scene_journal[PATH_MAX + 64];	/* a path on the scene's mount */
+static uint64_t scene_sum;
+
+/* The argument list with its placeholders filled in. */
+static void expand(const char *const *tmpl, const char **argv)
+{
+	size_t i;
+
+	for (i = 0; tmpl[i] && i < MAX_ARGS - 1; i++) {
+		const char *t = tmpl[i];
+
+		if (!strcmp(t, "@IMG"))
+			t = image ? image : "/nonexistent/image";
+		else if (!strcmp(t, "@TINY"))
+			t = tiny;
+		else if (!strcmp(t, "@EMPTY"))
+			t = empty;
+		else if (!strcmp(t, "@DIR"))
+			t = work;
+		else if (!strcmp(t, "@DEV"))
+			t = scene_target ? scene_target : "/nonexistent/device";
+		else if (!strcmp(t, "--journal=@J"))
+			t = scene_journal;
+		else if (!strcmp(t, "--journal=@LINK"))
+			t = journal_link;
+		argv[i] = t;
+	}
+	argv[i] = NULL;
+}
+
+static void run(struct run_result *r, const char *const *tmpl)
+{
+	const char *argv[MAX_ARGS];
+
+	expand(tmpl, argv);
+	tu_run(r, argv);
+	ck_assert_ptr_nonnull(r->out);
+	ck_assert_ptr_nonnull(r->err);
+}
+
+static char *cmdline(const char *const *tmpl, char *buf, size_t len)
+{
+	const char *argv[MAX_ARGS];
+
+	expand(tmpl, argv);
+	buf[0] = '\0';
+	for (size_t i = 0; argv[i]; i++) {
+		size_t used = strlen(buf);
+
+		snprintf(buf + used, len - used, "%s%s", i ? " " : "", argv[i]);
+	}
+	return buf;
+}
+
+/* The first line of s, for messages. */
+static const char *first_line(const char *s, char *buf, size_t len)
+{
+	snprintf(buf, len, "%.*s", (int)strcspn(s, "\n"), s);
+	return buf;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+static const struct jsonv *need(const struct jsonv *doc, const char *path)
+{
+	const struct jsonv *v = jsonv_get(doc, path);
+
+	ck_assert_msg(v != NULL, "JSON lacks %s", path);
+	return v;
+}
+
+static double need_number(const struct jsonv *doc, const char *path)
+{
+	const struct jsonv *v = need(doc, path);
+
+	ck_assert_msg(v->type == JSONV_NUMBER, "JSON %s is not a number", path);
+	return v->number;
+}
+
+/* ---- fixtures ---- */
+
+static void image_setup(void)
+{
+	if (!env_up())
+		return;
+	image = bf_image_in(work, IMG_BYTES, IMG_SEED);
+	image_sum = image ? csum(image) : 0;
+	snprintf(tiny, sizeof(tiny), "%s/tiny.img", work);
+	snprintf(empty, sizeof(empty), "%s/empty.img", work);
+	snprintf(journal_link, sizeof(journal_link), "--journal=%s/link-to-image", work);
+	{
+		char *t = bf_image_in(work, MIB, 99);
+
+		if (t != NULL && rename(t, tiny) != 0)
+			unlink(t);
+		free(t);
+	}
+	close(open(empty, O_WRONLY | O_CREAT | O_TRUNC, 0600));
+	if (image != NULL && symlink(image, journal_link + strlen("--journal=")) != 0)
+		journal_link[0] = '\0';
+}
+
+static void image_teardown(void)
+{
+	free(image);
+	image = NULL;
+	image_sum = 0;
+	env_down();
+}
+
+static void env_setup(void)
+{
+	env_up();
+}
+
+static void require_image(void)
+{
+	ck_assert_msg(image != NULL && image_sum != 0, "could not make the test image in %s",
+		      work[0] ? work : "/var/tmp");
+}
+
+/* Put the shared image back as it was made and drop journals: called
+ * before asserting, so that a failure does not spill into the next test. */
+static void repair(void)
+{
+	if (image != NULL && csum(image) != image_sum)
+		image_rewrite(image, IMG_BYTES, IMG_SEED);
+	state_clear();
+}
+
+/* ==== 1. consent ==== */
+
+static const char *const no_consent_cases[][MAX_ARGS] = {
+	{ "open-au", "@IMG", NULL },
+	{ "find-fat", "@IMG", NULL },
+	{ "open-au", "--erasesize=1M", "--max-open=4", "--json", "@IMG", NULL },
+	{ "find-fat", "--erasesize=1M", "--manual", "@IMG", NULL },
+	{ "-O", "--open-au-nr=2", "--erasesize=1M", "@IMG", NULL },
+	{ "-f", "--erasesize=1M", "@IMG", NULL },
+};
+
+/* A writing test without --write/--destructive: status 2, one line naming
+ * both, nothing on stdout, nothing written, no journal. */
+static void check_no_consent(const char *const *tmpl, const char *target, uint64_t sum)
+{
+	const char *args[MAX_ARGS];
+	struct run_result r;
+	char cmd[1024], names[512];
+	size_t i;
+
+	for (i = 0; tmpl[i]; i++)
+		args[i] = strcmp(tmpl[i], "@IMG") ? tmpl[i] : target;
+	args[i] = NULL;
+	run(&r, args);
+	cmdline(args, cmd, sizeof(cmd));
+	ck_assert_msg(r.status == 2, "%s: status %d, stderr '%s'", cmd, r.status, r.err);
+	ck_assert_msg(tu_count_lines(r.err) == 1, "%s: stderr is not one line: '%s'", cmd, r.err);
+	ck_assert_int_eq(strncmp(r.err, "flashprobe: ", 12), 0);
+	ck_assert_msg(strstr(r.err, "--write") && strstr(r.err, "--destructive"),
+		      "%s: '%s' names neither --write nor --destructive", cmd, r.err);
+	ck_assert_str_eq(r.out, "");
+	ck_assert_msg(csum(target) == sum, "%s changed %s", cmd, target);
+	ck_assert_msg(state_list(names, sizeof(names)) == 0, "%s left %s", cmd, names);
+	tu_run_free(&r);
+}
+
+START_TEST(test_no_consent)
+{
+	require_image();
+	check_no_consent(no_consent_cases[_i], image, image_sum);
+}
+END_TEST
+
+/* bench without consent: reads run, the write workloads are skipped. */
+START_TEST(test_bench_no_consent)
+{
+	static const char *const args[] = { "bench", "--json", "--runtime=200ms", "--warmup=0",
+					    "--repeat=1", "--size=16M", "@IMG", NULL };
+	struct run_result r;
+	struct jsonv *doc;
+	char names[512];
+	uint64_t sum;
+
+	require_image();
+	run(&r, args);
+	sum = csum(image);
+	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+	doc = jsonv_parse(r.out);
+	ck_assert_msg(doc != NULL, "stdout is not one JSON document: %s", r.out);
+	for (unsigned i = 0; i < 2; i++) {
+		const char *w = i ? "bench.rand_write" : "bench.seq_write";
+		char p[64];
+		const struct jsonv *v;
+
+		snprintf(p, sizeof(p), "%s.skipped", w);
+		v = need(doc, p);
+		ck_assert_msg(v->type == JSONV_BOOL && v->boolean, "%s is not skipped", w);
+		snprintf(p, sizeof(p), "%s.skip_reason", w);
+		v = need(doc, p);
+		ck_assert_msg(v->type == JSONV_STRING && v->string[0], "%s: no reason", w);
+	}
+	ck_assert(!need(doc, "bench.seq_read.skipped")->boolean);
+	ck_assert(!need(doc, "bench.rand_read.skipped")->boolean);
+	ck_assert(need_number(doc, "bench.seq_read.bytes_per_sec") > 0);
+	ck_assert(need_number(doc, "bench.rand_read.iops") > 0);
+	ck_assert(need_number(doc, "bench.bytes_written") == 0);
+	ck_assert_msg(strstr(r.err, " writes ") == NULL, "a write area was announced: %s", r.err);
+	ck_assert_msg(sum == image_sum, "bench without consent changed the image");
+	ck_assert_msg(state_list(names, sizeof(names)) == 0, "left %s", names);
+	jsonv_free(doc);
+	tu_run_free(&r);
+}
+END_TEST
+
+/* probe without consent runs its read-only part only. */
+START_TEST(test_probe_no_consent)
+{
+	static const char *const args[] = { "probe", "--json", "--quick", "@IMG", NULL };
+	struct run_result r;
+	struct jsonv *doc;
+	const struct jsonv *v;
+	char names[512];
+	uint64_t sum;
+
+	require_image();
+	run(&r, args);
+	sum = csum(image);
+	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+	doc = jsonv_parse(r.out);
+	ck_assert_msg(doc != NULL, "stdout is not one JSON document: %s", r.out);
+	ck_assert(need_number(doc, "bytes_written") == 0);
+	ck_assert_msg(need(doc, "open_au")->type == JSONV_NULL, "open_au ran without consent");
+	ck_assert_msg(need(doc, "fat_area")->type == JSONV_NULL, "find-fat ran without consent");
+	v = need(doc, "skipped");
+	ck_assert_msg((v->type == JSONV_STRING && v->string[0]) ||
+		      (v->type == JSONV_ARRAY && jsonv_len(v) > 0),
+		      "probe does not say that it skipped the write tests");
+	ck_assert_msg(sum == image_sum, "probe without consent changed the image");
+	ck_assert_msg(state_list(names, sizeof(names)) == 0, "left %s", names);
+	jsonv_free(doc);
+	tu_run_free(&r);
+}
+END_TEST
+
+/* ==== 2. --write keeps the data: image file and loop device ==== */
+
+static const struct write_case {
+	const char *args[MAX_ARGS];
+	const char *key;		/* top-level JSON object, "" for probe */
+	const char *keys[12];		/* members it must have */
+} write_cases[] = {
+	{ { "open-au", "--write", "--json", "--erasesize=4M", "--max-open=4", "@T", NULL },
+	  "open_au",
+	  { "erase_size_bytes", "linear", "linear_bound", "linear_confidence", "random",
+	    "random_bound", "random_confidence", "trials", "bytes_written", "elapsed_ns",
+	    NULL } },
+	{ { "find-fat", "--write", "--json", "--erasesize=1M", "@T", NULL },
+	  "fat_area",
+	  { "found", "start_bytes", "size_bytes", "confidence", "erase_size_bytes", "rows",
+	    "bytes_written", "elapsed_ns", NULL } },
+	{ { "bench", "--write", "--json", "--runtime=200ms", "--warmup=0", "--repeat=1",
+	    "--size=16M", "@T", NULL },
+	  "bench",
+	  { "seq_read", "seq_write", "rand_read", "rand_write", "bytes_written", NULL } },
+	{ { "probe", "--write", "--json", "--quick", "--erasesize=1M", "@T", NULL },
+	  "",
+	  { "geometry", "align", "open_au", "fat_area", "advice", "bytes_written", NULL } },
+};
+
+static void check_bench_workload(const struct jsonv *doc, const char *w)
+{
+	static const char *const keys[] = { "name", "block_bytes", "bytes_per_sec", "iops",
+					    "lat_ns.mean", "lat_ns.p50", "lat_ns.p95",
+					    "lat_ns.p99", "lat_ns.p999", "lat_ns.max", "repeats" };
+	char p[96];
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		snprintf(p, sizeof(p), "bench.%s.%s", w, keys[i]);
+		need(doc, p);
+	}
+	snprintf(p, sizeof(p), "bench.%s.skipped", w);
+	ck_assert_msg(!need(doc, p)->boolean, "%s skipped with --write", w);
+	snprintf(p, sizeof(p), "bench.%s.bytes_per_sec", w);
+	ck_assert_msg(need_number(doc, p) > 0, "%s: no throughput", w);
+}
+
+/* One write test on target (image or loop device): status 0, the JSON
+ * report, and the whole device unchanged afterwards, no journal left. */
+static void write_case_on(const struct write_case *c, const char *target, const char *kind)
+{
+	const char *tmpl[MAX_ARGS];
+	struct run_result r;
+	struct jsonv *doc;
+	char prefix[64], p[128], names[512], cmd[1024];
+	uint64_t before = csum(target), after;
+	size_t i;
+
+	ck_assert_msg(before != 0, "cannot read %s", target);
+	for (i = 0; c->args[i]; i++)
+		tmpl[i] = strcmp(c->args[i], "@T") ? c->args[i] : target;
+	tmpl[i] = NULL;
+	run(&r, tmpl);
+	after = csum(target);
+	cmdline(tmpl, cmd, sizeof(cmd));
+	ck_assert_msg(r.status == 0, "%s: status %d, stderr '%s'", cmd, r.status, r.err);
+	ck_assert_msg(strstr(r.err, "backed up"), "%s: no backed-up write area announced: %s",
+		      cmd, r.err);
+	doc = jsonv_parse(r.out);
+	ck_assert_msg(doc != NULL, "%s: stdout is not one JSON document: %s", cmd, r.out);
+	ck_assert_msg(need(doc, "device.kind")->type == JSONV_STRING &&
+		      !strcmp(need(doc, "device.kind")->string, kind), "device.kind is not %s", kind);
+	snprintf(prefix, sizeof(prefix), "%s%s", c->key, c->key[0] ? "." : "");
+	for (i = 0; c->keys[i]; i++) {
+		snprintf(p, sizeof(p), "%s%s", prefix, c->keys[i]);
+		need(doc, p);
+	}
+	snprintf(p, sizeof(p), "%sbytes_written", prefix);
+	ck_assert_msg(need_number(doc, p) > 0, "%s: %s is 0: nothing was tested", cmd, p);
+	if (!strcmp(c->key, "open_au")) {
+		ck_assert(need_number(doc, "open_au.erase_size_bytes") == 4 * MIB);
+		ck_assert(need(doc, "open_au.trials")->type == JSONV_ARRAY);
+		ck_assert_uint_gt(jsonv_len(need(doc, "open_au.trials")), 0);
+	} else if (!strcmp(c->key, "fat_area")) {
+		ck_assert(need_number(doc, "fat_area.erase_size_bytes") == MIB);
+		ck_assert(need(doc, "fat_area.found")->type == JSONV_BOOL);
+		ck_assert(need(doc, "fat_area.rows")->type == JSONV_ARRAY);
+	} else if (!strcmp(c->key, "bench")) {
+		check_bench_workload(doc, "seq_read");
+		check_bench_workload(doc, "seq_write");
+		check_bench_workload(doc, "rand_read");
+		check_bench_workload(doc, "rand_write");
+	} else {
+		ck_assert_msg(need(doc, "open_au")->type == JSONV_OBJECT,
+			      "probe --write did not run open-au");
+		ck_assert_msg(need(doc, "fat_area")->type == JSONV_OBJECT,
+			      "probe --write did not run find-fat");
+	}
+	ck_assert_msg(after == before, "%s: the checksum of %s changed", cmd, target);
+	ck_assert_msg(state_list(names, sizeof(names)) == 0, "%s left %s in the state directory",
+		      cmd, names);
+	jsonv_free(doc);
+	tu_run_free(&r);
+}
+
+START_TEST(test_write_image)
+{
+	require_image();
+	write_case_on(&write_cases[_i], image, "file");
+	ck_assert_uint_eq(csum(image), image_sum);
+}
+END_TEST
+
+static void loop_write_setup(void)
+{
+	if (!env_up())
+		return;
+	/* a real file system on the device where mkfs.ext4 exists; the
+	 * random data of the image everywhere else */
+	if (bf_image(&scene, IMG_BYTES, false) && bf_attach(&scene, "") &&
+	    (!bf_have("mkfs.ext4") || bf_mkfs(&scene, scene.dev)))
+		scene_sum = csum(scene.dev);
+	scene_target = scene.dev;
+}
+
+static void scene_teardown(void)
+{
+	bf_cleanup(&scene);
+	scene_target = NULL;
+	scene_journal[0] = '\0';
+	scene_sum = 0;
+	env_down();
+}
+
+static void require_scene(void)
+{
+	ck_assert_msg(scene.dev != NULL && scene_sum != 0 && !scene.why[0],
+		      "loop scene setup failed: %s", scene.why[0] ? scene.why : "checksum");
+}
+
+START_TEST(test_write_loop)
+{
+	require_scene();
+	write_case_on(&write_cases[_i], scene.dev, "block");
+	ck_assert_uint_eq(csum(scene.dev), scene_sum);
+}
+END_TEST
+
+START_TEST(test_no_consent_loop)
+{
+	require_scene();
+	check_no_consent(no_consent_cases[_i], scene.dev, scene_sum);
+}
+END_TEST
+
+/* The image behind an attached loop device is not written around it. */
+START_TEST(test_write_backing_file)
+{
+	static const char *const args[] = { "open-au", "--write", "--erasesize=1M", "@IMG", NULL };
+	struct run_result r;
+	char names[512];
+	char *saved = image;
+
+	require_scene();
+	image = scene.image;
+	run(&r, args);
+	image = saved;
+	ck_assert_msg(r.status == 3, "status %d, stderr '%s'", r.status, r.err);
+	ck_assert_msg(tu_count_lines(r.err) == 1, "stderr: '%s'", r.err);
+	ck_assert_msg(strstr(r.err, scene.dev), "'%s' does not name %s", r.err, scene.dev);
+	ck_assert_str_eq(r.out, "");
+	ck_assert_uint_eq(csum(scene.dev), scene_sum);
+	ck_assert_msg(state_list(names, sizeof(names)) == 0, "left %s", names);
+	tu_run_free(&r);
+}
+END_TEST
+
+/* ==== 3. --destructive writes only inside the announced area ==== */
+
+static const char *const destructive_cases[][MAX_ARGS] = {
+	{ "open-au", "--destructive", "--erasesize=1M", "--max-open=4", "@IMG", NULL },
+	{ "open-au", "--destructive", "--erasesize=2M", "--max-open=4", "--offset=40M", "@IMG",
+	  NULL },
+	{ "-O", "--destructive", "--open-au-nr=2", "--erasesize=1M", "--blocksize=64K", "@IMG",
+	  NULL },
+	{ "find-fat", "--destructive", "--erasesize=1M", "@IMG", NULL },
+	{ "-f", "--destructive", "--erasesize=1M", "--fat-nr=3", "@IMG", NULL },
+	{ "bench", "--destructive", "--runtime=200ms", "--warmup=0", "--repeat=1", "--size=16M",
+	  "@IMG", NULL },
+	{ "bench", "--destructive", "--runtime=200ms", "--warmup=0", "--repeat=1", "--size=8M",
+	  "--offset=100M", "@IMG", NULL },
+	{ "probe", "--destructive", "--quick", "--erasesize=1M", "@IMG", NULL },
+};
+
+START_TEST(test_destructive_area)
+{
+	uint64_t seed = IMG_SEED + 1 + (uint64_t)_i, inside, bad;
+	struct area a[8];
+	struct run_result r;
+	char cmd[1024], names[512];
+	size_t n;
+
+	image = bf_image_in(work, IMG_BYTES, seed);
+	ck_assert_msg(image != NULL, "cannot make an image in %s", work);
+	run(&r, destructive_cases[_i]);
+	cmdline(destructive_cases[_i], cmd, sizeof(cmd));
+	n = announced_areas(r.err, a, 8);
+	bad = first_change_outside(image, IMG_BYTES, seed, a, n, &inside);
+	unlink(image);
+	free(image);
+	image = NULL;
+	ck_assert_msg(r.status == 0, "%s: status %d, stderr '%s'", cmd, r.status, r.err);
+	ck_assert_msg(n > 0, "%s announced no write area: '%s'", cmd, r.err);
+	ck_assert_msg(bad == UINT64_MAX, "%s changed byte %llu, outside the area it announced: %s",
+		      cmd, (unsigned long long)bad, r.err);
+	ck_assert_msg(inside > 0, "%s wrote nothing inside its area", cmd);
+	ck_assert_msg(state_list(names, sizeof(names)) == 0, "%s left %s", cmd, names);
+	tu_run_free(&r);
+}
+END_TEST
+
+/* ==== 4. safety refusals through the command line ==== */
+
+static const char *const refusal_cases[][MAX_ARGS] = {
+	{ "open-au", "--write", "--erasesize=1M", "@DEV", NULL },
+	{ "find-fat", "--destructive", "--erasesize=1M", "@DEV", NULL },
+	{ "bench", "--write", "--runtime=200ms", "--warmup=0", "--repeat=1", "--size=16M", "@DEV",
+	  NULL },
+	{ "probe", "--write", "--quick", "--erasesize=1M", "@DEV", NULL },
+	{ "-O", "--destructive", "--open-au-nr=2", "--erasesize=1M", "@DEV", NULL },
+};
+
+static const char *const journal_refusal_cases[][MAX_ARGS] = {
+	{ "open-au", "--write", "--erasesize=1M", "--journal=@J", "@DEV", NULL },
+	{ "find-fat", "--write", "--erasesize=1M", "--journal=@J", "@DEV", NULL },
+	{ "bench", "--write", "--runtime=200ms", "--warmup=0", "--repeat=1", "--size=16M",
+	  "--journal=@J", "@DEV", NULL },
+	{ "probe", "--write", "--quick", "--erasesize=1M", "--journal=@J", "@DEV", NULL },
+};
+
+/* What the one line of each scene must contain (all of want, and one of
+ * any when given). */
+static const char *scene_want[3];
+static const char *scene_any[3];
+
+static void mounted_setup(void)
+{
+	if (env_up() && bf_image(&scene, 64 * MIB, false) && bf_attach(&scene, "") &&
+	    bf_mkfs(&scene, scene.dev) && bf_mount(&scene, scene.dev, "ro,noload"))
+		scene_sum = csum(scene.dev);
+	scene_target = scene.dev;
+	scene_want[0] = "mounted";
+	scene_want[1] = scene.dev;
+	scene_want[2] = NULL;
+}
+
+static void mounted_partition_setup(void)
+{
+	if (env_up() && bf_image(&scene, 64 * MIB, true) && bf_attach(&scene, "-P") &&
+	    bf_mkfs(&scene, scene.part) && bf_mount(&scene, scene.part, "ro,noload"))
+		scene_sum = csum(scene.dev);
+	scene_target = scene.dev;
+	scene_want[0] = "mounted";
+	scene_want[1] = scene.part[0] ? scene.part : "p1";
+	scene_want[2] = NULL;
+}
+
+static void partition_setup(void)
+{
+	if (env_up() && bf_image(&scene, 64 * MIB, true) && bf_attach(&scene, "-P"))
+		scene_sum = csum(scene.dev);
+	scene_target = scene.part[0] ? scene.part : NULL;
+	scene_want[0] = "partition";
+	scene_want[1] = scene.dev;	/* names the whole disk */
+	scene_want[2] = NULL;
+}
+
+static void swap_setup(void)
+{
+	if (env_up() && bf_image(&scene, 64 * MIB, false) && bf_attach(&scene, "") &&
+	    bf_swapon(&scene, scene.dev))
+		scene_sum = csum(scene.dev);
+	scene_target = scene.dev;
+	scene_want[0] = "swap";
+	scene_want[1] = scene.dev;
+	scene_want[2] = NULL;
+}
+
+static void readonly_setup(void)
+{
+	if (env_up() && bf_image(&scene, 64 * MIB, false) && bf_attach(&scene, "-r"))
+		scene_sum = csum(scene.dev);
+	scene_target = scene.dev;
+	scene_want[0] = "read-only";
+	scene_want[1] = scene.dev;
+	scene_want[2] = NULL;
+}
+
+/* The journal would live on the device under test: on the file system
+ * mounted from it (the gate may refuse the mount first: either reason). */
+static void journal_on_device_setup(void)
+{
+	mounted_setup();
+	if (scene.mnt[0])
+		snprintf(scene_journal, sizeof(scene_journal), "--journal=%s/fp.journal",
+			 scene.mnt);
+	scene_want[0] = scene.dev;
+	scene_want[1] = NULL;
+	scene_any[0] = "mounted";
+	scene_any[1] = "journal";
+	scene_any[2] = NULL;
+}
+
+static void check_refusal(const char *const *args)
+{
+	struct run_result r;
+	char cmd[1024], names[512];
+	uint64_t sum;
+	bool any = scene_any[0] == NULL;
+
+	require_scene();
+	ck_assert_msg(scene_target != NULL, "no target in the scene");
+	run(&r, args);
+	sum = csum(scene.dev);
+	cmdline(args, cmd, sizeof(cmd));
+	ck_assert_msg(r.status == 3, "%s: status %d, stderr '%s'", cmd, r.status, r.err);
+	ck_assert_msg(tu_count_lines(r.err) == 1, "%s: stderr is not one line: '%s'", cmd, r.err);
+	ck_assert_int_eq(strncmp(r.err, "flashprobe: ", 12), 0);
+	for (size_t i = 0; scene_want[i]; i++)
+		ck_assert_msg(strstr(r.err, scene_want[i]), "%s: '%s' lacks '%s'", cmd, r.err,
+			      scene_want[i]);
+	for (size_t i = 0; scene_any[i]; i++)
+		any |= strstr(r.err, scene_any[i]) != NULL;
+	ck_assert_msg(any, "%s: '%s' gives no reason", cmd, r.err);
+	ck_assert_str_eq(r.out, "");
+	ck_assert_msg(sum == scene_sum, "%s: the device changed", cmd);
+	ck_assert_msg(state_list(names, sizeof(names)) == 0, "%s left %s", cmd, names);
+	if (scene_journal[0])
+		ck_assert_msg(access(scene_journal + strlen("--journal="), F_OK) != 0,
+			      "%s created the journal on the device", cmd);
+	tu_run_free(&r);
+}
+
+START_TEST(test_refused)
+{
+	check_refusal(refusal_cases[_i]);
+}
+END_TEST
+
+START_TEST(test_journal_refused)
+{
+	check_refusal(journal_refusal_cases[_i]);
+}
+END_TEST
+
+/* An image file: a journal that is the image itself (or a link to it) is
+ * a journal on the device under test, a safety refusal (status 3). */
+static const char *const image_journal_cases[][MAX_ARGS] = {
+	{ "open-au", "--write", "--erasesize=1M", "--journal=@LINK", "@IMG", NULL },
+	{ "find-fat", "--write", "--erasesize=1M", "--journal=@LINK", "@IMG", NULL },
+	{ "bench", "--write", "--runtime=200ms", "--warmup=0", "--repeat=1", "--size=16M",
+	  "--journal=@LINK", "@IMG", NULL },
+};
+
+START_TEST(test_image_journal_refused)
+{
+	struct run_result r;
+	char cmd[1024], names[512];
+	uint64_t sum;
+
+	require_image();
+	ck_assert_msg(journal_link[0], "could not make the link");
+	run(&r, image_journal_cases[_i]);
+	sum = csum(image);
+	cmdline(image_journal_cases[_i], cmd, sizeof(cmd));
+	if (sum != image_sum)
+		repair();
+	ck_assert_msg(sum == image_sum, "%s: the image changed", cmd);
+	ck_assert_msg(r.status == 3, "%s: status %d (a journal on the device under test is a "
+		      "safety refusal, status 3), stderr '%s'", cmd, r.status, r.err);
+	ck_assert_msg(tu_count_lines(r.err) == 1, "%s: stderr is not one line: '%s'", cmd, r.err);
+	ck_assert_msg(strstr(r.err, "journal"), "%s: '%s' does not say why", cmd, r.err);
+	ck_assert_str_eq(r.out, "");
+	ck_assert_msg(state_list(names, sizeof(names)) == 0, "%s left %s", cmd, names);
+	tu_run_free(&r);
+}
+END_TEST
+
+/* ==== 5. interruption and crash recovery ==== */
+
+static const char *const intr_cmds[2][MAX_ARGS] = {
+	{ "open-au", "--write", "--erasesize=4M", "--max-open=4", "@IMG", NULL },
+	{ "find-fat", "--write", "--erasesize=2M", "@IMG", NULL },
+};
+
+static uint64_t run_ns[2];		/* one uninterrupted run of each */
+static char intr_note[512];
+
+static void interrupt_setup(void)
+{
+	image_setup();
+	intr_note[0] = '\0';
+	for (int c = 0; c < 2 && image != NULL; c++) {
+		const char *argv[MAX_ARGS];
+		struct run_result r;
+		uint64_t t0;
+		char names[256];
+
+		expand(intr_cmds[c], argv);
+		t0 = now_ns();
+		tu_run(&r, argv);
+		run_ns[c] = now_ns() - t0;
+		if (r.status != 0 || csum(image) != image_sum ||
+		    state_list(names, sizeof(names)) != 0) {
+			snprintf(intr_note, sizeof(intr_note), "%s: status %d, %s", argv[0],
+				 r.status, r.err ? r.err : "");
+			run_ns[c] = 0;
+			repair();
+		}
+		tu_run_free(&r);
+	}
+}
+
+/* The k-th of ten fixed points in a run of command c, spread over its
+ * measured duration (and a little past it). */
+static uint64_t kill_point(int c, int sig, int k)
+{
+	struct stats_rng rng;
+
+	stats_rng_seed(&rng, 0x5eed0000u + (uint64_t)c * 1000 + (uint64_t)sig * 10 + (uint64_t)k);
+	return (uint64_t)(stats_rng_uniform(&rng) * 1.1 * (double)run_ns[c]);
+}
+
+static int spawn(struct tu_child *ch, const char *const *tmpl, uint64_t fsize_limit)
+{
+	const char *argv[MAX_ARGS];
+
+	expand(tmpl, argv);
+	return tu_spawn(ch, argv, fsize_limit);
+}
+
+/* SIGINT and SIGTERM at ten points of open-au and find-fat each: the data
+ * is restored and the status says so (or the run had finished: 0). */
+START_TEST(test_interrupt)
+{
+	int c = _i / 20, sig = (_i / 10) % 2 ? SIGTERM : SIGINT, k = _i % 10, termsig;
+	struct tu_child ch;
+	struct run_result r;
+	uint64_t at, sum;
+	char names[512], cmd[512], where[160];
+	size_t left;
+
+	require_image();
+	ck_assert_msg(run_ns[c] > 0, "the uninterrupted run failed: %s", intr_note);
+	at = kill_point(c, sig, k);
+	ck_assert_int_eq(spawn(&ch, intr_cmds[c], 0), 0);
+	sleep_ns(at);
+	kill(ch.pid, sig);
+	termsig = tu_wait(&ch, &r);
+	sum = csum(image);
+	left = state_list(names, sizeof(names));
+	repair();
+	cmdline(intr_cmds[c], cmd, sizeof(cmd));
+	snprintf(where, sizeof(where), "%s at %.3f s of a %.3f s run", strsignal(sig),
+		 (double)at / 1e9, (double)run_ns[c] / 1e9);
+	if (termsig) {
+		/* only before the handlers exist, when nothing can be written yet */
+		ck_assert_msg(termsig == sig, "%s: %s: died of signal %d: %s", cmd, where,
+			      termsig, r.err);
+	} else {
+		ck_assert_msg(r.status == 0 || r.status == 128 + sig,
+			      "%s: %s: status %d, stderr '%s'", cmd, where, r.status, r.err);
+		if (r.status)
+			ck_assert_msg(strstr(r.err, "interrupted"), "%s: %s: stderr '%s'", cmd,
+				      where, r.err);
+		else
+			ck_assert_msg(r.out[0], "%s: %s: status 0 without a report", cmd, where);
+	}
+	ck_assert_msg(sum == image_sum, "%s: %s: the image was not restored (status %d, "
+		      "stderr '%s')", cmd, where, r.status, r.err);
+	ck_assert_msg(left == 0, "%s: %s: left %s", cmd, where, names);
+	tu_run_free(&r);
+}
+END_TEST
+
+struct restore_outcome {
+	int status;
+	char out[1024], err[1024];
+	uint64_t sum;
+	size_t left;
+	char names[512];
+	int again_status;		/* a second restore */
+	char again_err[1024];
+};
+
+/* Run restore (of target) and a second one of the image; record what a
+ * test asserts afterwards, after repair(). */
+static void restore_and_record(const char *target, struct restore_outcome *o)
+{
+	const char *const args[] = { "restore", target, NULL };
+	const char *const again[] = { "restore", image, NULL };
+	struct run_result r;
+
+	tu_run(&r, args);
+	o->status = r.status;
+	snprintf(o->out, sizeof(o->out), "%s", r.out ? r.out : "");
+	snprintf(o->err, sizeof(o->err), "%s", r.err ? r.err : "");
+	tu_run_free(&r);
+	o->sum = csum(image);
+	o->left = state_list(o->names, sizeof(o->names));
+	tu_run(&r, again);
+	o->again_status = r.status;
+	snprintf(o->again_err, sizeof(o->again_err), "%s", r.err ? r.err : "");
+	tu_run_free(&r);
+}
+
+static void assert_restored(const struct restore_outcome *o, bool had_journal,
+			    const char *what)
+{
+	ck_assert_msg(o->status == 0, "%s: restore exited %d: %s", what, o->status, o->err);
+	if (had_journal)
+		ck_assert_msg(strstr(o->out, "restored"), "%s: restore said '%s' '%s'", what,
+			      o->out, o->err);
+	else
+		ck_assert_msg(strstr(o->err, "nothing to restore"), "%s: restore said '%s' '%s'",
+			      what, o->out, o->err);
+	ck_assert_msg(o->sum == image_sum, "%s: the image differs after restore", what);
+	ck_assert_msg(o->left == 0, "%s: after restore the state directory holds %s", what,
+		      o->names);
+	ck_assert_msg(o->again_status == 0 && strstr(o->again_err, "nothing to restore"),
+		      "%s: a second restore: status %d, '%s'", what, o->again_status,
+		      o->again_err);
+}
+
+/* SIGKILL at ten points of open-au and find-fat each, then restore (of the
+ * image, or of the journal file itself every other time). */
+START_TEST(test_kill_restore)
+{
+	int c = _i / 10, k = _i % 10, termsig;
+	struct restore_outcome o;
+	struct tu_child ch;
+	struct run_result r;
+	char journal[PATH_MAX + 300], cmd[512], what[2 * PATH_MAX];
+	long long jsize;
+	uint64_t at;
+
+	require_image();
+	ck_assert_msg(run_ns[c] > 0, "the uninterrupted run failed: %s", intr_note);
+	at = kill_point(c, SIGKILL, k);
+	ck_assert_int_eq(spawn(&ch, intr_cmds[c], 0), 0);
+	sleep_ns(at);
+	kill(ch.pid, SIGKILL);
+	termsig = tu_wait(&ch, &r);
+	state_journal(journal, sizeof(journal), &jsize);
+	restore_and_record(k % 2 && journal[0] ? journal : image, &o);
+	repair();
+	cmdline(intr_cmds[c], cmd, sizeof(cmd));
+	snprintf(what, sizeof(what), "%s: SIGKILL at %.3f s of a %.3f s run (%s; journal %s, "
+		 "%lld bytes)", cmd, (double)at / 1e9, (double)run_ns[c] / 1e9,
+		 termsig ? "killed" : "had finished", journal[0] ? journal : "none", jsize);
+	ck_assert_msg(termsig == SIGKILL || r.status == 0, "%s: status %d", what, r.status);
+	assert_restored(&o, journal[0] != '\0', what);
+	tu_run_free(&r);
+}
+END_TEST
+
+/* After a crash, writing tests on that image are refused until restore. */
+START_TEST(test_pending_journal_refused)
+{
+	static const char *const retry[][MAX_ARGS] = {
+		{ "find-fat", "--write", "--erasesize=1M", "@IMG", NULL },
+		{ "open-au", "--destructive", "--erasesize=1M", "@IMG", NULL },
+	};
+	struct run_result r[2];
+	char journal[PATH_MAX + 300], journal_after[PATH_MAX + 300];
+	long long jsize = -1, jsize_after;
+	uint64_t sum_killed = 0, sum_after;
+
+	require_image();
+	ck_assert_msg(run_ns[0] > 0, "the uninterrupted run failed: %s", intr_note);
+	journal[0] = '\0';
+	for (int attempt = 0; attempt < 10 && !journal[0]; attempt++) {
+		struct tu_child ch;
+		struct run_result k;
+
+		repair();
+		ck_assert_int_eq(spawn(&ch, intr_cmds[0], 0), 0);
+		sleep_ns(run_ns[0] * (4 + (uint64_t)attempt % 4) / 10);
+		kill(ch.pid, SIGKILL);
+		tu_wait(&ch, &k);
+		tu_run_free(&k);
+		state_journal(journal, sizeof(journal), &jsize);
+	}
+	if (journal[0]) {
+		sum_killed = csum(image);
+		run(&r[0], retry[0]);
+		run(&r[1], retry[1]);
+	}
+	state_journal(journal_after, sizeof(journal_after), &jsize_after);
+	sum_after = csum(image);
+	repair();
+	ck_assert_msg(journal[0], "no run was killed while its journal existed");
+	for (int i = 0; i < 2; i++) {
+		ck_assert_msg(r[i].status == 3, "%s with a pending journal: status %d, '%s'",
+			      retry[i][0], r[i].status, r[i].err);
+		ck_assert_msg(tu_count_lines(r[i].err) == 1, "stderr: '%s'", r[i].err);
+		ck_assert_msg(strstr(r[i].err, "flashprobe restore"), "'%s' does not name "
+			      "'flashprobe restore'", r[i].err);
+		ck_assert_str_eq(r[i].out, "");
+		tu_run_free(&r[i]);
+	}
+	ck_assert_msg(sum_after == sum_killed, "a refused test wrote to the image");
+	ck_assert_msg(!strcmp(journal_after, journal) && jsize_after == jsize,
+		      "a refused test changed the journal");
+}
+END_TEST
+
+/* A crash at a known point: RLIMIT_FSIZE kills flashprobe (SIGXFSZ) when
+ * its journal grows past limit bytes.  Then restore must bring the image
+ * back, delete the journal and let the next test run. */
+static void crash_then_restore(uint64_t limit, bool device_untouched)
+{
+	static const char *const next[] = { "open-au", "--write", "--erasesize=4M",
+					    "--max-open=4", "@IMG", NULL };
+	static const char *const args[] = { "find-fat", "--write", "--erasesize=1M", "@IMG",
+					    NULL };
+	struct restore_outcome o;
+	struct tu_child ch;
+	struct run_result r, n;
+	char journal[PATH_MAX + 300], what[1024];
+	long long jsize;
+	uint64_t sum_crash;
+	int termsig;
+
+	require_image();
+	ck_assert_int_eq(spawn(&ch, args, limit), 0);
+	termsig = tu_wait(&ch, &r);
+	sum_crash = csum(image);
+	state_journal(journal, sizeof(journal), &jsize);
+	restore_and_record(image, &o);
+	run(&n, next);
+	repair();
+	snprintf(what, sizeof(what), "crash with the journal at %lld bytes (limit %llu)", jsize,
+		 (unsigned long long)limit);
+	ck_assert_msg(termsig == SIGXFSZ, "the run did not crash as planned: status %d, "
+		      "signal %d, '%s'", r.status, termsig, r.err);
+	ck_assert_msg(journal[0], "%s: no journal left", what);
+	if (device_untouched)
+		ck_assert_msg(sum_crash == image_sum, "%s: the image was written before the "
+			      "journal held a commit", what);
+	assert_restored(&o, true, what);
+	ck_assert_msg(n.status == 0, "%s: after restore, the next test: status %d, '%s'", what,
+		      n.status, n.err);
+	tu_run_free(&r);
+	tu_run_free(&n);
+}
+
+/* Killed before the first commit: the header only and part of a record. */
+START_TEST(test_crash_before_first_commit)
+{
+	crash_then_restore(4096, true);
+}
+END_TEST
+
+/* Killed while saving the third block on the fly: two committed blocks
+ * have been overwritten, the third record is torn. */
+START_TEST(test_crash_during_save)
+{
+	crash_then_restore(2048 + 2 * (40 + MIB + 40) + 2048, false);
+}
+END_TEST
+
+/* restore --force does not claim to have deleted a journal it kept. */
+START_TEST(test_force_restore_honest)
+{
+	static const char *const args[] = { "find-fat", "--write", "--erasesize=1M", "@IMG",
+					    NULL };
+	static const char *const force[] = { "restore", "--force", "@IMG", NULL };
+	struct tu_child ch;
+	struct run_result r, f;
+	char names[512];
+	size_t left;
+
+	require_image();
+	ck_assert_int_eq(spawn(&ch, args, 4096), 0);
+	tu_wait(&ch, &r);
+	run(&f, force);
+	left = state_list(names, sizeof(names));
+	repair();
+	ck_assert_msg(!(f.status == 0 && strstr(f.out, "journal was deleted") && left > 0),
+		      "restore --force says '%s' but the state directory holds %s",
+		      f.out, names);
+	tu_run_free(&r);
+	tu_run_free(&f);
+}
+END_TEST
+
+/* ==== 6. simulated I/O errors ==== */
+
+static const struct sim_error_case {
+	const char *args[MAX_ARGS];
+	int status;
+	const char *expect;
+} sim_error_cases[] = {
+	{ { "open-au", "--write", "--erasesize=4M", "--max-open=4",
+	    "sim:sdhc-4m,bad_start=16M,bad=1M", NULL }, 1, "open-au failed" },
+	{ { "open-au", "--erasesize=4M", "--max-open=4", "sim:sdhc-4m,bad_start=16M,bad=1M",
+	    NULL }, 1, "open-au failed" },
+	{ { "find-fat", "--write", "--erasesize=4M", "sim:sdhc-4m,bad_start=1M,bad=64K", NULL },
+	  1, "find-fat failed" },
+	{ { "find-fat", "--erasesize=4M", "sim:sdhc-4m,bad_start=1M,bad=64K", NULL },
+	  1, "find-fat failed" },
+	{ { "bench", "--runtime=200ms", "--warmup=0", "--repeat=1", "--size=16M",
+	    "sim:sdhc-4m,bad_start=20M,bad=1M", NULL }, 1, "bench" },
+	/* the same runs with the bad range outside the test area succeed */
+	{ { "open-au", "--write", "--erasesize=4M", "--max-open=4",
+	    "sim:sdhc-4m,bad_start=900M,bad=1M", NULL }, 0, NULL },
+	{ { "find-fat", "--erasesize=4M", "sim:sdhc-4m,bad_start=900M,bad=1M", NULL }, 0, NULL },
+};
+
+START_TEST(test_sim_io_error)
+{
+	const struct sim_error_case *c = &sim_error_cases[_i];
+	struct run_result r;
+	char cmd[1024], names[512], line[512];
+	const char *last;
+	size_t failures = 0;
+
+	run(&r, c->args);
+	cmdline(c->args, cmd, sizeof(cmd));
+	ck_assert_msg(r.status == c->status, "%s: status %d, stderr '%s'", cmd, r.status, r.err);
+	ck_assert_msg(state_list(names, sizeof(names)) == 0, "%s left %s", cmd, names);
+	if (c->status == 0) {
+		ck_assert_msg(r.out[0], "%s: no report", cmd);
+		tu_run_free(&r);
+		return;
+	}
+	ck_assert_str_eq(r.out, "");
+	/* one line says what failed and why, and it comes last */
+	for (const char *p = r.err; (p = strstr(p, "flashprobe: ")); p++)
+		if (strstr(first_line(p, line, sizeof(line)), "Input/output error"))
+			failures++;
+	ck_assert_msg(failures == 1, "%s: %zu lines name the I/O error: '%s'", cmd, failures,
+		      r.err);
+	last = r.err + strlen(r.err);
+	while (last > r.err && last[-1] == '\n')
+		last--;
+	while (last > r.err && last[-1] != '\n')
+		last--;
+	ck_assert_msg(strstr(last, c->expect) && strstr(last, "Input/output error"),
+		      "%s: the last line '%s' does not name the failure", cmd, last);
+	tu_run_free(&r);
+}
+END_TEST
+
+/* ==== 7. bad input to the writing commands ==== */
+
+static const struct bad_case {
+	const char *args[MAX_ARGS];
+	const char *expect;
+} bad_cases[] = {
+	{ { "open-au", NULL }, "no device" },
+	{ { "find-fat", "--write", NULL }, "no device" },
+	{ { "bench", "--write", NULL }, "no device" },
+	{ { "find-fat", "--write", "@IMG", "extra", NULL }, "unexpected argument" },
+	{ { "open-au", "find-fat", "--write", "@IMG", NULL }, "unexpected argument" },
+	{ { "-O", "-f", "--write", "@IMG", NULL }, "more than one command" },
+	{ { "open-au", "--write", "--bogus", "@IMG", NULL }, "unknown option" },
+	{ { "open-au", "--write", "@IMG", "--erasesize", NULL }, "needs a value" },
+	{ { "open-au", "--write", "--erasesize=1M", "/nonexistent/flashprobe-image", NULL },
+	  "No such file" },
+	{ { "find-fat", "--write", "--erasesize=1M", "@DIR", NULL }, "is a directory" },
+	{ { "open-au", "--write", "--erasesize=1M", "/dev/null", NULL },
+	  "not a block device or regular file" },
+	{ { "find-fat", "--destructive", "--erasesize=1M", "/dev/zero", NULL },
+	  "not a block device or regular file" },
+	{ { "open-au", "--write", "--erasesize=1M", "@EMPTY", NULL }, "empty" },
+	{ { "open-au", "--write", "--erasesize=1M", "@TINY", NULL }, "too small" },
+	{ { "find-fat", "--write", "--erasesize=1M", "@TINY", NULL }, "too small" },
+	{ { "bench", "--write", "@TINY", NULL }, "too small" },
+	{ { "open-au", "--write", "--erasesize=0", "@IMG", NULL }, "not a positive size" },
+	{ { "open-au", "--write", "--erasesize=-1M", "@IMG", NULL }, "not a positive size" },
+	{ { "find-fat", "--write", "--erasesize=1x", "@IMG", NULL }, "not a positive size" },
+	{ { "find-fat", "--write", "--erasesize=1.5M", "@IMG", NULL }, "not a positive size" },
+	{ { "open-au", "--write", "--erasesize=99999999999999999999", "@IMG", NULL },
+	  "too large" },
+	{ { "open-au", "--write", "--erasesize=17179869184T", "@IMG", NULL }, "too large" },
+	{ { "open-au", "--write", "--erasesize=1000", "@IMG", NULL }, "512-byte sector" },
+	{ { "find-fat", "--write", "--erasesize=1000", "@IMG", NULL }, "512-byte sector" },
+	{ { "open-au", "--write", "--blocksize=3M", "--erasesize=2M", "@IMG", NULL },
+	  "does not divide" },
+	{ { "open-au", "--write", "--blocksize=48K", "--erasesize=1M", "@IMG", NULL },
+	  "does not divide" },
+	{ { "find-fat", "--write", "--blocksize=3M", "--erasesize=2M", "@IMG", NULL },
+	  "does not divide" },
+	{ { "find-fat", "--write", "--blocksize=48K", "--erasesize=1M", "@IMG", NULL },
+	  "does not divide" },
+	{ { "open-au", "--write", "--blocksize=0", "--erasesize=1M", "@IMG", NULL },
+	  "not a positive size" },
+	{ { "open-au", "--write", "--erasesize=1M", "--offset=1G", "@IMG", NULL }, "too small" },
+	{ { "open-au", "--write", "--erasesize=1M", "--offset=-1M", "@IMG", NULL },
+	  "not a size" },
+	{ { "open-au", "--write", "--erasesize=1M", "--offset=1000", "@IMG", NULL },
+	  "multiple of the 512-byte sector" },
+	{ { "bench", "--write", "--offset=1G", "@IMG", NULL }, "inside" },
+	{ { "bench", "--write", "--size=1G", "@IMG", NULL }, "inside" },
+	{ { "bench", "--write", "--offset=1000", "--size=16M", "@IMG", NULL }, "sector aligned" },
+	{ { "bench", "--write", "--size=0", "@IMG", NULL }, "not a positive size" },
+	{ { "open-au", "--write", "--destructive", "--erasesize=1M", "@IMG", NULL },
+	  "choose one" },
+	{ { "find-fat", "--write", "--destructive", "--erasesize=1M", "@IMG", NULL },
+	  "choose one" },
+	{ { "bench", "--write", "--destructive", "@IMG", NULL }, "choose one" },
+	{ { "probe", "--write", "--destructive", "@IMG", NULL }, "choose one" },
+	{ { "bench", "--write", "--read-only", "@IMG", NULL }, "choose one" },
+	{ { "open-au", "--write", "--max-open=0", "@IMG", NULL }, "not a number" },
+	{ { "open-au", "--write", "--open-au-nr=abc", "@IMG", NULL }, "not a number" },
+	{ { "find-fat", "--write", "--fat-nr=-3", "@IMG", NULL }, "not a number" },
+	{ { "find-fat", "--write", "--open-au-nr=2", "@IMG", NULL }, "only applies to open-au" },
+	{ { "bench", "--write", "--runtime=0", "@IMG", NULL }, "out of range" },
+	{ { "bench", "--write", "--repeat=0", "@IMG", NULL }, "not a number" },
+	{ { "bench", "--write", "--workload=foo", "@IMG", NULL }, "unknown workload" },
+};
+
+START_TEST(test_bad_input)
+{
+	const struct bad_case *c = &bad_cases[_i];
+	struct run_result r;
+	char cmd[1024], names[512];
+	uint64_t sum;
+	size_t lines;
+
+	require_image();
+	run(&r, c->args);
+	sum = csum(image);
+	cmdline(c->args, cmd, sizeof(cmd));
+	if (sum != image_sum)
+		repair();
+	ck_assert_msg(sum == image_sum, "%s changed the image", cmd);
+	ck_assert_msg(r.status == 2, "%s: status %d, stderr '%s'", cmd, r.status, r.err);
+	ck_assert_msg(strncmp(r.err, "flashprobe: ", 12) == 0, "%s: stderr '%s'", cmd, r.err);
+	ck_assert_msg(strstr(r.err, c->expect), "%s: stderr '%s' lacks '%s'", cmd, r.err,
+		      c->expect);
+	lines = tu_count_lines(r.err);
+	ck_assert_msg(lines == 1 || (lines == 2 && strstr(strchr(r.err, '\n'), "--help")),
+		      "%s: stderr is not one line (and the --help hint): '%s'", cmd, r.err);
+	ck_assert_msg(r.out[0] == '\0', "%s: stdout '%s'", cmd, r.out);
+	ck_assert_msg(state_list(names, sizeof(names)) == 0, "%s left %s", cmd, names);
+	tu_run_free(&r);
+}
+END_TEST
+
+/* ==== the suite ==== */
+
+#define NCASES(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static void add_scene(Suite *s, const char *name, void (*setup)(void), const TTest *test,
+		      int n, const char *tools)
+{
+	const char *why = bf_unavailable(tools);
+	char label[128];
+	TCase *tc;
+
+	snprintf(label, sizeof(label), "e2e/%s", name);
+	if (why != NULL) {
+		tu_skip(label, why);
+		return;
+	}
+	tc = tcase_create(name);
+	tcase_add_unchecked_fixture(tc, setup, scene_teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, test, 0, n);
+	suite_add_tcase(s, tc);
+}
+
+static void reset_scene_reasons(void)
+{
+	scene_any[0] = NULL;
+}
+
+static void refused_teardown(void)
+{
+	scene_teardown();
+	reset_scene_reasons();
+}
+
+Suite *e2e_suite(void)
+{
+	Suite *s = suite_create("e2e");
+	TCase *consent = tcase_create("consent");
+	TCase *wimg = tcase_create("write-image");
+	TCase *destr = tcase_create("destructive");
+	TCase *intr = tcase_create("interrupt");
+	TCase *sim = tcase_create("sim-io-error");
+	TCase *bad = tcase_create("bad-input");
+	const char *why = bf_unavailable(NULL);
+
+	tcase_add_unchecked_fixture(consent, image_setup, image_teardown);
+	tcase_set_timeout(consent, 120);
+	tcase_add_loop_test(consent, test_no_consent, 0, NCASES(no_consent_cases));
+	tcase_add_test(consent, test_bench_no_consent);
+	tcase_add_test(consent, test_probe_no_consent);
+	tcase_add_loop_test(consent, test_image_journal_refused, 0, NCASES(image_journal_cases));
+	suite_add_tcase(s, consent);
+
+	tcase_add_unchecked_fixture(wimg, image_setup, image_teardown);
+	tcase_set_timeout(wimg, 300);
+	tcase_add_loop_test(wimg, test_write_image, 0, NCASES(write_cases));
+	suite_add_tcase(s, wimg);
+
+	if (why != NULL) {
+		tu_skip("e2e/write-loop: --write on a loop device holding a file system", why);
+	} else {
+		TCase *wloop = tcase_create("write-loop");
+
+		tcase_add_unchecked_fixture(wloop, loop_write_setup, scene_teardown);
+		tcase_set_timeout(wloop, 300);
+		tcase_add_loop_test(wloop, test_write_loop, 0, NCASES(write_cases));
+		tcase_add_loop_test(wloop, test_no_consent_loop, 0, NCASES(no_consent_cases));
+		tcase_add_test(wloop, test_write_backing_file);
+		suite_add_tcase(s, wloop);
+	}
+
+	tcase_add_unchecked_fixture(destr, env_setup, image_teardown);
+	tcase_set_timeout(destr, 300);
+	tcase_add_loop_test(destr, test_destructive_area, 0, NCASES(destructive_cases));
+	suite_add_tcase(s, destr);
+
+	add_scene(s, "refuse-mounted", mounted_setup, test_refused, NCASES(refusal_cases),
+		  "mkfs.ext4");
+	add_scene(s, "refuse-mounted-partition", mounted_partition_setup, test_refused,
+		  NCASES(refusal_cases), "mkfs.ext4 partx");
+	add_scene(s, "refuse-partition", partition_setup, test_refused, NCASES(refusal_cases),
+		  "partx");
+	add_scene(s, "refuse-swap", swap_setup, test_refused, NCASES(refusal_cases),
+		  "mkswap swapon swapoff");
+	add_scene(s, "refuse-readonly", readonly_setup, test_refused, NCASES(refusal_cases),
+		  NULL);
+	if (bf_unavailable("mkfs.ext4") == NULL) {
+		TCase *tc = tcase_create("refuse-journal-on-device");
+
+		tcase_add_unchecked_fixture(tc, journal_on_device_setup, refused_teardown);
+		tcase_set_timeout(tc, 120);
+		tcase_add_loop_test(tc, test_journal_refused, 0, NCASES(journal_refusal_cases));
+		suite_add_tcase(s, tc);
+	} else {
+		tu_skip("e2e/refuse-journal-on-device", bf_unavailable("mkfs.ext4"));
+	}
+
+	tcase_add_unchecked_fixture(intr, interrupt_setup, image_teardown);
+	tcase_set_timeout(intr, 120);
+	tcase_add_loop_test(intr, test_interrupt, 0, 40);
+	tcase_add_loop_test(intr, test_kill_restore, 0, 20);
+	tcase_add_test(intr, test_pending_journal_refused);
+	tcase_add_test(intr, test_crash_before_first_commit);
+	tcase_add_test(intr, test_crash_during_save);
+	tcase_add_test(intr, test_force_restore_honest);
+	suite_add_tcase(s, intr);
+
+	tcase_add_unchecked_fixture(sim, env_setup, image_teardown);
+	tcase_set_timeout(sim, 120);
+	tcase_add_loop_test(sim, test_sim_io_error, 0, NCASES(sim_error_cases));
+	suite_add_tcase(s, sim);
+
+	tcase_add_unchecked_fixture(bad, image_setup, image_teardown);
+	tcase_set_timeout(bad, 120);
+	tcase_add_loop_test(bad, test_bad_input, 0, NCASES(bad_cases));
+	suite_add_tcase(s, bad);
+	return s;
+}
