@@ -254,3 +254,11 @@ void json_end(struct json_writer *w)
 	fputc('\n', w->out);
 	fflush(w->out);
 }
+
+void json_uint_or_null(struct json_writer *w, const char *key, uint64_t val)
+{
+	if (val)
+		json_uint(w, key, val);
+	else
+		json_null(w, key);
+}

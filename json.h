@@ -36,6 +36,9 @@ void json_double(struct json_writer *w, const char *key, double val);
 void json_bool(struct json_writer *w, const char *key, bool val);
 void json_null(struct json_writer *w, const char *key);
 
+/* A size where 0 means unknown: written as null. */
+void json_uint_or_null(struct json_writer *w, const char *key, uint64_t val);
+
 /* Finish the document (writes the final newline). */
 void json_end(struct json_writer *w);
 

@@ -92,15 +92,9 @@ void report_align_text(FILE *out, const struct align_result *r)
 void report_align_json(struct json_writer *w, const struct align_result *r)
 {
 	json_object_begin(w, "align");
-	if (r->page_size_bytes)
-		json_uint(w, "page_size_bytes", r->page_size_bytes);
-	else
-		json_null(w, "page_size_bytes");
+	json_uint_or_null(w, "page_size_bytes", r->page_size_bytes);
 	json_double(w, "page_confidence", r->page_confidence);
-	if (r->erase_size_bytes)
-		json_uint(w, "erase_size_bytes", r->erase_size_bytes);
-	else
-		json_null(w, "erase_size_bytes");
+	json_uint_or_null(w, "erase_size_bytes", r->erase_size_bytes);
 	json_double(w, "erase_confidence", r->erase_confidence);
 	json_bool(w, "pattern_found", r->pattern_found);
 	json_string(w, "note", r->note);

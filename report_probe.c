@@ -162,10 +162,7 @@ static void json_size(struct json_writer *w, const char *key, const char *stem,
 {
 	char k[64];
 
-	if (s->bytes)
-		json_uint(w, key, s->bytes);
-	else
-		json_null(w, key);
+	json_uint_or_null(w, key, s->bytes);
 	snprintf(k, sizeof(k), "%s_confidence", stem);
 	json_double(w, k, s->bytes ? s->confidence : 0);
 	snprintf(k, sizeof(k), "%s_source", stem);

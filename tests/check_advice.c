@@ -26,16 +26,6 @@ static struct geometry base_geometry(uint64_t erase, uint64_t page)
 	return g;
 }
 
-static uint64_t number_after(const char *s, const char *key)
-{
-	const char *p = strstr(s, key);
-	uint64_t v = 0;
-
-	ck_assert_msg(p != NULL, "'%s' lacks '%s'", s, key);
-	sscanf(p + strlen(key), "%" SCNu64, &v);
-	return v;
-}
-
 /* Across erase sizes, FAT areas and disagreeing AUs: the partition starts
  * on the alignment unit, after the FAT area, and spans whole units. */
 START_TEST(test_partition_alignment)
@@ -57,10 +47,10 @@ START_TEST(test_partition_alignment)
 	ck_assert_uint_ge(a.part_start_bytes, g.fat_start_bytes + g.fat_size_bytes);
 	ck_assert_uint_eq(a.part_size_bytes % a.align_bytes, 0);
 	ck_assert_uint_le(a.part_start_bytes + a.part_size_bytes, g.device_bytes);
-	ck_assert_uint_eq(number_after(a.sfdisk, "start="), a.part_start_bytes / 512);
-	ck_assert_uint_eq(number_after(a.sfdisk, "size="), a.part_size_bytes / 512);
-	ck_assert_uint_eq(number_after(a.mkfs_ext4, "stripe_width="), g.erase.bytes / 4096);
-	ck_assert_uint_eq(number_after(a.mkfs_ext4, "stride="), 4);
+	ck_assert_uint_eq(tu_number_after(a.sfdisk, "start="), a.part_start_bytes / 512);
+	ck_assert_uint_eq(tu_number_after(a.sfdisk, "size="), a.part_size_bytes / 512);
+	ck_assert_uint_eq(tu_number_after(a.mkfs_ext4, "stripe_width="), g.erase.bytes / 4096);
+	ck_assert_uint_eq(tu_number_after(a.mkfs_ext4, "stride="), 4);
 }
 END_TEST
 
@@ -133,8 +123,8 @@ START_TEST(test_small_partition_smaller_clusters)
 
 	g.device_bytes = 1024 * MIB;
 	advice_compute(&g, &a);
-	ck_assert_uint_le(number_after(a.mkfs_fat, "-s "), 16);
-	ck_assert_uint_ge(number_after(a.mkfs_fat, "-s "), 1);
+	ck_assert_uint_le(tu_number_after(a.mkfs_fat, "-s "), 16);
+	ck_assert_uint_ge(tu_number_after(a.mkfs_fat, "-s "), 1);
 }
 END_TEST
 
@@ -148,7 +138,7 @@ START_TEST(test_f2fs_sections)
 	struct advice a;
 
 	advice_compute(&g, &a);
-	ck_assert_uint_eq(number_after(a.mkfs_f2fs, "-s "), cases[_i].sections);
+	ck_assert_uint_eq(tu_number_after(a.mkfs_f2fs, "-s "), cases[_i].sections);
 }
 END_TEST
 

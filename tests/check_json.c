@@ -217,6 +217,22 @@ START_TEST(test_deep_nesting_is_bounded)
 }
 END_TEST
 
+/* 0 means unknown for sizes: null, anything else the number. */
+START_TEST(test_uint_or_null)
+{
+	struct json_capture c;
+
+	capture_begin(&c);
+	json_object_begin(&c.w, NULL);
+	json_uint_or_null(&c.w, "unknown", 0);
+	json_uint_or_null(&c.w, "known", 4194304);
+	json_object_end(&c.w);
+	ck_assert_str_eq(capture_end(&c),
+			 "{\n  \"unknown\": null,\n  \"known\": 4194304\n}\n");
+	free(c.text);
+}
+END_TEST
+
 Suite *json_suite(void)
 {
 	Suite *s = suite_create("json");
@@ -228,6 +244,7 @@ Suite *json_suite(void)
 	tcase_add_test(tc, test_numbers);
 	tcase_add_test(tc, test_double_round_trip);
 	tcase_add_test(tc, test_deep_nesting_is_bounded);
+	tcase_add_test(tc, test_uint_or_null);
 	suite_add_tcase(s, tc);
 	return s;
 }

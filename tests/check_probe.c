@@ -57,16 +57,6 @@ static void check_count(const char *what, const struct sim_profile *p,
 			      p->name, what, c->value, truth);
 }
 
-static uint64_t number_after(const char *s, const char *key)
-{
-	const char *at = strstr(s, key);
-	uint64_t v = 0;
-
-	ck_assert_msg(at != NULL, "'%s' lacks '%s'", s, key);
-	sscanf(at + strlen(key), "%" SCNu64, &v);
-	return v;
-}
-
 /* The advice is computed from what was measured, and is consistent. */
 static void check_advice(const struct sim_profile *p, const struct probe_result *r)
 {
@@ -83,10 +73,10 @@ static void check_advice(const struct sim_profile *p, const struct probe_result 
 	ck_assert_msg(!p->fat_bytes || a->part_start_bytes >= p->fat_start_bytes + p->fat_bytes,
 		      "%s: partition at %" PRIu64 " inside the FAT area", p->name,
 		      a->part_start_bytes);
-	ck_assert_uint_eq(number_after(a->mkfs_ext4, "stripe_width="), a->align_bytes / 4096);
-	ck_assert_uint_eq(number_after(a->mkfs_ext4, "stride="),
+	ck_assert_uint_eq(tu_number_after(a->mkfs_ext4, "stripe_width="), a->align_bytes / 4096);
+	ck_assert_uint_eq(tu_number_after(a->mkfs_ext4, "stride="),
 			  g->page.bytes > 4096 ? g->page.bytes / 4096 : 1);
-	ck_assert_uint_eq(number_after(a->sfdisk, "start=") * g->sector_bytes,
+	ck_assert_uint_eq(tu_number_after(a->sfdisk, "start=") * g->sector_bytes,
 			  a->part_start_bytes);
 }
 

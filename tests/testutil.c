@@ -1,6 +1,7 @@
 /* testutil.c - end-to-end helpers: run the binary, loop devices, checksums. */
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -294,4 +295,14 @@ int tu_wait(struct tu_child *c, struct run_result *r)
 		close(c->err);
 	c->out = c->err = -1;
 	return sig;
+}
+
+uint64_t tu_number_after(const char *s, const char *key)
+{
+	const char *at = strstr(s, key);
+	uint64_t v = 0;
+
+	if (at)
+		sscanf(at + strlen(key), "%" SCNu64, &v);
+	return v;
 }

@@ -60,6 +60,10 @@ void tu_loop_detach(const char *dev);
  * 0 on error. */
 uint64_t tu_checksum(const char *path);
 
+/* The unsigned number right after key in s, 0 when it is missing (a
+ * check failure is reported by the caller's assertions). */
+uint64_t tu_number_after(const char *s, const char *key);
+
 /* Remove a directory and everything below it (best effort). */
 void tu_rm_tree(const char *dir);
 
