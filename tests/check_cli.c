@@ -374,6 +374,57 @@ START_TEST(test_find_fat_no_flash)
 }
 END_TEST
 
+/* Output of cmd run on a pseudo-terminal (script(1)), stdout and stderr
+ * together. */
+static char *run_on_pty(const char *args)
+{
+	char cmd[1024], buf[4096];
+	size_t len = 0, cap = 1 << 16;
+	char *out = malloc(cap);
+	FILE *p;
+
+	ck_assert_ptr_nonnull(out);
+	snprintf(cmd, sizeof(cmd), "script -qec \"%s %s\" /dev/null 2>&1 </dev/null",
+		 tu_binary(), args);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	while (fgets(buf, sizeof(buf), p) && len + strlen(buf) + 1 < cap) {
+		memcpy(out + len, buf, strlen(buf));
+		len += strlen(buf);
+	}
+	out[len] = '\0';
+	pclose(p);
+	return out;
+}
+
+/* A phase longer than a second shows percent and time left on a
+ * terminal; never with --quiet, never when stderr is not a terminal. */
+START_TEST(test_progress_only_on_terminal)
+{
+	char args[512], *out;
+	struct run_result r;
+
+	ck_assert_msg(loop_dev != NULL, "could not attach a loop device");
+	snprintf(args, sizeof(args), "bench --read-only --runtime=2 --warmup=0 "
+		 "--repeat=1 --workload=rand_read %s", loop_dev);
+	out = run_on_pty(args);
+	ck_assert_msg(strstr(out, "bench:") && strstr(out, "%") && strstr(out, "left"),
+		      "no progress line on a terminal: %s", out);
+	free(out);
+	snprintf(args, sizeof(args), "bench --quiet --read-only --runtime=2 --warmup=0 "
+		 "--repeat=1 --workload=rand_read %s", loop_dev);
+	out = run_on_pty(args);
+	ck_assert_msg(!strstr(out, "left"), "progress despite --quiet: %s", out);
+	free(out);
+	tu_run(&r, (const char *const[]){ "bench", "--read-only", "--runtime=2",
+					  "--warmup=0", "--repeat=1",
+					  "--workload=rand_read", loop_dev, NULL });
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(!strstr(r.err, "left"), "progress on a pipe: %s", r.err);
+	tu_run_free(&r);
+}
+END_TEST
+
 Suite *cli_suite(void)
 {
 	Suite *s = suite_create("cli");
@@ -403,6 +454,10 @@ Suite *cli_suite(void)
 		tcase_set_timeout(loop, 300);
 		tcase_add_unchecked_fixture(loop, loop_setup, loop_teardown);
 		tcase_add_test(loop, test_align_on_loop_device);
+		if (system("command -v script >/dev/null 2>&1") == 0)
+			tcase_add_test(loop, test_progress_only_on_terminal);
+		else
+			tu_skip("cli/loop-device: progress on a terminal", "no script(1)");
 		suite_add_tcase(s, loop);
 	}
 	if (why || access("/dev/shm", W_OK)) {
