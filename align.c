@@ -18,13 +18,15 @@
  * and 24 MiB erase blocks show up as themselves instead of as a partial
  * step at a smaller power of two.
  *
- * How it decides: a size L is a boundary level when every tested size that
- * L divides costs more than every tested size it does not divide, by a
- * margin that is large against the measured noise (a z score from the
- * spread between positions, which also captures per-location noise that
- * repeating cannot remove).  The page is the smallest level, the erase
- * block the largest; both are reported only with enough evidence, else as
- * undetermined.  Every decision is a ratio against measured noise and the
+ * How it decides: a size L is a boundary level when crossing it costs
+ * clearly more than crossing its largest divisors L/2 and L/3, and every
+ * tested size that L divides costs more than every size it does not
+ * divide; "clearly" is a z score against the spread between positions,
+ * which also captures per-location noise that repeating cannot remove.
+ * The page is the smallest level, the erase block the largest; both are
+ * reported only with enough evidence, and not while a step next to them
+ * (L/2 or L/3 below the page, 2E or 3E above the erase block) is
+ * suspected but unconfirmed: else they are undetermined.  Every decision is a ratio against measured noise and the
  * read base cost, so the same card ten times faster or slower gives the
  * same answer.  Reads are repeated in rounds, in shuffled order (no two
  * reads of one position in a row, so a read cache cannot help), until no
