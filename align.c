@@ -482,15 +482,21 @@ static double level_confidence(const struct align_level *l)
 /* The step, as a fraction of the read cost, that would just pass the level
  * test at the current noise: while it is above ALIGN_TARGET_REL_STEP, a
  * real page or erase-block step could still be hiding in the noise. */
-static double detectable_step(const struct align_state *st)
+/* The typical standard error of a row's diff. */
+static double typical_se(const struct align_state *st)
 {
 	double se[ALIGN_MAX_ROWS];
 
 	for (size_t i = 0; i < st->ngroups; i++)
 		se[i] = st->groups[i].se;
+	return stats_median(se, st->ngroups);
+}
+
+static double detectable_step(const struct align_state *st)
+{
 	if (st->base_ns <= 0)
 		return INFINITY;
-	return ALIGN_Z_LEVEL * M_SQRT2 * stats_median(se, st->ngroups) / st->base_ns;
+	return ALIGN_Z_LEVEL * M_SQRT2 * typical_se(st) / st->base_ns;
 }
 
 struct align_decision {
@@ -876,7 +882,7 @@ int align_run(struct fp_dev *d, const struct align_opts *o,
 	memcpy(r->levels, dc.levels, sizeof(r->levels));
 	r->pattern_found = dc.nlevels > 0;
 	r->base_read_ns = llround(st->base_ns);
-	r->noise_ns = 1.2533 * st->pooled_sigma / sqrt(ALIGN_POSITIONS - 1.0);
+	r->noise_ns = typical_se(st);	/* per row, whatever positions it had */
 	r->positions_extended = st->extended;
 	if (dc.note)
 		snprintf(r->note, sizeof(r->note), "%s", dc.note);

@@ -357,6 +357,11 @@ static int check_combinations(const struct cli *c)
 	return FP_EXIT_OK;
 }
 
+static bool is_simulated(const char *device)
+{
+	return strncmp(device, "sim:", 4) == 0;
+}
+
 static int parse_args(int argc, char **argv, struct cli *c)
 {
 	int opt, ret;
@@ -382,7 +387,7 @@ static int parse_args(int argc, char **argv, struct cli *c)
 		c->command = CMD_PROBE;	/* flashprobe DEVICE */
 	if ((ret = check_combinations(c)))
 		return ret;
-	if (c->device && c->seed_set && !strncmp(c->device, "sim:", 4))
+	if (c->device && c->seed_set && is_simulated(c->device))
 		snprintf(c->spec, sizeof(c->spec), "%s,seed=%" PRIu64, c->device, c->seed);
 	else if (c->device)
 		snprintf(c->spec, sizeof(c->spec), "%s", c->device);
@@ -565,8 +570,8 @@ static int align_error(const struct cli *c, int ret)
 		return fail(FP_EXIT_USAGE, "'%s' is too small for blocksize %" PRIu64
 			    " or the blocksize is not a multiple of two sectors",
 			    c->device, c->blocksize_bytes);
-	return fail(ret == -EINTR ? FP_EXIT_FAILURE : FP_EXIT_FAILURE,
-		    "read failed on '%s': %s", c->device, strerror(-ret));
+	return fail(FP_EXIT_FAILURE, "read failed on '%s': %s", c->device,
+		    strerror(-ret));
 }
 
 static int run_align(const struct cli *c)
@@ -832,8 +837,7 @@ static int write_svg(const char *path, const struct probe_result *r,
  * or a simulated card (nothing to lose); else only the read-only part. */
 static int run_probe(const struct cli *c)
 {
-	bool sim = !strncmp(c->device, "sim:", 4);
-	bool writes = c->write || c->destructive || sim;
+	bool writes = c->write || c->destructive || is_simulated(c->device);
 	struct probe_result *r = calloc(1, sizeof(*r));
 	struct probe_opts o = { 0 };
 	struct session s;
@@ -919,8 +923,8 @@ static int bench_options(const struct cli *c, struct fp_dev *d,
  * card unless --read-only. */
 static int run_bench(const struct cli *c)
 {
-	bool sim = !strncmp(c->device, "sim:", 4);
-	bool writes = !c->read_only && (c->write || c->destructive || sim);
+	bool writes = !c->read_only &&
+		      (c->write || c->destructive || is_simulated(c->device));
 	struct benchio_result *r = calloc(1, sizeof(*r));
 	struct benchio_opts o;
 	struct session s;

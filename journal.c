@@ -1329,7 +1329,7 @@ static int scan(int fd, const struct jr_header *h, void *buf, jr_record_fn fn,
 		void *ctx, struct jr_scan *s)
 {
 	uint64_t pos = JR_HEADER_BYTES, seq = 0;
-	bool at_commit = false, any_commit = false;
+	bool at_commit = false;
 	int rc;
 
 	memset(s, 0, sizeof(*s));
@@ -1339,7 +1339,6 @@ static int scan(int fd, const struct jr_header *h, void *buf, jr_record_fn fn,
 		rc = scan_one(fd, h, buf, fn, ctx, s, seq, &pos, &at_commit);
 		if (rc <= 0 || s->damaged)
 			break;
-		any_commit |= at_commit;
 		seq++;
 	}
 	if (rc < 0)
@@ -1353,7 +1352,6 @@ static int scan(int fd, const struct jr_header *h, void *buf, jr_record_fn fn,
 	}
 	if (!s->damaged && !at_commit)
 		s->torn_tail = true;	/* intact records, their commit never came */
-	(void)any_commit;
 	return 0;
 }
 
