@@ -71,10 +71,11 @@ demo: $(B)/flashprobe
 
 # Figures and ratios, never pass/fail: cost of the analyzers against
 # flashbench's procedures, and flashprobe's I/O overhead against fio.
-bench: $(B)/flashprobe
+bench: $(B)/flashprobe $(B)/check_flashprobe
 	sh bench/align-cost $(CURDIR)/$(B)/flashprobe
 	sh bench/write-cost $(CURDIR)/$(B)/flashprobe
 	sh bench/overhead $(CURDIR)/$(B)/flashprobe
+	sh bench/stability $(CURDIR)/$(B)/check_flashprobe
 
 # libFuzzer harnesses for the parsers of what users type (fuzz/*.c), built
 # with clang, ASan and UBSan and run FUZZ_TIME seconds each.  Not part of

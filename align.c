@@ -83,6 +83,17 @@
 #define ALIGN_TARGET_REL_STEP 0.02
 /* steps of at least this fraction of the read cost get full trust */
 #define ALIGN_TRUSTED_REL_STEP 0.03
+/* The page is the smallest level whose step reaches the plateau that the
+ * steps settle on above it, at least this share of it; a smaller level is
+ * a sub-page level (raw pages of a multi-plane page, the seed card's 2 KiB
+ * step) only when its step is also below ALIGN_TRUSTED_REL_STEP of the
+ * read cost.  A smaller level with a larger step that does not reach the
+ * plateau could be the page as well: then the page is undetermined. */
+#define ALIGN_PLATEAU_SHARE 0.75
+/* a page choice whose deciding steps lie closer than this many standard
+ * errors to those thresholds could flip on a rerun: measure more, and
+ * trust it less */
+#define ALIGN_Z_CHOICE 2.0
 /* a size less trusted than this is not reported at all: no guessing */
 #define ALIGN_REPORT_MIN 0.6
 /* measure on while a reported size is less certain than this */
@@ -511,6 +522,8 @@ struct align_decision {
 	/* groups whose precision decides an unresolved candidate */
 	bool focus[ALIGN_MAX_ROWS];
 	uint64_t levels[16];
+	double level_diff[16];
+	enum align_level_role roles[16];
 	size_t nlevels;
 	bool borderline;
 	const char *note;
@@ -548,15 +561,87 @@ static bool step_suspected(const struct align_state *st,
 	       pair_z(hi, lo) >= (below ? ALIGN_Z_SUSPECT_BELOW : ALIGN_Z_SUSPECT_ABOVE);
 }
 
+/* What the page rule compares: the plateau the steps reach above the
+ * largest level that can be a page, and the diff of the smallest size
+ * (which crosses no boundary of interest). */
+struct page_scale {
+	double floor_ns;		/* diff of the smallest size */
+	double plateau_ns;		/* step of the plateau above the floor */
+	double plateau_se;
+};
+
+/* The plateau above level Q: the median diff of the sizes that Q divides,
+ * from Q up to (not including) the next level, or up to the erase-block
+ * candidate. */
+static void page_scale_of(const struct align_state *st, uint64_t Q,
+			  uint64_t next, struct page_scale *ps)
+{
+	double d[ALIGN_MAX_ROWS], se[ALIGN_MAX_ROWS];
+	size_t n = 0;
+
+	for (size_t i = 0; i < st->ngroups; i++) {
+		const struct align_group *g = &st->groups[i];
+
+		if (g->size >= Q && g->size < next && divides(Q, g->size)) {
+			d[n] = g->d;
+			se[n++] = g->se;
+		}
+	}
+	ps->floor_ns = st->groups[0].d;
+	ps->plateau_ns = stats_median(d, n) - ps->floor_ns;
+	/* the median of n values is about as precise as one of them with
+	 * n / 1.57 times the samples */
+	ps->plateau_se = stats_median(se, n) * sqrt(1.57 / (double)n);
+}
+
+enum step_kind { STEP_SUBPAGE, STEP_FULL, STEP_AMBIGUOUS };
+
+/* How the step of group g compares with the plateau; *margin is how many
+ * standard errors it lies from the nearest threshold that decides. */
+static enum step_kind classify_step(const struct align_state *st,
+				    const struct align_group *g,
+				    const struct page_scale *ps, double *margin)
+{
+	double step = g->d - ps->floor_ns, f_se = st->groups[0].se;
+	double full = ALIGN_PLATEAU_SHARE * ps->plateau_ns;
+	double trusted = ALIGN_TRUSTED_REL_STEP * st->base_ns;
+	/* step - full = d - s P - (1 - s) f: the floor mostly cancels */
+	double full_se = sqrt(g->se * g->se +
+			      pow(ALIGN_PLATEAU_SHARE * ps->plateau_se, 2) +
+			      pow((1 - ALIGN_PLATEAU_SHARE) * f_se, 2)) + 1e-9;
+	double trusted_se = sqrt(g->se * g->se + f_se * f_se) + 1e-9;
+	double m_full = (step - full) / full_se;
+	double m_trusted = (step - trusted) / trusted_se;
+
+	if (m_full >= 0) {
+		*margin = m_full;
+		return STEP_FULL;
+	}
+	if (m_trusted < 0) {
+		*margin = fmin(-m_full, -m_trusted);
+		return STEP_SUBPAGE;
+	}
+	*margin = fmin(-m_full, m_trusted);
+	return STEP_AMBIGUOUS;
+}
+
+/* Map how far a choice lies from flipping to a confidence cap: 0.69 at
+ * ALIGN_Z_CHOICE standard errors, 0.93 at 5. */
+static double choice_confidence(double margin)
+{
+	return fmax(0.0, 0.5 + 0.49 * (1.0 - exp(-(margin - 1.0) / 2.0)));
+}
+
 /* The likeliest hidden level next to a candidate is one of its nearest
  * neighbours (pages read in pairs, AUs made of two erase blocks).  Below
  * the page candidate L, L/2 and L/3 should cost what the smallest size
- * does; above the erase-block candidate E, 2E and 3E should cost what E
- * does.  A suspected step there means the true page may be smaller or the
- * erase block larger: the candidate is not reported, and those groups
- * are measured more. */
+ * does, or at most a sub-page step; above the erase-block candidate E, 2E
+ * and 3E should cost what E does.  A suspected step there means the true
+ * page may be smaller or the erase block larger: the candidate is not
+ * reported, and those groups are measured more. */
 static bool hidden_level(const struct align_state *st, struct align_decision *dc,
-			 const struct align_level *l, bool below)
+			 const struct align_level *l, bool below,
+			 const struct page_scale *ps)
 {
 	uint64_t L = l->size;
 	const struct align_group *ref = below ? &st->groups[0] : group_of(st, L);
@@ -565,11 +650,16 @@ static bool hidden_level(const struct align_state *st, struct align_decision *dc
 		below && L % 3 ? NULL : group_of(st, below ? L / 3 : 3 * L),
 	};
 	bool suspected = false;
+	double margin;
 
 	for (size_t i = 0; i < 2 && ref; i++) {
 		if (!near[i] || near[i] == ref ||
 		    !step_suspected(st, near[i], ref, l->gap_ns, below))
 			continue;
+		if (below && ps != NULL &&
+		    classify_step(st, near[i], ps, &margin) == STEP_SUBPAGE &&
+		    margin >= ALIGN_Z_CHOICE)
+			continue;	/* a sub-page step: it cannot be the page */
 		dc->focus[near[i] - st->groups] = dc->focus[ref - st->groups] = true;
 		suspected = true;
 	}
@@ -577,28 +667,119 @@ static bool hidden_level(const struct align_state *st, struct align_decision *dc
 	return suspected;
 }
 
+/* The page among the levels up to ALIGN_PAGE_MAX (lv[0..npage)): the
+ * smallest one whose step reaches the plateau, every smaller one being a
+ * sub-page level.  Returns its index, or -1 with dc->note set when the
+ * levels do not say which one it is. */
+static int choose_page(const struct align_state *st, struct align_decision *dc,
+		       const struct align_level *lv, size_t npage, size_t n,
+		       const size_t *idx, struct page_scale *ps, double *cap)
+{
+	uint64_t next = npage < n ? lv[npage].size : UINT64_MAX;
+	double margin, worst = INFINITY;
+
+	page_scale_of(st, lv[npage - 1].size, next, ps);
+	for (size_t i = 0; i < npage; i++) {
+		enum step_kind k = classify_step(st, lv[i].self, ps, &margin);
+
+		if (i + 1 == npage && (k != STEP_FULL || margin < ALIGN_Z_CHOICE)) {
+			/* its multiples cost more than it does, or may: a
+			 * larger step the level test has not confirmed */
+			dc->note = "the steps keep growing above the largest "
+				   "page-size level: the page may be larger";
+			dc->unresolved[idx[i]] = dc->uncertain = true;
+			return -1;
+		}
+		if (k == STEP_AMBIGUOUS) {
+			dc->note = "steps at two sizes below 64 KiB could each be "
+				   "the page (see the levels)";
+			dc->unresolved[idx[i]] = dc->uncertain = true;
+			return -1;
+		}
+		worst = fmin(worst, margin);
+		/* Not worth more repeats: what limits the margin is the
+		 * spread between positions, which they do not shrink. */
+		if (k == STEP_FULL) {
+			*cap = choice_confidence(worst);
+			return (int)i;
+		}
+	}
+	return -1;	/* not reached: the last one counts as full */
+}
+
+/* The role of every level once the page and erase block are known. */
+static void assign_roles(struct align_decision *dc, const struct align_level *lv,
+			 size_t n, int page, size_t npage)
+{
+	for (size_t i = 0; i < n; i++) {
+		dc->levels[i] = lv[i].size;
+		dc->level_diff[i] = lv[i].self->d;
+		if (page >= 0 && (int)i < page)
+			dc->roles[i] = ALIGN_LEVEL_SUBPAGE;
+		else if (page >= 0 && (int)i == page)
+			dc->roles[i] = ALIGN_LEVEL_PAGE;
+		else if (dc->erase && lv[i].size == dc->erase)
+			dc->roles[i] = ALIGN_LEVEL_ERASE;
+		else if (i >= npage && (!dc->erase || lv[i].size < dc->erase))
+			dc->roles[i] = ALIGN_LEVEL_SUBAU;
+		else
+			dc->roles[i] = ALIGN_LEVEL_UNKNOWN;
+	}
+	dc->nlevels = n;
+}
+
+static void report_page(const struct align_state *st, struct align_decision *dc,
+			const struct align_level *lv, const size_t *idx, size_t n,
+			size_t npage, int *page)
+{
+	struct page_scale ps;
+	double cap = 1.0;
+
+	*page = -1;
+	if (npage == 0) {
+		dc->note = "no page-size step: the page effect is hidden or absent";
+		return;
+	}
+	*page = choose_page(st, dc, lv, npage, n, idx, &ps, &cap);
+	if (*page < 0)
+		return;
+	if (hidden_level(st, dc, &lv[*page], true, &ps))
+		dc->note = "a smaller step is not yet certain: the page may be smaller";
+	else if (!adopt_level(dc, &lv[*page], idx[*page], &dc->page, &dc->page_conf))
+		dc->note = "the page step is too weak to report";
+	else if (cap < ALIGN_REPORT_MIN) {
+		dc->page = 0;
+		dc->page_conf = 0;
+		dc->note = "a sub-page step is close to a page step: more reads "
+			   "(--count) would settle which is the page";
+	} else {
+		dc->page_conf = fmin(dc->page_conf, cap);
+	}
+	if (!dc->page)
+		*page = -1;
+}
+
 static void report_levels(const struct align_state *st, struct align_decision *dc,
 			  const struct align_level *lv, const size_t *idx,
 			  size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		dc->levels[dc->nlevels++] = lv[i].size;
+	size_t npage = 0;
+	int page = -1;
+
 	if (n == 0) {
 		dc->note = "no boundary effect stands out of the noise";
 		return;
 	}
-	if (lv[0].size > ALIGN_PAGE_MAX)
-		dc->note = "no page-size step: the page effect is hidden or absent";
-	else if (hidden_level(st, dc, &lv[0], true))
-		dc->note = "a smaller step is not yet certain: the page may be smaller";
-	else if (!adopt_level(dc, &lv[0], idx[0], &dc->page, &dc->page_conf))
-		dc->note = "the page step is too weak to report";
+	while (npage < n && lv[npage].size <= ALIGN_PAGE_MAX)
+		npage++;
+	report_page(st, dc, lv, idx, n, npage, &page);
 	if (lv[n - 1].size < ALIGN_ERASE_MIN)
 		dc->note = "every boundary above the page costs the same: no erase-block step";
-	else if (hidden_level(st, dc, &lv[n - 1], false))
+	else if (hidden_level(st, dc, &lv[n - 1], false, NULL))
 		dc->note = "a larger step is not yet certain: the erase block may be larger";
 	else if (!adopt_level(dc, &lv[n - 1], idx[n - 1], &dc->erase, &dc->erase_conf))
 		dc->note = "the erase-block step is too weak to report";
+	assign_roles(dc, lv, n, page, npage);
 }
 
 static void mark_focus(const struct align_state *st, struct align_decision *dc,
@@ -666,6 +847,17 @@ static void fill_rows(const struct align_state *st, struct align_result *r)
 		row->diff_se_ns = g->se;
 		row->positions = g->nused;
 		row->repeats = g->reps[0];
+	}
+}
+
+const char *align_level_role_name(enum align_level_role role)
+{
+	switch (role) {
+	case ALIGN_LEVEL_SUBPAGE: return "sub-page";
+	case ALIGN_LEVEL_PAGE: return "page";
+	case ALIGN_LEVEL_SUBAU: return "sub-AU";
+	case ALIGN_LEVEL_ERASE: return "erase block";
+	default: return "unclassified";
 	}
 }
 
@@ -880,6 +1072,10 @@ int align_run(struct fp_dev *d, const struct align_opts *o,
 	r->erase_confidence = dc.erase_conf;
 	r->nlevels = dc.nlevels;
 	memcpy(r->levels, dc.levels, sizeof(r->levels));
+	for (size_t i = 0; i < dc.nlevels; i++) {
+		r->level_diff_ns[i] = llround(dc.level_diff[i]);
+		r->level_roles[i] = dc.roles[i];
+	}
 	r->pattern_found = dc.nlevels > 0;
 	r->base_read_ns = llround(st->base_ns);
 	r->noise_ns = typical_se(st);	/* per row, whatever positions it had */

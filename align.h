@@ -23,7 +23,7 @@ typedef void (*align_progress_fn)(void *arg, uint64_t done, uint64_t total);
 struct align_opts {
 	uint64_t blocksize_bytes;	/* read size; 0 = 2 sectors, at least 1 KiB */
 	unsigned max_repeats;		/* per position and read kind; 0 = default (48) */
-	unsigned min_repeats;		/* first round; 0 = default (4) */
+	unsigned min_repeats;		/* first round; 0 = default (3) */
 	uint64_t max_reads;		/* I/O budget; 0 = default */
 	uint64_t max_boundary_bytes;	/* largest boundary tested; 0 = from device size */
 	uint64_t seed;			/* order of measurements */
@@ -44,6 +44,19 @@ struct align_row {
 	unsigned repeats;
 };
 
+/* What a boundary level is, once the page and erase block are decided. */
+enum align_level_role {
+	ALIGN_LEVEL_UNKNOWN,		/* the page could not be decided */
+	ALIGN_LEVEL_SUBPAGE,		/* below the page: raw pages of a
+					 * multi-plane page, or a small effect */
+	ALIGN_LEVEL_PAGE,
+	ALIGN_LEVEL_SUBAU,		/* between page and erase block */
+	ALIGN_LEVEL_ERASE,
+};
+
+/* "sub-page", "page", "sub-AU", "erase block", "unclassified". */
+const char *align_level_role_name(enum align_level_role role);
+
 struct align_result {
 	uint64_t page_size_bytes;	/* 0 = undetermined */
 	double page_confidence;		/* [0, 1] */
@@ -57,6 +70,8 @@ struct align_result {
 	/* every size that behaves as a boundary level, ascending (page,
 	 * multi-plane group, sub-AU step, erase block...) */
 	uint64_t levels[16];
+	int64_t level_diff_ns[16];	/* the diff at each level */
+	enum align_level_role level_roles[16];
 	size_t nlevels;
 	struct align_row rows[ALIGN_MAX_ROWS];	/* ascending align_bytes */
 	size_t nrows;

@@ -77,7 +77,10 @@ void report_align_text(FILE *out, const struct align_result *r)
 	if (r->nlevels) {
 		fprintf(out, "boundary levels:");
 		for (size_t i = 0; i < r->nlevels; i++)
-			fprintf(out, " %s", units_format_bytes(r->levels[i], a, sizeof(a)));
+			fprintf(out, "%s %s (%s, %s)", i ? "," : "",
+				units_format_bytes(r->levels[i], a, sizeof(a)),
+				align_level_role_name(r->level_roles[i]),
+				units_format_ns(r->level_diff_ns[i], b, sizeof(b)));
 		fprintf(out, "\n");
 	}
 	fprintf(out, "reads of %s take %s; noise per row %s; %" PRIu64
@@ -104,6 +107,15 @@ void report_align_json(struct json_writer *w, const struct align_result *r)
 	json_array_begin(w, "levels_bytes");
 	for (size_t i = 0; i < r->nlevels; i++)
 		json_uint(w, NULL, r->levels[i]);
+	json_array_end(w);
+	json_array_begin(w, "levels");
+	for (size_t i = 0; i < r->nlevels; i++) {
+		json_object_begin(w, NULL);
+		json_uint(w, "size_bytes", r->levels[i]);
+		json_int(w, "diff_ns", r->level_diff_ns[i]);
+		json_string(w, "role", align_level_role_name(r->level_roles[i]));
+		json_object_end(w);
+	}
 	json_array_end(w);
 	json_array_begin(w, "rows");
 	for (size_t i = 0; i < r->nrows; i++) {

@@ -105,8 +105,8 @@ const struct sim_profile sim_profiles[] = {
 	{
 		.name = "readme",
 		.description = "flashbench README card: 4MiB erase, 8KiB pages "
-			       "read in 16KiB pairs, 2 open AUs (1 random: "
-			       "our pick)",
+			       "read in 16KiB pairs (which is the page is "
+			       "ambiguous), 2 open AUs (1 random: our pick)",
 		.size_bytes = SIM_GIB, .sector_bytes = 512,
 		.page_bytes = 8 * SIM_KIB, .raw_page_bytes = 4 * SIM_KIB,
 		.subau_bytes = 16 * SIM_KIB, .erase_bytes = 4 * SIM_MIB,
