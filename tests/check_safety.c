@@ -27,6 +27,7 @@
 
 #include "blockfix.h"
 #include "dev.h"
+#include "errmsg.h"
 #include "journal.h"
 #include "safety.h"
 #include "sim.h"
@@ -601,7 +602,7 @@ static const struct fake_case {
 	  "36 22 240:2 / /media/card rw - vfat /dev/mmcblk9p2 rw\n", "", true,
 	  true, 0, NULL },
 	/* no sysfs entry: nothing can say what else is on the disk */
-	{ "orphan", SAFETY_WRITE, "", "", false, false, -EPERM,
+	{ "orphan", SAFETY_WRITE, "", "", false, false, -FP_EREFUSED,
 	  "cannot check whether" },
 	{ "orphan", SAFETY_READ, "", "", false, false, 0, NULL },
 };
@@ -792,9 +793,11 @@ START_TEST(test_loop_mounted)
 	ck_assert_int_eq(safety_check_target(scene.dev, SAFETY_READ, &rep, err,
 					     sizeof(err)), 0);
 	ck_assert(rep.mounted);
-	/* The second line of defence: the kernel refuses O_EXCL. */
+	/* The second line of defence: the kernel refuses O_EXCL, a safety
+	 * refusal that says so. */
 	ck_assert_int_eq(fp_dev_open(scene.dev, FP_OPEN_WRITE, &d, err,
-				     sizeof(err)), -EBUSY);
+				     sizeof(err)), -FP_EREFUSED);
+	ck_assert_msg(strstr(err, "held exclusively") != NULL, "%s", err);
 	ck_assert_uint_eq(tu_checksum(scene.dev), before);
 }
 END_TEST
