@@ -34,6 +34,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "errmsg.h"
 #include "dev.h"
 #include "journal.h"
@@ -1036,6 +1037,17 @@ void safety_restore_progress(uint64_t done_bytes, uint64_t elapsed_ns)
 void safety_restore_end(void)
 {
 	restoring = 0;
+}
+
+void safety_restore_note(void *arg, uint64_t done_bytes, uint64_t total_bytes)
+{
+	static uint64_t t0_ns;
+
+	if (!restoring) {
+		safety_restore_begin(arg != NULL ? arg : "", total_bytes);
+		t0_ns = clock_now_ns();
+	}
+	safety_restore_progress(done_bytes, clock_now_ns() - t0_ns);
 }
 
 /* ---- the interruptible pass-through device ---- */

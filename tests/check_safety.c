@@ -434,6 +434,49 @@ START_TEST(test_signals)
 }
 END_TEST
 
+/* The callback form: the first call names the device and the total. */
+static void raise_during_noted_restore(void)
+{
+	safety_restore_note("/dev/sdy", 0, 32 * MIB);
+	safety_restore_note("/dev/sdy", 8 * MIB, 32 * MIB);
+	raise(SIGTERM);
+	safety_restore_end();
+}
+
+/* Ignored at start (nohup) stays ignored; SIGQUIT is caught; SIGPIPE is
+ * ignored while installed and put back afterwards. */
+START_TEST(test_signal_dispositions)
+{
+	struct sigaction now;
+	char *text;
+
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGPIPE, SIG_DFL);
+	ck_assert_int_eq(safety_signals_install(), 0);
+	sigaction(SIGHUP, NULL, &now);
+	ck_assert(now.sa_handler == SIG_IGN);
+	sigaction(SIGPIPE, NULL, &now);
+	ck_assert(now.sa_handler == SIG_IGN);
+	raise(SIGHUP);
+	ck_assert_int_eq(safety_interrupted(), 0);
+	raise(SIGQUIT);
+	ck_assert_int_eq(safety_interrupted(), SIGQUIT);
+	ck_assert_int_eq(safety_exit_status(SIGQUIT), 131);
+	safety_interrupt_clear();
+	text = capture_stderr(raise_during_noted_restore);
+	ck_assert_msg(strstr(text, "still restoring the original data of '/dev/sdy': "
+			     "8 of 32 MiB done") != NULL, "%s", text);
+	free(text);
+	safety_interrupt_clear();
+	safety_signals_uninstall();
+	sigaction(SIGPIPE, NULL, &now);
+	ck_assert(now.sa_handler == SIG_DFL);
+	sigaction(SIGHUP, NULL, &now);
+	ck_assert(now.sa_handler == SIG_IGN);
+	signal(SIGHUP, SIG_DFL);
+}
+END_TEST
+
 START_TEST(test_interruptible_wrapper)
 {
 	struct fp_dev *d = NULL, *w = NULL;
@@ -935,6 +978,7 @@ Suite *safety_suite(void)
 	tcase_add_loop_test(tc, test_confirm, 0,
 			    (int)(sizeof(confirm_cases) / sizeof(confirm_cases[0])));
 	tcase_add_test(tc, test_signals);
+	tcase_add_test(tc, test_signal_dispositions);
 	tcase_add_test(tc, test_interruptible_wrapper);
 	suite_add_tcase(s, tc);
 
