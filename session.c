@@ -1,7 +1,7 @@
 /* session.c - consent, gate, journal and restore around a writing test.
  *
- * The order matters: consent and the gate come before the device is even
- * opened for writing; the exclusive open comes before the confirmation (so
+ * The order matters: consent, the gate and the journal's path come before
+ * the device is even opened for writing; the exclusive open comes before the confirmation (so
  * nobody mounts the device while the user types); the journal exists
  * before the first write; the restore is verified before the journal is
  * deleted.
@@ -112,8 +112,10 @@ static int check_existing_journal(const char *path, char *err, size_t errlen)
 	return -FP_EREFUSED;
 }
 
-static int open_journal(struct session *s, const struct session_opts *o,
-			char *err, size_t errlen)
+/* The journal's path, checked before the device is opened: not on the
+ * device under test, not an existing file, not too long. */
+static int choose_journal(struct session *s, const struct session_opts *o,
+			  char *err, size_t errlen)
 {
 	int ret;
 
@@ -134,9 +136,7 @@ static int open_journal(struct session *s, const struct session_opts *o,
 	/* -EINVAL: on the device under test, a bad --journal (exit 2) */
 	if (!ret)
 		ret = journal_check_location(s->journal, o->device, err, errlen);
-	if (ret)
-		return ret;
-	return journal_open(s->raw, s->journal, &s->dev, err, errlen);
+	return ret;
 }
 
 int session_open(struct session *s, const struct session_opts *o, char *err,
@@ -158,6 +158,8 @@ int session_open(struct session *s, const struct session_opts *o, char *err,
 		s->consent = SESSION_DESTRUCTIVE;	/* a simulated card has nothing to lose */
 	if (!s->simulated && (ret = gate(o, err, errlen)))
 		return ret;
+	if (s->consent == SESSION_WRITE && (ret = choose_journal(s, o, err, errlen)))
+		return ret;
 	ret = fp_dev_open(o->device, writing(s->consent) ? FP_OPEN_WRITE : FP_OPEN_READ,
 			  &s->raw, err, errlen);
 	if (ret)
@@ -170,7 +172,7 @@ int session_open(struct session *s, const struct session_opts *o, char *err,
 	if ((ret = safety_signals_install()))
 		goto fail;
 	if (s->consent == SESSION_WRITE)
-		ret = open_journal(s, o, err, errlen);
+		ret = journal_open(s->raw, s->journal, &s->dev, err, errlen);
 	else if ((ret = safety_wrap_interruptible(s->raw, &s->guard)) == 0)
 		s->dev = s->guard;
 	if (ret)

@@ -2,8 +2,9 @@
  * journal that preserves the data, and the restore at the end.
  *
  * Every command that writes goes through here, in this order:
- *   session_open()     consent, gate, pending-journal check, exclusive open,
- *                      confirmation, journal, signal handlers;
+ *   session_open()     consent, gate, pending-journal check, the journal's
+ *                      path, exclusive open and lock, confirmation, signal
+ *                      handlers, journal;
  *   session_protect()  for each announced area, before writing it: back it
  *                      up (--write) and make it the only writable range;
  *   ... the analyzer runs on session.dev ...
