@@ -525,6 +525,45 @@ START_TEST(test_output_on_loop)
 }
 END_TEST
 
+/* A file system of the disk under test, mounted: a chart there would be
+ * written through it onto the disk. */
+static struct bf_scene mounted;
+
+static void mounted_setup(void)
+{
+	root_setup();
+	memset(&mounted, 0, sizeof(mounted));
+	if (root[0] && bf_image(&mounted, IMG_BYTES, true) && bf_attach(&mounted, "-P") &&
+	    bf_mkfs(&mounted, mounted.part))
+		bf_mount(&mounted, mounted.part, "ro,noload");
+}
+
+static void mounted_teardown(void)
+{
+	bf_cleanup(&mounted);
+	root_teardown();
+}
+
+START_TEST(test_output_on_mounted_partition)
+{
+	char svg[PATH_MAX + 32], chart[PATH_MAX + 16];
+	const char *argv[] = { "probe", svg, mounted.dev, NULL };
+	struct run_result r;
+	uint64_t before;
+
+	ck_assert_msg(mounted.mnt[0], "no mounted partition: %s", mounted.why);
+	before = tu_checksum(mounted.dev);
+	snprintf(chart, sizeof(chart), "%s/chart.svg", mounted.mnt);
+	snprintf(svg, sizeof(svg), "--svg=%s", chart);
+	tu_run(&r, argv);
+	ck_assert_msg(r.status == 2, "status %d, '%s'", r.status, r.err);
+	ck_assert_msg(strstr(r.err, "is on the device under test"), "'%s'", r.err);
+	ck_assert_msg(access(chart, F_OK) != 0, "the chart was written");
+	ck_assert_msg(tu_checksum(mounted.dev) == before, "the device changed");
+	tu_run_free(&r);
+}
+END_TEST
+
 /* ==== item 5: data on the device, no terminal to confirm on ==== */
 
 static const struct signature_case {
@@ -955,7 +994,7 @@ Suite *datasafety_suite(void)
 {
 	Suite *s = suite_create("datasafety");
 	TCase *img = tcase_create("image");
-	TCase *blk = tcase_create("loop");
+	TCase *blk = tcase_create("loop"), *mnt;
 	const char *why = bf_unavailable("");
 
 	tcase_set_timeout(img, 300);
@@ -991,5 +1030,15 @@ Suite *datasafety_suite(void)
 	tcase_add_test(blk, test_output_on_loop);
 	tcase_add_test(blk, test_unverifiable_device_refused);
 	suite_add_tcase(s, blk);
+	why = bf_unavailable("mkfs.ext4");
+	if (why) {
+		tu_skip("datasafety/mounted: --svg on a mounted partition", why);
+		return s;
+	}
+	mnt = tcase_create("mounted");
+	tcase_set_timeout(mnt, 300);
+	tcase_add_unchecked_fixture(mnt, mounted_setup, mounted_teardown);
+	tcase_add_test(mnt, test_output_on_mounted_partition);
+	suite_add_tcase(s, mnt);
 	return s;
 }
