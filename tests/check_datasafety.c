@@ -154,6 +154,13 @@ static void expand(const char *const *tmpl, const char **argv, char store[][PATH
 	argv[i] = NULL;
 }
 
+/* The image reads as before and no journal is left. */
+static void assert_kept(const char *img, uint64_t before)
+{
+	ck_assert_msg(tu_checksum(img) == before, "'%s' was not restored", img);
+	ck_assert_msg(state_entries() == 0, "%zu journal file(s) left", state_entries());
+}
+
 static void sleep_ms(unsigned ms)
 {
 	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
@@ -396,8 +403,7 @@ START_TEST(test_restore_refused_during_test)
 	ck_assert_msg(strstr(r.err, "lock"), "the refusal does not say why: '%s'", r.err);
 	ck_assert_msg(during > 0, "the live journal is gone after the refused restore");
 	ck_assert_msg(f.status == 0, "the test: status %d, '%s'", f.status, f.err);
-	ck_assert_msg(tu_checksum(img) == before, "the image was not restored");
-	ck_assert_uint_eq(state_entries(), 0);
+	assert_kept(img, before);
 	tu_run_free(&r);
 	tu_run_free(&f);
 	free(img);
@@ -420,8 +426,7 @@ START_TEST(test_sigpipe_on_notes)
 	close(err);
 	ck_assert_msg(sig == 0, "killed by signal %d (status %d)", sig, status);
 	ck_assert_int_eq(status, 0);
-	ck_assert_msg(tu_checksum(img) == before, "the image was not restored");
-	ck_assert_uint_eq(state_entries(), 0);
+	assert_kept(img, before);
 	free(img);
 }
 END_TEST
@@ -445,8 +450,7 @@ static void report_lost(const char *const *extra, int out)
 		      slurp(errpath));
 	ck_assert_msg(strstr(slurp(errpath), "cannot write the report"), "'%s'",
 		      slurp(errpath));
-	ck_assert_msg(tu_checksum(img) == before, "the image was not restored");
-	ck_assert_uint_eq(state_entries(), 0);
+	assert_kept(img, before);
 	free(img);
 }
 
@@ -498,8 +502,7 @@ START_TEST(test_output_on_device)
 	tu_run(&r, argv);
 	ck_assert_msg(r.status == 2, "case %d: status %d, '%s'", _i, r.status, r.err);
 	ck_assert_msg(strstr(r.err, "device under test"), "case %d: '%s'", _i, r.err);
-	ck_assert_msg(tu_checksum(img) == before, "case %d: the image was overwritten", _i);
-	ck_assert_uint_eq(state_entries(), 0);
+	assert_kept(img, before);
 	tu_run_free(&r);
 	free(img);
 }
@@ -852,8 +855,7 @@ START_TEST(test_signal_restores)
 		      strsignal(sig), r.status, termsig, r.err);
 	ck_assert_msg(strstr(r.err, "interrupted by signal"), "'%s'", r.err);
 	ck_assert_msg(!strstr(r.err, "Interrupted system call"), "'%s'", r.err);
-	ck_assert_msg(tu_checksum(img) == before, "%s: not restored", strsignal(sig));
-	ck_assert_uint_eq(state_entries(), 0);
+	assert_kept(img, before);
 	tu_run_free(&r);
 	free(img);
 }
@@ -920,8 +922,7 @@ START_TEST(test_restore_finishes_under_signals)
 		      r.status, sent, r.err);
 	ck_assert_msg(strstr(r.err, "still restoring") && strstr(r.err, "finished first"),
 		      "'%s'", r.err);
-	ck_assert_msg(tu_checksum(img) == before, "not restored");
-	ck_assert_uint_eq(state_entries(), 0);
+	assert_kept(img, before);
 	tu_run_free(&r);
 	free(img);
 }
@@ -954,8 +955,7 @@ START_TEST(test_interrupted_backup_message)
 	ck_assert_msg(r.status == 130, "status %d: '%s'", r.status, r.err);
 	ck_assert_msg(!strstr(r.err, "the data was restored"), "'%s'", r.err);
 	ck_assert_msg(strstr(r.err, "signal 2; nothing was written"), "'%s'", r.err);
-	ck_assert_msg(tu_checksum(img) == before, "the image changed");
-	ck_assert_uint_eq(state_entries(), 0);
+	assert_kept(img, before);
 	tu_run_free(&r);
 	free(img);
 }
