@@ -185,7 +185,7 @@ void benchio_lat_summary(uint64_t *samples, size_t n, struct benchio_lat_ns *out
 /* Measure.  r is filled completely (also partially on error, with the
  * repeats completed so far).  Returns 0; -EINVAL for invalid options or an
  * area outside the device or too small for a block; -ENOMEM; -EINTR when
- * the interrupted flag stopped it; or the device's negative errno (-EPERM
+ * the interrupted flag stopped it; or the device's negative errno (-EFAULT
  * when a write falls outside the device's write area). */
 int benchio_run(struct fp_dev *d, const struct benchio_opts *o,
 		struct benchio_result *r);

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -31,6 +32,7 @@
 #include "errmsg.h"
 #include "clock.h"
 #include "dev.h"
+#include "procfd.h"
 #include "sim.h"
 
 /* O_DIRECT wants buffers aligned to the logical block size; a page covers
@@ -152,8 +154,10 @@ int fp_dev_write_timed(struct fp_dev *d, const void *buf, size_t len,
 
 	if (rc < 0)
 		return rc;
+	/* Outside the announced area: a program error, never a device's
+	 * answer (EFAULT: the request points where it must not). */
 	if (!dev_in_write_area(d, len, off))
-		return -EPERM;
+		return -EFAULT;
 	if (d->ops->pwrite == NULL)
 		return -EROFS;
 	t0 = d->ops->now_ns(d->priv);
@@ -345,8 +349,11 @@ static int dev_open_flags(enum fp_open_mode mode, bool is_block)
 	if (mode != FP_OPEN_WRITE)
 		return flags | O_RDONLY;
 	/* O_SYNC: a write's time includes the card's program time.  O_EXCL
-	 * on a block device fails with EBUSY while anything has it open or
-	 * mounted (blkdiscard does the same). */
+	 * on a block device fails with EBUSY while another exclusive opener
+	 * holds it (a mount, device-mapper, md, another O_EXCL open), as for
+	 * blkdiscard; a process that opened it without O_EXCL is not stopped
+	 * (safety.c warns about writers it can see).  dev_lock() adds a lock
+	 * for the files O_EXCL does not cover. */
 	flags |= O_RDWR | O_SYNC;
 	return is_block ? flags | O_EXCL : flags;
 }
@@ -401,6 +408,47 @@ static int dev_geometry(int fd, const struct stat *st, const char *path,
 	return 0;
 }
 
+/* Refused because something else holds the target: name the process
+ * when /proc shows one (excl: the O_EXCL open failed, else the lock). */
+static int dev_err_in_use(const struct stat *st, const char *path, bool excl,
+			  char *err, size_t errlen)
+{
+	struct procfd_user u;
+	char who[64] = "";
+
+	if (procfd_find_user(st, true, &u) > 0 ||
+	    procfd_find_user(st, false, &u) > 0)
+		procfd_describe(&u, who, sizeof(who));
+	if (excl)
+		fp_errf(err, errlen, "refusing to write '%s': it is held "
+			"exclusively (mounted, device-mapper, or an O_EXCL "
+			"open)%s%s", path, who[0] ? "; open by " : "", who);
+	else
+		fp_errf(err, errlen, "refusing to write '%s': %s holds its lock "
+			"(another test or restore is writing it)", path,
+			who[0] ? who : "another process");
+	return -FP_EREFUSED;
+}
+
+/* A writer holds an exclusive lock on the target until it closes it, so
+ * a second flashprobe (or anything else that takes the lock, such as
+ * flock(1)) cannot write the same image or device at the same time, and
+ * "flashprobe restore" cannot replay a journal under a running test.
+ * O_EXCL alone covers neither regular files nor non-exclusive openers. */
+static int dev_lock(int fd, const struct stat *st, const char *path,
+		    char *err, size_t errlen)
+{
+	int rc;
+
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+		return 0;
+	rc = -errno;
+	if (rc == -EWOULDBLOCK)
+		return dev_err_in_use(st, path, false, err, errlen);
+	fp_errf(err, errlen, "cannot lock '%s': %s", path, strerror(-rc));
+	return rc;
+}
+
 /* Refuse what is neither a block device nor a regular file, before open():
  * opening a fifo would block and opening a tape would rewind it. */
 static int dev_check_type(const struct stat *st, const char *path, char *err,
@@ -446,6 +494,8 @@ int fp_dev_open_path(const char *path, enum fp_open_mode mode,
 		rc = -errno;
 		if (rc == -EINVAL)
 			dev_err_no_direct(err, errlen, path);
+		else if (rc == -EBUSY && mode == FP_OPEN_WRITE)
+			rc = dev_err_in_use(&st, path, true, err, errlen);
 		else
 			fp_errf(err, errlen, "cannot open '%s': %s", path,
 				strerror(-rc));
@@ -459,6 +509,9 @@ int fp_dev_open_path(const char *path, enum fp_open_mode mode,
 	}
 	rc = dev_check_type(&fst, path, err, errlen);
 	if (rc < 0)
+		goto err_close;
+	if (mode == FP_OPEN_WRITE &&
+	    (rc = dev_lock(fd, &fst, path, err, errlen)) < 0)
 		goto err_close;
 	rc = dev_geometry(fd, &fst, path, &size_bytes, &sector_bytes, err,
 			  errlen);

@@ -26,7 +26,10 @@ enum fp_dev_kind {
 /* Open modes.  FP_OPEN_READ never opens the target for writing. */
 enum fp_open_mode {
 	FP_OPEN_READ,
-	FP_OPEN_WRITE,		/* O_RDWR, and O_EXCL on block devices */
+	FP_OPEN_WRITE,		/* O_RDWR, O_EXCL on block devices, and an
+				 * exclusive flock() on every target until
+				 * close: another writer (or a lock holder)
+				 * is refused with -FP_EREFUSED */
 };
 
 /* What a backend implements.  pread/pwrite transfer exactly len bytes or
@@ -64,7 +67,7 @@ void fp_dev_close(struct fp_dev *d);
  * in *ns (may be NULL).  Returns 0 or a negative errno; a failed I/O never
  * yields a time.  off and len must be multiples of the sector size (-EINVAL
  * otherwise), off + len must not pass the end (-ENOSPC).  Writes outside the
- * write area return -EPERM and are not performed. */
+ * write area return -EFAULT and are not performed. */
 int fp_dev_read_timed(struct fp_dev *d, void *buf, size_t len, uint64_t off,
 		      uint64_t *ns);
 int fp_dev_write_timed(struct fp_dev *d, const void *buf, size_t len,

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "align.h"
@@ -108,7 +109,8 @@ static void usage(FILE *out)
 	      "Write consent (simulated cards need none):\n"
 	      "      --write           back the test area up, test, restore, verify\n"
 	      "      --destructive     test without a backup (blank cards)\n"
-	      "  -y, --yes             do not ask to type the device name\n"
+	      "  -y, --yes             do not ask to type the device name (without a\n"
+	      "                        terminal: needed when the device holds data)\n"
 	      "      --journal=PATH    where --write keeps the backup\n"
 	      "      --force           restore: replay a damaged or foreign journal\n"
 	      "\n"
@@ -142,7 +144,8 @@ static void usage(FILE *out)
 	      "SIZE accepts 4194304, 0x400000, 4M, 4MiB; TIME 3, 3s or 500ms.\n"
 	      "Exit status: 0 done (also when a parameter is undetermined), 1 runtime\n"
 	      "error, 2 bad usage, 3 refused for safety, 4 a needed size could not be\n"
-	      "measured; with 2, 3 and 4 nothing was written.  128+N after signal N.\n"
+	      "measured; with 2, 3 and 4 nothing was written.  128+N after signal N\n"
+	      "(the data restored first; a restore always finishes).\n"
 	      "\n"
 	      "See flashprobe(1).\n", out);
 }
@@ -342,6 +345,29 @@ static int parse_option(struct cli *c, int opt, const char *arg, char **argv)
 	}
 }
 
+/* A path is used as given or not at all: one longer than PATH_MAX, cut
+ * to fit a buffer, could name another, existing file. */
+static int check_path(const char *option, const char *path)
+{
+	if (path && !path[0])
+		return usage_error("%s needs a path (the value is empty)", option);
+	if (path && strlen(path) >= PATH_MAX)
+		return fail(FP_EXIT_USAGE, "the %s path is longer than %d bytes "
+			    "(PATH_MAX): '%.32s...'", option, PATH_MAX - 1, path);
+	return FP_EXIT_OK;
+}
+
+static int check_paths(const struct cli *c)
+{
+	int ret = check_path("device", c->device);
+
+	if (!ret)
+		ret = check_path("--journal", c->journal);
+	if (!ret)
+		ret = check_path("--svg", c->svg);
+	return ret;
+}
+
 static int check_combinations(const struct cli *c)
 {
 	if (c->json && c->flashbench)
@@ -350,12 +376,17 @@ static int check_combinations(const struct cli *c)
 		return usage_error("%s: choose one", "--write and --destructive");
 	if (c->command != CMD_LIST_SIMS && !c->device)
 		return usage_error("%s", "no device given");
+	if (c->command == CMD_LIST_SIMS && c->device)
+		return usage_error("unexpected argument '%s' (list-sims takes none)",
+				   c->device);
 	if (c->open_au_nr && c->command != CMD_OPEN_AU)
 		return usage_error("%s only applies to open-au", "--open-au-nr");
 	if (c->offset_set && c->command != CMD_OPEN_AU && c->command != CMD_BENCH)
-		return usage_error("%s only applies to open-au and bench (find-fat "
-				   "writes from sector 0)", "--offset");
-	return FP_EXIT_OK;
+		return usage_error(c->command == CMD_FIND_FAT ?
+				   "%s only applies to open-au and bench (find-fat "
+				   "writes from sector 0)" :
+				   "%s only applies to open-au and bench", "--offset");
+	return check_paths(c);
 }
 
 static bool is_simulated(const char *device)
@@ -389,9 +420,13 @@ static int parse_args(int argc, char **argv, struct cli *c)
 	if ((ret = check_combinations(c)))
 		return ret;
 	if (c->device && c->seed_set && is_simulated(c->device))
-		snprintf(c->spec, sizeof(c->spec), "%s,seed=%" PRIu64, c->device, c->seed);
+		ret = snprintf(c->spec, sizeof(c->spec), "%s,seed=%" PRIu64, c->device,
+			       c->seed);
 	else if (c->device)
-		snprintf(c->spec, sizeof(c->spec), "%s", c->device);
+		ret = snprintf(c->spec, sizeof(c->spec), "%s", c->device);
+	if (ret >= (int)sizeof(c->spec))
+		return usage_error("%s: the simulated card with its seed is too long",
+				   "--seed");
 	return FP_EXIT_OK;
 }
 
@@ -423,15 +458,14 @@ static int list_sims(void)
 static int status_for_error(int err, bool writing)
 {
 	switch (err) {
-	case -FP_EREFUSED:
+	case -FP_ENOCONSENT: case -EINVAL: case -ENOENT: case -EISDIR: case -ENOTBLK:
+	case -ENOTDIR: case -ENAMETOOLONG: case -ELOOP:
+		return FP_EXIT_USAGE;
+	case -FP_EREFUSED: case -EXDEV: case -EBUSY: case -EROFS: case -EALREADY:
+	case -ECANCELED:
 		return FP_EXIT_REFUSED;
 	case -FP_ELOST:
 		return FP_EXIT_FAILURE;
-	case -EPERM: case -EINVAL: case -ENOENT: case -EISDIR: case -ENOTBLK:
-	case -ENOTDIR: case -ENAMETOOLONG:
-		return FP_EXIT_USAGE;
-	case -EXDEV: case -EBUSY: case -EROFS: case -EALREADY: case -ECANCELED:
-		return FP_EXIT_REFUSED;
 	case -EACCES:
 		return writing ? FP_EXIT_REFUSED : FP_EXIT_FAILURE;
 	default:
@@ -525,21 +559,59 @@ static int open_session(const struct cli *c, const char *test, bool writes,
 	return FP_EXIT_OK;
 }
 
-/* Close the session; a failed restore or a signal decides the status. */
-static int close_session(struct session *s, int status)
+/* Restore (--write) before any report is printed: a report that cannot
+ * be written must not cost the data.  A failed restore or a signal
+ * decides the status; the report is printed only when it is 0. */
+static int finish_session(struct session *s, int status)
 {
 	char err[512] = "";
 	int sig;
 
 	progress_done();
-	if (session_close(s, err, sizeof(err)))
+	if (session_finish(s, err, sizeof(err)))
 		return fail(FP_EXIT_FAILURE, "%s", err);
 	sig = session_interrupted();	/* also one that came during the restore */
 	if (sig)
 		return fail(safety_exit_status(sig), "interrupted by signal %d; %s", sig,
-			    s->wrote && s->consent == SESSION_WRITE ?
-			    "the data was restored" : "stopped");
+			    !s->bytes_written ? "nothing was written" :
+			    s->consent == SESSION_WRITE ? "the data was restored" :
+			    "stopped");
 	return status;
+}
+
+/* A report that did not reach standard output (a full disk, a closed
+ * pipe: SIGPIPE is ignored while a test writes) is a failure, never 0. */
+static int report_status(int status)
+{
+	int e = fflush(stdout) ? errno : ferror(stdout) ? EIO : 0;
+
+	if (e && status == FP_EXIT_OK)
+		return fail(FP_EXIT_FAILURE, "cannot write the report to standard "
+			    "output: %s", strerror(e));
+	return status;
+}
+
+/* After the report: close the devices.  The report is flushed first,
+ * while SIGPIPE is still ignored. */
+static int close_session(struct session *s, int status)
+{
+	char err[512] = "";
+
+	status = report_status(status);
+	if (session_close(s, err, sizeof(err)))
+		return fail(FP_EXIT_FAILURE, "%s", err);
+	return status;
+}
+
+/* A test that failed: its reason, unless a signal stopped it (the
+ * interruption is reported once, after the restore). */
+static int test_failed(const char *test, const struct cli *c, int ret,
+		       const char *err)
+{
+	if (ret == -EINTR && session_interrupted())
+		return FP_EXIT_FAILURE;
+	return fail(FP_EXIT_FAILURE, "%s failed on '%s': %s", test, c->device,
+		    err && err[0] ? err : strerror(-ret));
 }
 
 static void begin_json(struct json_writer *w, struct fp_dev *d)
@@ -571,12 +643,31 @@ static void fill_align_opts(const struct cli *c, struct align_opts *o)
 
 static int align_error(const struct cli *c, int ret)
 {
+	if (ret == -EINTR && session_interrupted())
+		return FP_EXIT_FAILURE;	/* reported after the restore */
 	if (ret == -EINVAL)
 		return fail(FP_EXIT_USAGE, "'%s' is too small for blocksize %" PRIu64
 			    " or the blocksize is not a multiple of two sectors",
 			    c->device, c->blocksize_bytes);
 	return fail(FP_EXIT_FAILURE, "read failed on '%s': %s", c->device,
 		    strerror(-ret));
+}
+
+static void print_align(const struct cli *c, struct fp_dev *d,
+			const struct align_result *r)
+{
+	if (c->json) {
+		struct json_writer w;
+
+		begin_json(&w, d);
+		report_align_json(&w, r);
+		end_json(&w);
+	} else if (c->flashbench) {
+		report_align_flashbench(stdout, r);
+	} else {
+		report_device_text(stdout, d);
+		report_align_text(stdout, r);
+	}
 }
 
 static int run_align(const struct cli *c)
@@ -595,20 +686,9 @@ static int run_align(const struct cli *c)
 	}
 	fill_align_opts(c, &o);
 	ret = align_run(s.dev, &o, r);
-	if (ret) {
-		ret = align_error(c, ret);
-	} else if (c->json) {
-		struct json_writer w;
-
-		begin_json(&w, s.dev);
-		report_align_json(&w, r);
-		end_json(&w);
-	} else if (c->flashbench) {
-		report_align_flashbench(stdout, r);
-	} else {
-		report_device_text(stdout, s.dev);
-		report_align_text(stdout, r);
-	}
+	ret = finish_session(&s, ret ? align_error(c, ret) : FP_EXIT_OK);
+	if (!ret)
+		print_align(c, s.dev, r);
 	free(r);
 	return close_session(&s, ret);
 }
@@ -735,11 +815,11 @@ static int run_open_au(const struct cli *c)
 	if (!ret)
 		ret = openau_run(s.dev, &o, &plan, r);
 	if (ret)
-		ret = fail(FP_EXIT_FAILURE, "open-au failed on '%s': %s", c->device,
-			   err[0] ? err : strerror(-ret));
-	else
-		print_open_au(c, s.dev, r);
+		ret = test_failed("open-au", c, ret, err);
 out:
+	ret = finish_session(&s, ret);
+	if (!ret)
+		print_open_au(c, s.dev, r);
 	free(r);
 	return close_session(&s, ret);
 }
@@ -801,11 +881,11 @@ static int run_find_fat(const struct cli *c)
 	if (!ret)
 		ret = findfat_run(s.dev, &o, r);
 	if (ret)
-		ret = fail(FP_EXIT_FAILURE, "find-fat failed on '%s': %s", c->device,
-			   err[0] ? err : strerror(-ret));
-	else
-		print_find_fat(c, s.dev, r);
+		ret = test_failed("find-fat", c, ret, err);
 out:
+	ret = finish_session(&s, ret);
+	if (!ret)
+		print_find_fat(c, s.dev, r);
 	free(r);
 	return close_session(&s, ret);
 }
@@ -818,7 +898,7 @@ static int protect_area(void *arg, const char *test, uint64_t start,
 	int ret = session_protect(arg, test, start, end, max_bytes, true, err,
 				  sizeof(err));
 
-	if (ret)
+	if (ret && !(ret == -EINTR && session_interrupted()))
 		fprintf(stderr, "flashprobe: cannot prepare %s: %s\n", test,
 			err[0] ? err : strerror(-ret));
 	return ret;
@@ -838,6 +918,33 @@ static int write_svg(const char *path, const struct probe_result *r,
 	return FP_EXIT_OK;
 }
 
+static void print_probe(const struct cli *c, struct fp_dev *d,
+			const struct probe_result *r)
+{
+	if (c->json) {
+		struct json_writer w;
+
+		json_init(&w, stdout);
+		json_object_begin(&w, NULL);
+		report_probe_json(&w, d, r);
+		json_object_end(&w);
+		json_end(&w);
+	} else {
+		report_probe_text(stdout, d, r);
+	}
+}
+
+/* An output file the run writes must not be the device under test: it
+ * is checked before anything is opened (exit 2). */
+static int check_output(const struct cli *c, const char *option, const char *path)
+{
+	char err[512] = "";
+
+	if (path && safety_check_output(option, path, c->spec, err, sizeof(err)))
+		return fail(FP_EXIT_USAGE, "%s", err);
+	return FP_EXIT_OK;
+}
+
 /* The whole job.  Write tests run when allowed: --write, --destructive,
  * or a simulated card (nothing to lose); else only the read-only part. */
 static int run_probe(const struct cli *c)
@@ -850,6 +957,10 @@ static int run_probe(const struct cli *c)
 
 	if (!r)
 		return fail(FP_EXIT_FAILURE, "out of memory");
+	if ((ret = check_output(c, "--svg", c->svg))) {
+		free(r);
+		return ret;
+	}
 	ret = open_session(c, "probe", writes, &s);
 	if (ret) {
 		free(r);
@@ -868,21 +979,10 @@ static int run_probe(const struct cli *c)
 		o.progress = probe_progress;
 	ret = probe_run(s.dev, &o, r);
 	progress_done();
-	if (ret) {
-		ret = fail(FP_EXIT_FAILURE, "probe failed on '%s': %s", c->device,
-			   strerror(-ret));
-	} else if (c->json) {
-		struct json_writer w;
-
-		json_init(&w, stdout);
-		json_object_begin(&w, NULL);
-		report_probe_json(&w, s.dev, r);
-		json_object_end(&w);
-		json_end(&w);
-	} else {
-		report_probe_text(stdout, s.dev, r);
-	}
-	if (!ret && c->svg)
+	ret = finish_session(&s, ret ? test_failed("probe", c, ret, NULL) : FP_EXIT_OK);
+	if (!ret)
+		print_probe(c, s.dev, r);
+	if (!ret && c->svg)	/* after the restore, like the report */
 		ret = write_svg(c->svg, r, c->device);
 	free(r);
 	return close_session(&s, ret);
@@ -954,8 +1054,8 @@ static int run_bench(const struct cli *c)
 						     o.size_bytes, false, err, sizeof(err))))
 		ret = fail(FP_EXIT_FAILURE, "cannot prepare bench: %s", err);
 	if (!ret && (ret = benchio_run(s.dev, &o, r)))
-		ret = fail(FP_EXIT_FAILURE, "bench failed on '%s': %s", c->device,
-			   strerror(-ret));
+		ret = test_failed("bench", c, ret, NULL);
+	ret = finish_session(&s, ret);
 	if (!ret && c->json) {
 		struct json_writer w;
 
@@ -970,14 +1070,31 @@ static int run_bench(const struct cli *c)
 	return close_session(&s, ret);
 }
 
-/* restore JOURNAL or restore DEVICE (its pending journal). */
+/* A replay that was refused (the journal of another device, a file that
+ * could have been planted) is a safety refusal; any other failure keeps
+ * the journal and is a runtime failure. */
+static int restore_status(int ret)
+{
+	return ret == -FP_EREFUSED ? FP_EXIT_REFUSED : FP_EXIT_FAILURE;
+}
+
+/* restore JOURNAL or restore DEVICE (its pending journal).  Signals do
+ * not stop a replay: they only print its progress (see safety.h), and the
+ * status says 128+N once it is done. */
 static int run_restore(const struct cli *c)
 {
 	char journal[PATH_MAX], device[PATH_MAX], err[512] = "";
 	struct journal_restore_report rep;
+	struct stat st;
 	struct fp_dev *d;
-	int ret;
+	int ret, sig;
 
+	if ((ret = safety_signals_install()))
+		return fail(FP_EXIT_FAILURE, "cannot install signal handlers: %s",
+			    strerror(-ret));
+	if (stat(c->device, &st) == 0 && S_ISDIR(st.st_mode))
+		return fail(FP_EXIT_USAGE, "'%s' is a directory: restore expects a "
+			    "journal file or a device", c->device);
 	if (journal_is_journal_file(c->device)) {
 		snprintf(journal, sizeof(journal), "%s", c->device);
 		ret = journal_device_of(journal, device, sizeof(device), err, sizeof(err));
@@ -995,25 +1112,49 @@ static int run_restore(const struct cli *c)
 	if (ret)
 		return fail(status_for_error(ret, true), "%s", err);
 	ret = journal_restore(journal, d, c->force ? JOURNAL_RESTORE_FORCE : 0,
-			      session_restore_progress, device, &rep, err, sizeof(err));
+			      safety_restore_note, device, &rep, err, sizeof(err));
 	safety_restore_end();
 	fp_dev_close(d);
 	if (ret)
-		return fail(ret == -FP_EREFUSED ? FP_EXIT_REFUSED : FP_EXIT_FAILURE,
-			    "restore of '%s' from '%s' failed: %s", device, journal,
-			    err[0] ? err : strerror(-ret));
-	if (rep.nothing_written) {
+		return fail(restore_status(ret), "restore of '%s' from '%s' failed: %s",
+			    device, journal, err[0] ? err : strerror(-ret));
+	if (rep.nothing_written)
 		printf("the test of '%s' had written nothing yet: nothing to restore; "
 		       "%s\n", device, rep.deleted ? "the journal was deleted"
 						    : "the journal was kept");
-		return FP_EXIT_OK;
-	}
-	printf("restored %" PRIu64 " bytes of '%s' from '%s' and verified them; %s\n",
-	       rep.restored_bytes, device, journal,
-	       rep.deleted ? "the journal was deleted" : "the journal was kept");
+	else
+		printf("restored %" PRIu64 " bytes of '%s' from '%s' and verified them; "
+		       "%s\n", rep.restored_bytes, device, journal,
+		       rep.deleted ? "the journal was deleted" : "the journal was kept");
 	if (rep.note[0])
 		printf("note: %s\n", rep.note);
+	sig = safety_interrupted();
+	if (sig)
+		return fail(safety_exit_status(sig), "interrupted by signal %d; the "
+			    "restore was finished first", sig);
 	return FP_EXIT_OK;
+}
+
+static int run_command(const struct cli *c)
+{
+	switch (c->command) {
+	case CMD_LIST_SIMS:
+		return list_sims();
+	case CMD_ALIGN:
+		return run_align(c);
+	case CMD_OPEN_AU:
+		return run_open_au(c);
+	case CMD_FIND_FAT:
+		return run_find_fat(c);
+	case CMD_PROBE:
+		return run_probe(c);
+	case CMD_BENCH:
+		return run_bench(c);
+	case CMD_RESTORE:
+		return run_restore(c);
+	default:
+		return FP_EXIT_USAGE;
+	}
 }
 
 int main(int argc, char **argv)
@@ -1023,22 +1164,5 @@ int main(int argc, char **argv)
 
 	if (ret)
 		return ret;
-	switch (c.command) {
-	case CMD_LIST_SIMS:
-		return list_sims();
-	case CMD_ALIGN:
-		return run_align(&c);
-	case CMD_OPEN_AU:
-		return run_open_au(&c);
-	case CMD_FIND_FAT:
-		return run_find_fat(&c);
-	case CMD_PROBE:
-		return run_probe(&c);
-	case CMD_BENCH:
-		return run_bench(&c);
-	case CMD_RESTORE:
-		return run_restore(&c);
-	default:
-		return FP_EXIT_USAGE;
-	}
+	return report_status(run_command(&c));
 }

@@ -8,8 +8,13 @@
  * looked up in /proc/self/mountinfo, /proc/swaps and its holders/
  * directory (util-linux lib/ismounted.c checks partitions the same way;
  * fio #1382 shows what happens when only the given node is checked).
- * What this cannot see (mounts in other mount namespaces, a process that
- * has the disk open) is caught by the O_EXCL open that follows.
+ * What this cannot see (mounts in other mount namespaces, device-mapper
+ * set up elsewhere) is caught by the O_EXCL open that follows, which
+ * conflicts with every other exclusive holder.  O_EXCL does not conflict
+ * with a process that opened the disk (or an image file) without it: for
+ * those the gate only warns, when /proc shows one holding the target
+ * open for writing (procfd.c), and the device layer's lock stops a second
+ * flashprobe.
  */
 #define _XOPEN_SOURCE 700	/* realpath(), symlinks: POSIX 2008 + XSI */
 #define _FILE_OFFSET_BITS 64
@@ -29,9 +34,11 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "errmsg.h"
 #include "dev.h"
 #include "journal.h"
+#include "procfd.h"
 #include "safety.h"
 
 static const char *sys_root = "/sys";
@@ -509,10 +516,10 @@ static int check_block(const char *path, const struct stat *st,
 		if (mode == SAFETY_READ)
 			return 0;
 		/* Without sysfs nothing says what else is on this disk. */
-		fp_errf(err, errlen, "cannot check whether '%s' is in use: "
-		    "'%s/dev/block/%u:%u': %s", path, sys_root, rep->major,
-		    rep->minor, strerror(-rc));
-		return -EPERM;
+		fp_errf(err, errlen, "refusing to write '%s': cannot check "
+		    "whether it is in use: '%s/dev/block/%u:%u': %s", path,
+		    sys_root, rep->major, rep->minor, strerror(-rc));
+		return -FP_EREFUSED;
 	}
 	dev_node_of(last_component(diskdir), rep->disk, sizeof(rep->disk));
 	self = members_find(&ms, rep->major, rep->minor);
@@ -623,10 +630,28 @@ static int check_file(const char *path, const struct stat *st,
 	return 0;
 }
 
+/* A process that holds the target open for writing is not stopped by
+ * O_EXCL (it did not ask for exclusivity): say so, without refusing (a
+ * tool that keeps an idle descriptor is common and harmless). */
+static void warn_other_writer(const char *path, const struct stat *st,
+			      struct safety_report *rep)
+{
+	struct procfd_user u;
+	char who[64];
+
+	if (procfd_find_user(st, true, &u) <= 0)
+		return;
+	procfd_describe(&u, who, sizeof(who));
+	snprintf(rep->warning, sizeof(rep->warning), "warning: '%s' is open for "
+		 "writing by %s: its writes would mix with the test's", path,
+		 who);
+}
+
 int safety_check_target(const char *path, enum safety_mode mode,
 			struct safety_report *rep, char *err, size_t errlen)
 {
 	struct stat st;
+	int rc;
 
 	memset(rep, 0, sizeof(*rep));
 	if (err != NULL && errlen > 0)
@@ -640,8 +665,7 @@ int safety_check_target(const char *path, enum safety_mode mode,
 		return 0;
 	}
 	if (stat(path, &st) != 0) {
-		int rc = -errno;
-
+		rc = -errno;
 		fp_errf(err, errlen, "cannot open '%s': %s", path, strerror(-rc));
 		return rc;
 	}
@@ -649,12 +673,74 @@ int safety_check_target(const char *path, enum safety_mode mode,
 		fp_errf(err, errlen, "'%s' is a directory", path);
 		return -EISDIR;
 	}
-	if (S_ISBLK(st.st_mode))
-		return check_block(path, &st, mode, rep, err, errlen);
-	if (S_ISREG(st.st_mode))
-		return check_file(path, &st, mode, rep, err, errlen);
-	fp_errf(err, errlen, "'%s' is not a block device or regular file", path);
-	return -ENOTBLK;
+	if (!S_ISBLK(st.st_mode) && !S_ISREG(st.st_mode)) {
+		fp_errf(err, errlen, "'%s' is not a block device or regular file",
+		    path);
+		return -ENOTBLK;
+	}
+	rc = S_ISBLK(st.st_mode) ? check_block(path, &st, mode, rep, err, errlen)
+				 : check_file(path, &st, mode, rep, err, errlen);
+	if (rc == 0 && mode == SAFETY_WRITE)
+		warn_other_writer(path, &st, rep);
+	return rc;
+}
+
+/* ---- outputs that must not land on the device under test ---- */
+
+/* The output itself, or its directory when it does not exist yet. */
+static int stat_output(const char *output, struct stat *st, bool *exists)
+{
+	const char *slash = strrchr(output, '/');
+	char dir[PATH_MAX];
+
+	*exists = stat(output, st) == 0;
+	if (*exists)
+		return 0;
+	if (slash == NULL)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == output)
+		snprintf(dir, sizeof(dir), "/");
+	else if (snprintf(dir, sizeof(dir), "%.*s", (int)(slash - output),
+			  output) >= (int)sizeof(dir))
+		return -ENAMETOOLONG;
+	return stat(dir, st) == 0 ? 0 : -errno;
+}
+
+/* Whether the output (stat of it, or of its directory) is on device. */
+static bool output_on_device(const char *device, const struct stat *dev,
+			     const struct stat *out, bool exists)
+{
+	if (exists && out->st_dev == dev->st_dev && out->st_ino == dev->st_ino)
+		return true;
+	if (!S_ISBLK(dev->st_mode))
+		return false;
+	if (exists && S_ISBLK(out->st_mode) &&
+	    safety_dev_on_disk(device, major(out->st_rdev),
+			       minor(out->st_rdev)) != 0)
+		return true;
+	return safety_dev_on_disk(device, major(out->st_dev),
+				  minor(out->st_dev)) > 0;
+}
+
+int safety_check_output(const char *what, const char *output,
+			const char *device, char *err, size_t errlen)
+{
+	struct stat dev, out;
+	bool exists;
+
+	if (output == NULL || strncmp(device, "sim:", 4) == 0 ||
+	    stat(device, &dev) != 0)
+		return 0;	/* the gate and the open report a bad device */
+	if (stat_output(output, &out, &exists) != 0)
+		return 0;	/* creating it will fail with the reason */
+	if (!output_on_device(device, &dev, &out, exists))
+		return 0;
+	fp_errf(err, errlen, "%s '%s' %s the device under test '%s'; choose a "
+		"file elsewhere", what, output,
+		exists && (S_ISBLK(out.st_mode) ||
+			   (out.st_dev == dev.st_dev && out.st_ino == dev.st_ino)) ?
+		"is" : "is on", device);
+	return -EINVAL;
 }
 
 /* ---- signatures of existing data ---- */
@@ -768,7 +854,7 @@ int safety_confirm(const char *device, FILE *in, FILE *out)
 
 /* ---- interruption ---- */
 
-static const int caught_signals[] = { SIGINT, SIGTERM, SIGHUP };
+static const int caught_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 #define NCAUGHT (sizeof(caught_signals) / sizeof(caught_signals[0]))
 
 static volatile sig_atomic_t sig_received;
@@ -778,6 +864,8 @@ static volatile sig_atomic_t restore_total_mib;
 static volatile sig_atomic_t restore_left_s;	/* -1: not known yet */
 static char restore_what[256];
 static struct sigaction old_actions[NCAUGHT];
+static bool replaced[NCAUGHT];		/* this handler is installed */
+static struct sigaction old_pipe;
 static bool installed;
 
 /* Async-signal-safe formatting: no stdio in a handler. */
@@ -849,9 +937,18 @@ static void on_signal(int sig)
 	errno = saved;
 }
 
+static void put_back_handlers(void)
+{
+	for (size_t i = 0; i < NCAUGHT; i++)
+		if (replaced[i])
+			sigaction(caught_signals[i], &old_actions[i], NULL);
+	memset(replaced, 0, sizeof(replaced));
+	sigaction(SIGPIPE, &old_pipe, NULL);
+}
+
 int safety_signals_install(void)
 {
-	struct sigaction sa;
+	struct sigaction sa, ign;
 
 	if (installed)
 		return 0;
@@ -860,17 +957,29 @@ int safety_signals_install(void)
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < NCAUGHT; i++)
 		sigaddset(&sa.sa_mask, caught_signals[i]);
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	sigemptyset(&ign.sa_mask);
+	/* A closed output pipe must not kill a test before its restore: the
+	 * write then fails with EPIPE, an ordinary error reported after it. */
+	if (sigaction(SIGPIPE, &ign, &old_pipe) != 0)
+		return -errno;
 	/* No SA_RESTART: a read from the terminal (the consent prompt)
-	 * returns on Ctrl-C; device I/O retries EINTR itself. */
+	 * returns on Ctrl-C; device I/O retries EINTR itself.  A signal
+	 * that was ignored at start (SIGHUP under nohup) stays ignored. */
 	for (size_t i = 0; i < NCAUGHT; i++) {
-		if (sigaction(caught_signals[i], &sa, &old_actions[i]) != 0) {
-			int rc = -errno;
+		int rc = sigaction(caught_signals[i], NULL, &old_actions[i]);
 
-			while (i-- > 0)
-				sigaction(caught_signals[i], &old_actions[i],
-					  NULL);
+		if (rc == 0 && old_actions[i].sa_handler == SIG_IGN)
+			continue;
+		if (rc == 0)
+			rc = sigaction(caught_signals[i], &sa, NULL);
+		if (rc != 0) {
+			rc = -errno;
+			put_back_handlers();
 			return rc;
 		}
+		replaced[i] = true;
 	}
 	installed = true;
 	return 0;
@@ -880,8 +989,7 @@ void safety_signals_uninstall(void)
 {
 	if (!installed)
 		return;
-	for (size_t i = 0; i < NCAUGHT; i++)
-		sigaction(caught_signals[i], &old_actions[i], NULL);
+	put_back_handlers();
 	installed = false;
 }
 
@@ -929,6 +1037,17 @@ void safety_restore_progress(uint64_t done_bytes, uint64_t elapsed_ns)
 void safety_restore_end(void)
 {
 	restoring = 0;
+}
+
+void safety_restore_note(void *arg, uint64_t done_bytes, uint64_t total_bytes)
+{
+	static uint64_t t0_ns;
+
+	if (!restoring) {
+		safety_restore_begin(arg != NULL ? arg : "", total_bytes);
+		t0_ns = clock_now_ns();
+	}
+	safety_restore_progress(done_bytes, clock_now_ns() - t0_ns);
 }
 
 /* ---- the interruptible pass-through device ---- */

@@ -63,15 +63,28 @@ struct safety_report {
  *                 mounted, used as swap or held; a regular file used as
  *                 swap, attached to a loop device, or a flashprobe journal
  *   -EROFS        SAFETY_WRITE on a read-only device (BLKROGET, sysfs ro)
- *   -EPERM        SAFETY_WRITE on a block device whose sysfs entry cannot
+ *   -FP_EREFUSED  SAFETY_WRITE on a block device whose sysfs entry cannot
  *                 be read: nothing could prove it unused
  * -ENOENT, -EISDIR, -ENOTBLK and -EINVAL are bad input (usage errors);
  * the others are refusals for safety.
  * The mount check reads /proc/self/mountinfo by major:minor (and by the
  * source's device number), so it sees mounts under any name; mounts in
- * other mount namespaces are left to the O_EXCL open of fp_dev_open(). */
+ * other mount namespaces are left to the O_EXCL open of fp_dev_open().
+ * With SAFETY_WRITE, another process that holds the target open for
+ * writing (seen in /proc/PID/fd and fdinfo) is only a warning in
+ * rep->warning: O_EXCL does not stop it, the lock of fp_dev_open() stops
+ * only other lockers (a second flashprobe). */
 int safety_check_target(const char *path, enum safety_mode mode,
 			struct safety_report *rep, char *err, size_t errlen);
+
+/* An output file the run will write (what: "--svg", "--journal") must
+ * not be the device under test: the same file (inode), the block device
+ * itself or another node of its disk, or a file (or, when it does not
+ * exist yet, a directory) on a file system whose device is the disk or
+ * one of its partitions.  0, or -EINVAL with the reason in err (a bad
+ * invocation: nothing has been opened yet).  Sims have no such outputs. */
+int safety_check_output(const char *what, const char *output,
+			const char *device, char *err, size_t errlen);
 
 /* Whether a partition table, file system, swap or RAID/LVM/LUKS signature
  * is on d (reads the first 68 KiB, or less on a smaller device).  Returns
@@ -105,10 +118,13 @@ void safety_set_roots(const char *sys_root, const char *proc_root);
 
 /* ---- interruption ---- */
 
-/* Install handlers for SIGINT, SIGTERM and SIGHUP that only record the
- * signal: analyzers stop at their next I/O (the journal device and the
- * wrapper below return -EINTR), the caller restores and exits with
- * safety_exit_status().  Returns 0 or a negative errno. */
+/* Install handlers for SIGINT, SIGTERM, SIGHUP and SIGQUIT that only
+ * record the signal: analyzers stop at their next I/O (the journal device
+ * and the wrapper below return -EINTR), the caller restores and exits with
+ * safety_exit_status().  A signal ignored at start (SIGHUP under nohup)
+ * stays ignored.  SIGPIPE is ignored until uninstall, so that a closed
+ * output pipe is a write error after the restore, not a death before it.
+ * Returns 0 or a negative errno. */
 int safety_signals_install(void);
 
 /* Put back the handlers that were there before install (tests). */
@@ -131,6 +147,12 @@ int safety_exit_status(int sig);
 void safety_restore_begin(const char *what, uint64_t total_bytes);
 void safety_restore_progress(uint64_t done_bytes, uint64_t elapsed_ns);
 void safety_restore_end(void);
+
+/* The same as a progress callback (the shape of journal.h's
+ * journal_progress_fn): the first call begins the notes for the device
+ * named by arg (a string), later calls update them with the time since
+ * that first call.  Call safety_restore_end() after the replay. */
+void safety_restore_note(void *arg, uint64_t done_bytes, uint64_t total_bytes);
 
 /* A pass-through device over inner that fails every read and write with
  * -EINTR once a signal was recorded, so an analyzer run without a

@@ -1,7 +1,7 @@
 /* session.c - consent, gate, journal and restore around a writing test.
  *
- * The order matters: consent and the gate come before the device is even
- * opened for writing; the exclusive open comes before the confirmation (so
+ * The order matters: consent, the gate and the journal's path come before
+ * the device is even opened for writing; the exclusive open comes before the confirmation (so
  * nobody mounts the device while the user types); the journal exists
  * before the first write; the restore is verified before the journal is
  * deleted.
@@ -10,9 +10,10 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
-#include "clock.h"
 #include "dev.h"
+#include "errmsg.h"
 #include "journal.h"
 #include "safety.h"
 #include "session.h"
@@ -54,10 +55,12 @@ static int gate(const struct session_opts *o, char *err, size_t errlen)
 }
 
 /* A device that holds a partition table or a file system: say what will
- * be overwritten, and on a terminal have the user type its name. */
+ * be overwritten, and on a terminal have the user type its name.  With no
+ * terminal to ask (a script, a pipe, </dev/null) only --yes consents. */
 static int confirm_if_data(struct session *s, const struct session_opts *o,
 			   char *err, size_t errlen)
 {
+	bool ask = !o->yes && o->tty_in && o->tty_out;
 	char what[128];
 	int found = safety_find_signature(s->raw, what, sizeof(what));
 
@@ -65,12 +68,19 @@ static int confirm_if_data(struct session *s, const struct session_opts *o,
 		return 0;
 	if (found < 0)
 		snprintf(what, sizeof(what), "unreadable data");
+	if (!o->yes && !ask) {
+		fp_errf(err, errlen, "'%s' holds data (%s) and standard input is "
+			"not a terminal to confirm on: add --yes to %s", o->device, what,
+			o->consent == SESSION_DESTRUCTIVE ? "overwrite it" :
+			"test it (it is backed up and restored)");
+		return -FP_EREFUSED;
+	}
 	if (o->notes)
 		fprintf(o->notes, "flashprobe: '%s' holds %s: %s\n", o->device, what,
 			o->consent == SESSION_DESTRUCTIVE ?
 			"--destructive overwrites it without a backup" :
 			"it is backed up and restored around the test");
-	if (o->yes || !o->tty_in || !o->tty_out)
+	if (!ask)
 		return 0;
 	if (safety_confirm(o->device, o->tty_in, o->tty_out)) {
 		snprintf(err, errlen, "'%s' was not confirmed: nothing written", o->device);
@@ -79,22 +89,54 @@ static int confirm_if_data(struct session *s, const struct session_opts *o,
 	return 0;
 }
 
-static int open_journal(struct session *s, const struct session_opts *o,
-			char *err, size_t errlen)
+/* An existing file given as --journal is never overwritten: a journal
+ * there holds another test's backup (a refusal), anything else is a
+ * mistyped path. */
+static int check_existing_journal(const char *path, char *err, size_t errlen)
+{
+	char device[PATH_MAX], derr[256];
+	struct stat st;
+
+	if (lstat(path, &st) != 0)
+		return 0;
+	if (!journal_is_journal_file(path)) {
+		fp_errf(err, errlen, "--journal '%s' already exists and is not a "
+			"journal: give a new file", path);
+		return -EINVAL;
+	}
+	if (journal_device_of(path, device, sizeof(device), derr, sizeof(derr)))
+		snprintf(device, sizeof(device), "another device");
+	fp_errf(err, errlen, "'%s' is an unfinished journal of '%s': replay it "
+		"with 'flashprobe restore %s' or give another --journal", path,
+		device, path);
+	return -FP_EREFUSED;
+}
+
+/* The journal's path, checked before the device is opened: not on the
+ * device under test, not an existing file, not too long. */
+static int choose_journal(struct session *s, const struct session_opts *o,
+			  char *err, size_t errlen)
 {
 	int ret;
 
-	if (o->journal)
-		snprintf(s->journal, sizeof(s->journal), "%s", o->journal);
-	else if ((ret = journal_default_path(o->device, s->journal,
-					     sizeof(s->journal), err, errlen)))
+	if (o->journal) {
+		if (snprintf(s->journal, sizeof(s->journal), "%s", o->journal) >=
+		    (int)sizeof(s->journal)) {
+			fp_errf(err, errlen, "--journal is longer than %zu bytes",
+				sizeof(s->journal) - 1);
+			return -ENAMETOOLONG;
+		}
+	} else if ((ret = journal_default_path(o->device, s->journal,
+					       sizeof(s->journal), err, errlen))) {
 		return ret;
-	ret = journal_check_location(s->journal, o->device, err, errlen);
-	if (ret == -EINVAL)
-		return -EXDEV;	/* on the device under test: a safety refusal */
-	if (ret)
-		return ret;
-	return journal_open(s->raw, s->journal, &s->dev, err, errlen);
+	}
+	ret = safety_check_output("--journal", s->journal, o->device, err, errlen);
+	if (!ret && o->journal)
+		ret = check_existing_journal(s->journal, err, errlen);
+	/* -EINVAL: on the device under test, a bad --journal (exit 2) */
+	if (!ret)
+		ret = journal_check_location(s->journal, o->device, err, errlen);
+	return ret;
 }
 
 int session_open(struct session *s, const struct session_opts *o, char *err,
@@ -110,11 +152,13 @@ int session_open(struct session *s, const struct session_opts *o, char *err,
 		snprintf(err, errlen, "%s writes to '%s': add --write (its data is "
 			 "backed up and restored) or --destructive (no backup)",
 			 o->test, o->device);
-		return -EPERM;
+		return -FP_ENOCONSENT;
 	}
 	if (o->consent == SESSION_NO_CONSENT)
 		s->consent = SESSION_DESTRUCTIVE;	/* a simulated card has nothing to lose */
 	if (!s->simulated && (ret = gate(o, err, errlen)))
+		return ret;
+	if (s->consent == SESSION_WRITE && (ret = choose_journal(s, o, err, errlen)))
 		return ret;
 	ret = fp_dev_open(o->device, writing(s->consent) ? FP_OPEN_WRITE : FP_OPEN_READ,
 			  &s->raw, err, errlen);
@@ -128,7 +172,7 @@ int session_open(struct session *s, const struct session_opts *o, char *err,
 	if ((ret = safety_signals_install()))
 		goto fail;
 	if (s->consent == SESSION_WRITE)
-		ret = open_journal(s, o, err, errlen);
+		ret = journal_open(s->raw, s->journal, &s->dev, err, errlen);
 	else if ((ret = safety_wrap_interruptible(s->raw, &s->guard)) == 0)
 		s->dev = s->guard;
 	if (ret)
@@ -163,27 +207,16 @@ int session_protect(struct session *s, const char *what, uint64_t start,
 	return fp_dev_set_write_area(s->dev, start, end);
 }
 
-void session_restore_progress(void *arg, uint64_t done_bytes,
-			      uint64_t total_bytes)
-{
-	static uint64_t t0_ns;
-
-	if (done_bytes == 0) {
-		safety_restore_begin(arg, total_bytes);
-		t0_ns = clock_now_ns();
-	} else {
-		safety_restore_progress(done_bytes, clock_now_ns() - t0_ns);
-	}
-	if (done_bytes == total_bytes)
-		safety_restore_end();
-}
-
-int session_close(struct session *s, char *err, size_t errlen)
+int session_finish(struct session *s, char *err, size_t errlen)
 {
 	int ret = 0;
 
+	if (s->finished)
+		return 0;
+	s->finished = true;
+	s->bytes_written = s->dev ? fp_dev_bytes_written(s->dev) : 0;
 	if (s->consent == SESSION_WRITE && s->dev && s->dev != s->raw) {
-		ret = journal_finish(s->dev, 0, session_restore_progress,
+		ret = journal_finish(s->dev, 0, safety_restore_note,
 				     (void *)fp_dev_path(s->raw), &s->restore,
 				     err, errlen);
 		safety_restore_end();	/* also when the replay stopped early */
@@ -192,6 +225,13 @@ int session_close(struct session *s, char *err, size_t errlen)
 				 "journal is kept: run 'flashprobe restore %s'",
 				 fp_dev_path(s->raw), s->journal, strerror(-ret), s->journal);
 	}
+	return ret;
+}
+
+int session_close(struct session *s, char *err, size_t errlen)
+{
+	int ret = session_finish(s, err, errlen);
+
 	if (s->dev && s->dev != s->raw)
 		fp_dev_close(s->dev);
 	fp_dev_close(s->raw);

@@ -2,12 +2,16 @@
  * journal that preserves the data, and the restore at the end.
  *
  * Every command that writes goes through here, in this order:
- *   session_open()     consent, gate, pending-journal check, exclusive open,
- *                      confirmation, journal, signal handlers;
+ *   session_open()     consent, gate, pending-journal check, the journal's
+ *                      path, exclusive open and lock, confirmation, signal
+ *                      handlers, journal;
  *   session_protect()  for each announced area, before writing it: back it
  *                      up (--write) and make it the only writable range;
  *   ... the analyzer runs on session.dev ...
- *   session_close()    restore and verify (--write), close everything.
+ *   session_finish()   restore and verify (--write), before any report:
+ *                      a report that cannot be written must not cost data;
+ *   ... the caller prints its report (the devices are still open) ...
+ *   session_close()    close everything.
  * Reading commands use session_open() with SESSION_READ_ONLY.
  */
 #ifndef FLASHPROBE_SESSION_H
@@ -47,6 +51,8 @@ struct session {
 	enum session_consent consent;
 	bool simulated;
 	bool wrote;			/* session_protect() was called */
+	bool finished;			/* session_finish() ran */
+	uint64_t bytes_written;		/* by the test, known at finish */
 	char journal[PATH_MAX];		/* --write: the journal file */
 	struct journal_restore_report restore;
 	FILE *notes;
@@ -54,11 +60,16 @@ struct session {
 
 /* Open for the test.  Returns 0, or a negative errno with a one-line
  * reason in err:
- *   -EPERM        a writing test without consent (nothing opened)
- *   -EXDEV, -EBUSY, -EROFS   refused by the safety gate
+ *   -FP_ENOCONSENT  a writing test without consent (nothing opened)
+ *   -EXDEV, -EBUSY, -EROFS, -FP_EREFUSED   refused by the safety gate, the
+ *                 target's lock, or data found with no terminal to confirm
+ *                 on and no --yes; -FP_EREFUSED also for a --journal that
+ *                 is another test's unfinished journal
  *   -EALREADY     an unfinished journal of this device exists: restore first
  *   -ECANCELED    the typed confirmation did not match
- *   -EINVAL, -ENOENT, -EISDIR, -ENOTBLK   bad device argument
+ *   -EINVAL, -ENOENT, -EISDIR, -ENOTBLK, -ELOOP, -ENAMETOOLONG   bad
+ *                 device or --journal argument (a journal on the device
+ *                 under test is -EINVAL)
  *   others        failures opening the device or the journal. */
 int session_open(struct session *s, const struct session_opts *o, char *err,
 		 size_t errlen);
@@ -73,15 +84,16 @@ int session_protect(struct session *s, const char *what, uint64_t start,
 		    uint64_t end, uint64_t max_bytes, bool sparse, char *err,
 		    size_t errlen);
 
-/* Finish: restore and verify what was written (--write), delete the
- * journal, close the devices.  Returns 0, or a negative errno when the
- * restore failed (the journal is then kept and err names it). */
-int session_close(struct session *s, char *err, size_t errlen);
+/* Restore and verify what was written (--write) and delete the journal;
+ * the devices stay open for the report (fp_dev_* of session.dev) and the
+ * signal handlers stay (SIGPIPE ignored) until session_close().  Runs
+ * once.  Returns 0, or a negative errno when the restore failed (the
+ * journal is then kept and err names it). */
+int session_finish(struct session *s, char *err, size_t errlen);
 
-/* A journal_progress_fn for restores: arg is the device's path; while it
- * runs, signals only print how far the restore is (see safety.h). */
-void session_restore_progress(void *arg, uint64_t done_bytes,
-			      uint64_t total_bytes);
+/* Finish (when not done yet), close the devices, put the signal handlers
+ * back.  Returns as session_finish(). */
+int session_close(struct session *s, char *err, size_t errlen);
 
 /* The signal that interrupted the session, or 0. */
 int session_interrupted(void);

@@ -258,12 +258,12 @@ START_TEST(test_write_area)
 	d = open_file_dev(FP_OPEN_WRITE, &fd);
 	memset(buf, 0xa5, 8192);
 	/* no area announced: nothing may be written */
-	ck_assert_int_eq(fp_dev_write_timed(d, buf, 4096, 4096, &ns), -EPERM);
+	ck_assert_int_eq(fp_dev_write_timed(d, buf, 4096, 4096, &ns), -EFAULT);
 	ck_assert_int_eq(fp_dev_set_write_area(d, 4096, 8192), 0);
-	ck_assert_int_eq(fp_dev_write_timed(d, buf, 512, 0, &ns), -EPERM);
-	ck_assert_int_eq(fp_dev_write_timed(d, buf, 8192, 4096, &ns), -EPERM);
-	ck_assert_int_eq(fp_dev_write_timed(d, buf, 1024, 3584, &ns), -EPERM);
-	ck_assert_int_eq(fp_dev_write_timed(d, buf, 512, 8192, &ns), -EPERM);
+	ck_assert_int_eq(fp_dev_write_timed(d, buf, 512, 0, &ns), -EFAULT);
+	ck_assert_int_eq(fp_dev_write_timed(d, buf, 8192, 4096, &ns), -EFAULT);
+	ck_assert_int_eq(fp_dev_write_timed(d, buf, 1024, 3584, &ns), -EFAULT);
+	ck_assert_int_eq(fp_dev_write_timed(d, buf, 512, 8192, &ns), -EFAULT);
 	ck_assert_uint_eq(ns, SENTINEL_NS);
 	ck_assert_uint_eq(fp_dev_io_count(d), 0);
 	ck_assert_uint_eq(fp_dev_bytes_written(d), 0);
@@ -283,7 +283,7 @@ START_TEST(test_write_area)
 	ck_assert_int_eq(fp_dev_set_write_area(d, 8192, 8192), -EINVAL);
 	ck_assert_int_eq(fp_dev_set_write_area(d, 8192, 4096), -EINVAL);
 	ck_assert_int_eq(fp_dev_set_write_area(d, 0, FILE_BYTES + 512), -EINVAL);
-	ck_assert_int_eq(fp_dev_write_timed(d, buf, 512, 0, NULL), -EPERM);
+	ck_assert_int_eq(fp_dev_write_timed(d, buf, 512, 0, NULL), -EFAULT);
 	ck_assert_int_eq(fp_dev_write_timed(d, buf, 512, 7680, NULL), 0);
 	fp_dev_close(d);
 	close(fd);
@@ -335,7 +335,7 @@ START_TEST(test_counters)
 	ck_assert_int_eq(fp_dev_write_timed(d, buf, 1024, 30720, &ns), 0);
 	sum += ns;
 	/* refused and failed calls do not count */
-	ck_assert_int_eq(fp_dev_write_timed(d, buf, 1024, 0, &ns), -EPERM);
+	ck_assert_int_eq(fp_dev_write_timed(d, buf, 1024, 0, &ns), -EFAULT);
 	ck_assert_int_eq(fp_dev_read_timed(d, buf, 7, 0, &ns), -EINVAL);
 	ck_assert_uint_eq(fp_dev_io_count(d), 5);
 	ck_assert_uint_eq(fp_dev_io_ns(d), sum);
@@ -582,11 +582,11 @@ START_TEST(test_fake_refused_not_called)
 	struct fake f;
 	struct fp_dev *d = fake_dev(&f, FP_DEV_SIM);
 
-	ck_assert_int_eq(fp_dev_write_timed(d, buf, 512, 0, &ns), -EPERM);
+	ck_assert_int_eq(fp_dev_write_timed(d, buf, 512, 0, &ns), -EFAULT);
 	ck_assert_int_eq(fp_dev_set_write_area(d, 1024, 4096), 0);
-	ck_assert_int_eq(fp_dev_write_timed(d, buf, 512, 512, &ns), -EPERM);
-	ck_assert_int_eq(fp_dev_write_timed(d, buf, 1024, 3584, &ns), -EPERM);
-	ck_assert_int_eq(fp_dev_write_timed(d, buf, 512, 4096, &ns), -EPERM);
+	ck_assert_int_eq(fp_dev_write_timed(d, buf, 512, 512, &ns), -EFAULT);
+	ck_assert_int_eq(fp_dev_write_timed(d, buf, 1024, 3584, &ns), -EFAULT);
+	ck_assert_int_eq(fp_dev_write_timed(d, buf, 512, 4096, &ns), -EFAULT);
 	ck_assert_int_eq(fp_dev_write_timed(d, buf, 512, 1000, &ns), -EINVAL);
 	ck_assert_int_eq(fp_dev_read_timed(d, buf, 512, 8192, &ns), -ENOSPC);
 	ck_assert_int_eq(fp_dev_read_timed(d, buf, 511, 0, &ns), -EINVAL);

@@ -631,7 +631,7 @@ START_TEST(test_write_area_is_the_plan)
 	ck_assert_int_eq(fp_dev_write_timed(d, buf, 512, r.plan.end_bytes - 512,
 					    NULL), 0);
 	ck_assert_int_eq(fp_dev_write_timed(d, buf, 512, r.plan.end_bytes, NULL),
-			 -EPERM);
+			 -EFAULT);
 	free(buf);
 	fp_dev_close(d);
 }

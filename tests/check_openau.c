@@ -484,9 +484,9 @@ START_TEST(test_write_area_is_announced_area)
 		ck_assert_int_eq(openau_plan(d, &o, &plan), 0);
 		ck_assert_int_eq(fp_dev_write_timed(d, buf, sector,
 						    plan.start_bytes - sector, NULL),
-				 -EPERM);
+				 -EFAULT);
 		ck_assert_int_eq(fp_dev_write_timed(d, buf, sector, plan.end_bytes,
-						    NULL), -EPERM);
+						    NULL), -EFAULT);
 		rec.writes = 0;
 		rec.hi = 0;
 		ck_assert_int_eq(openau_run(d, &o, &plan, r), 0);

@@ -27,6 +27,7 @@
 
 #include "blockfix.h"
 #include "dev.h"
+#include "errmsg.h"
 #include "journal.h"
 #include "safety.h"
 #include "sim.h"
@@ -433,6 +434,49 @@ START_TEST(test_signals)
 }
 END_TEST
 
+/* The callback form: the first call names the device and the total. */
+static void raise_during_noted_restore(void)
+{
+	safety_restore_note("/dev/sdy", 0, 32 * MIB);
+	safety_restore_note("/dev/sdy", 8 * MIB, 32 * MIB);
+	raise(SIGTERM);
+	safety_restore_end();
+}
+
+/* Ignored at start (nohup) stays ignored; SIGQUIT is caught; SIGPIPE is
+ * ignored while installed and put back afterwards. */
+START_TEST(test_signal_dispositions)
+{
+	struct sigaction now;
+	char *text;
+
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGPIPE, SIG_DFL);
+	ck_assert_int_eq(safety_signals_install(), 0);
+	sigaction(SIGHUP, NULL, &now);
+	ck_assert(now.sa_handler == SIG_IGN);
+	sigaction(SIGPIPE, NULL, &now);
+	ck_assert(now.sa_handler == SIG_IGN);
+	raise(SIGHUP);
+	ck_assert_int_eq(safety_interrupted(), 0);
+	raise(SIGQUIT);
+	ck_assert_int_eq(safety_interrupted(), SIGQUIT);
+	ck_assert_int_eq(safety_exit_status(SIGQUIT), 131);
+	safety_interrupt_clear();
+	text = capture_stderr(raise_during_noted_restore);
+	ck_assert_msg(strstr(text, "still restoring the original data of '/dev/sdy': "
+			     "8 of 32 MiB done") != NULL, "%s", text);
+	free(text);
+	safety_interrupt_clear();
+	safety_signals_uninstall();
+	sigaction(SIGPIPE, NULL, &now);
+	ck_assert(now.sa_handler == SIG_DFL);
+	sigaction(SIGHUP, NULL, &now);
+	ck_assert(now.sa_handler == SIG_IGN);
+	signal(SIGHUP, SIG_DFL);
+}
+END_TEST
+
 START_TEST(test_interruptible_wrapper)
 {
 	struct fp_dev *d = NULL, *w = NULL;
@@ -601,7 +645,7 @@ static const struct fake_case {
 	  "36 22 240:2 / /media/card rw - vfat /dev/mmcblk9p2 rw\n", "", true,
 	  true, 0, NULL },
 	/* no sysfs entry: nothing can say what else is on the disk */
-	{ "orphan", SAFETY_WRITE, "", "", false, false, -EPERM,
+	{ "orphan", SAFETY_WRITE, "", "", false, false, -FP_EREFUSED,
 	  "cannot check whether" },
 	{ "orphan", SAFETY_READ, "", "", false, false, 0, NULL },
 };
@@ -792,9 +836,11 @@ START_TEST(test_loop_mounted)
 	ck_assert_int_eq(safety_check_target(scene.dev, SAFETY_READ, &rep, err,
 					     sizeof(err)), 0);
 	ck_assert(rep.mounted);
-	/* The second line of defence: the kernel refuses O_EXCL. */
+	/* The second line of defence: the kernel refuses O_EXCL, a safety
+	 * refusal that says so. */
 	ck_assert_int_eq(fp_dev_open(scene.dev, FP_OPEN_WRITE, &d, err,
-				     sizeof(err)), -EBUSY);
+				     sizeof(err)), -FP_EREFUSED);
+	ck_assert_msg(strstr(err, "held exclusively") != NULL, "%s", err);
 	ck_assert_uint_eq(tu_checksum(scene.dev), before);
 }
 END_TEST
@@ -932,6 +978,7 @@ Suite *safety_suite(void)
 	tcase_add_loop_test(tc, test_confirm, 0,
 			    (int)(sizeof(confirm_cases) / sizeof(confirm_cases[0])));
 	tcase_add_test(tc, test_signals);
+	tcase_add_test(tc, test_signal_dispositions);
 	tcase_add_test(tc, test_interruptible_wrapper);
 	suite_add_tcase(s, tc);
 

@@ -21,5 +21,6 @@ Suite *journal_suite(void);
 Suite *benchio_suite(void);
 Suite *sysinfo_suite(void);
 Suite *stability_suite(void);
+Suite *datasafety_suite(void);
 
 #endif

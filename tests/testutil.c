@@ -181,16 +181,26 @@ void tu_loop_detach(const char *dev)
 
 uint64_t tu_checksum(const char *path)
 {
+	return tu_checksum_range(path, 0, UINT64_MAX);
+}
+
+uint64_t tu_checksum_range(const char *path, uint64_t off, uint64_t len)
+{
 	uint64_t h = 1469598103934665603ULL;
 	unsigned char buf[65536];
-	ssize_t n;
+	ssize_t n = 0;
 	int fd = open(path, O_RDONLY);
 
 	if (fd < 0)
 		return 0;
-	while ((n = read(fd, buf, sizeof(buf))) > 0)
+	while (len > 0 &&
+	       (n = pread(fd, buf, len < sizeof(buf) ? (size_t)len : sizeof(buf),
+			  (off_t)off)) > 0) {
 		for (ssize_t i = 0; i < n; i++)
 			h = (h ^ buf[i]) * 1099511628211ULL;
+		off += (uint64_t)n;
+		len -= (uint64_t)n;
+	}
 	close(fd);
 	return n < 0 ? 0 : h;
 }

@@ -60,6 +60,9 @@ void tu_loop_detach(const char *dev);
  * 0 on error. */
 uint64_t tu_checksum(const char *path);
 
+/* The same over len bytes from off (to the end when it is shorter). */
+uint64_t tu_checksum_range(const char *path, uint64_t off, uint64_t len);
+
 /* The unsigned number right after key in s, 0 when it is missing (a
  * check failure is reported by the caller's assertions). */
 uint64_t tu_number_after(const char *s, const char *key);

@@ -1,0 +1,124 @@
+/* procfd.c - which other process has a file or device open, from /proc. */
+#define _GNU_SOURCE
+#define _FILE_OFFSET_BITS 64
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "procfd.h"
+
+static bool is_number(const char *s)
+{
+	if (*s == '\0')
+		return false;
+	for (; *s != '\0'; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
+static bool same_target(const struct stat *a, const struct stat *t)
+{
+	if (S_ISBLK(t->st_mode))
+		return S_ISBLK(a->st_mode) && a->st_rdev == t->st_rdev;
+	return a->st_dev == t->st_dev && a->st_ino == t->st_ino;
+}
+
+/* Whether descriptor fd of process pid was opened for writing. */
+static bool fd_writes(int pid, const char *fd)
+{
+	char path[300], line[128];
+	bool writes = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%s", pid, fd);
+	f = fopen(path, "re");
+	if (f == NULL)
+		return false;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		unsigned long flags;
+
+		if (sscanf(line, "flags: %lo", &flags) == 1) {
+			writes = (flags & O_ACCMODE) != O_RDONLY;
+			break;
+		}
+	}
+	fclose(f);
+	return writes;
+}
+
+static bool process_uses(int pid, const struct stat *target,
+			 bool writers_only)
+{
+	char dir[64], path[64 + 256];
+	struct dirent *e;
+	bool hit = false;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", pid);
+	d = opendir(dir);
+	while (d != NULL && !hit && (e = readdir(d)) != NULL) {
+		struct stat st;
+
+		if (!is_number(e->d_name))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		hit = stat(path, &st) == 0 && same_target(&st, target) &&
+		      (!writers_only || fd_writes(pid, e->d_name));
+	}
+	if (d != NULL)
+		closedir(d);
+	return hit;
+}
+
+static void read_comm(int pid, char *buf, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	f = fopen(path, "re");
+	if (f == NULL)
+		return;
+	if (fgets(buf, (int)len, f) == NULL)
+		buf[0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+}
+
+int procfd_find_user(const struct stat *target, bool writers_only,
+		     struct procfd_user *u)
+{
+	struct dirent *e;
+	int found = 0;
+	DIR *d = opendir("/proc");
+
+	if (d == NULL)
+		return -errno;
+	while (!found && (e = readdir(d)) != NULL) {
+		int pid = is_number(e->d_name) ? atoi(e->d_name) : 0;
+
+		if (pid <= 0 || pid == (int)getpid() ||
+		    !process_uses(pid, target, writers_only))
+			continue;
+		u->pid = pid;
+		read_comm(pid, u->comm, sizeof(u->comm));
+		found = 1;
+	}
+	closedir(d);
+	return found;
+}
+
+void procfd_describe(const struct procfd_user *u, char *buf, size_t len)
+{
+	if (u->comm[0] != '\0')
+		snprintf(buf, len, "'%s' (pid %d)", u->comm, u->pid);
+	else
+		snprintf(buf, len, "pid %d", u->pid);
+}

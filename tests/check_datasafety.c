@@ -1,0 +1,1044 @@
+/* check_datasafety.c - issue 10 through the built binary: the lock on the
+ * target, SIGPIPE and the report after the restore, outputs on the device
+ * under test, consent without a terminal, over-long paths, other writers,
+ * one exit status per meaning, signals and messages.
+ *
+ * Every test works in a private directory under /var/tmp (a disk, not
+ * tmpfs), with FLASHPROBE_STATE_DIR inside it, on its own image of random
+ * data; a test that could write compares the image's checksum before and
+ * after.  Loop-device variants need root and are skipped loudly otherwise.
+ */
+#define _GNU_SOURCE
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "blockfix.h"
+#include "testutil.h"
+#include "tests.h"
+
+#define MIB (1024ull * 1024)
+#define IMG_BYTES (64 * MIB)
+#define MAX_ARGS 16
+
+static char root[128];			/* private directory of a test case */
+static char work[256];			/* root/tN: one test's directory */
+static char state[256 + 8];	/* work/state: FLASHPROBE_STATE_DIR */
+
+/* In the parent: the directory every test of the case works under;
+ * removed afterwards whatever the tests did. */
+static void root_setup(void)
+{
+	snprintf(root, sizeof(root), "/var/tmp/flashprobe-ds-XXXXXX");
+	if (mkdtemp(root) == NULL)
+		root[0] = '\0';
+}
+
+static void root_teardown(void)
+{
+	if (root[0])
+		tu_rm_tree(root);
+	root[0] = '\0';
+}
+
+/* In each test's process: a fresh directory and state directory. */
+static void work_setup(void)
+{
+	work[0] = '\0';
+	if (!root[0])
+		return;
+	snprintf(work, sizeof(work), "%s/tXXXXXX", root);
+	if (mkdtemp(work) == NULL) {
+		work[0] = '\0';
+		return;
+	}
+	snprintf(state, sizeof(state), "%s/state", work);
+	if (mkdir(state, 0700) != 0 || setenv("FLASHPROBE_STATE_DIR", state, 1) != 0)
+		work[0] = '\0';
+}
+
+static char *new_image(uint64_t bytes, uint64_t seed)
+{
+	char *img;
+
+	ck_assert_msg(work[0], "no private directory under /var/tmp");
+	img = bf_image_in(work, bytes, seed);
+	ck_assert_msg(img != NULL, "cannot make an image in %s", work);
+	return img;
+}
+
+static void in_work(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "%s/%s", work, name);
+}
+
+/* Entries in the state directory (journals and their links). */
+static size_t state_entries(void)
+{
+	DIR *d = opendir(state);
+	struct dirent *e;
+	size_t n = 0;
+
+	while (d != NULL && (e = readdir(d)) != NULL)
+		n += e->d_name[0] != '.';
+	if (d != NULL)
+		closedir(d);
+	return n;
+}
+
+/* The one journal in the state directory: its size (-1 when there is
+ * none) and, when path is given, its path. */
+static long long state_journal(char *path, size_t len)
+{
+	DIR *d = opendir(state);
+	struct dirent *e;
+	long long size = -1;
+
+	while (d != NULL && (e = readdir(d)) != NULL) {
+		char p[PATH_MAX + 300];
+		struct stat st;
+		size_t n = strlen(e->d_name);
+
+		snprintf(p, sizeof(p), "%s/%s", state, e->d_name);
+		if (n <= 8 || strcmp(e->d_name + n - 8, ".journal") || lstat(p, &st) != 0 ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		size = (long long)st.st_size;
+		if (path)
+			snprintf(path, len, "%s", p);
+	}
+	if (d != NULL)
+		closedir(d);
+	return size;
+}
+
+static long long journal_size(void)
+{
+	return state_journal(NULL, 0);
+}
+
+/* Placeholders in argument templates, alone or after "--option=". */
+struct subst {
+	const char *name, *value;
+};
+
+static void expand(const char *const *tmpl, const char **argv, char store[][PATH_MAX + 16],
+		   const struct subst *subs)
+{
+	size_t i;
+
+	for (i = 0; tmpl[i]; i++) {
+		const char *eq = strchr(tmpl[i], '=');
+		const char *v = eq ? eq + 1 : tmpl[i];
+
+		argv[i] = tmpl[i];
+		for (const struct subst *x = subs; x->name; x++) {
+			if (strcmp(v, x->name))
+				continue;
+			snprintf(store[i], PATH_MAX + 16, "%.*s%s",
+				 eq ? (int)(eq - tmpl[i] + 1) : 0, tmpl[i], x->value);
+			argv[i] = store[i];
+		}
+	}
+	argv[i] = NULL;
+}
+
+/* The image reads as before and no journal is left. */
+static void assert_kept(const char *img, uint64_t before)
+{
+	ck_assert_msg(tu_checksum(img) == before, "'%s' was not restored", img);
+	ck_assert_msg(state_entries() == 0, "%zu journal file(s) left", state_entries());
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+/* What a running child wrote to stderr so far contains needle (polled
+ * for up to timeout_ms). */
+static bool child_said(const struct tu_child *ch, const char *needle, unsigned timeout_ms)
+{
+	static char buf[1 << 16];
+
+	for (unsigned t = 0; t <= timeout_ms; t += 2) {
+		ssize_t n = pread(ch->err, buf, sizeof(buf) - 1, 0);
+
+		buf[n > 0 ? n : 0] = '\0';
+		if (strstr(buf, needle))
+			return true;
+		sleep_ms(2);
+	}
+	return false;
+}
+
+/* Whether pid runs flashprobe (not the forked test before its exec,
+ * which has the test runner's handlers) and has a handler for sig
+ * (SigCgt of /proc/PID/status). */
+static bool catches(int pid, int sig)
+{
+	char path[64], line[256];
+	unsigned long long mask = 0;
+	bool named = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	if (f == NULL)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		named |= !strcmp(line, "Name:\tflashprobe\n");
+		if (sscanf(line, "SigCgt: %llx", &mask) == 1)
+			break;
+	}
+	fclose(f);
+	return named && (mask & (1ull << (sig - 1)));
+}
+
+/* Whether pid has exited (a zombie waiting for tu_wait(), or gone). */
+static bool exited(int pid)
+{
+	char path[64], line[512];
+	char *p;
+	FILE *f;
+	bool gone = true;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (f == NULL)
+		return true;
+	if (fgets(line, sizeof(line), f) && (p = strrchr(line, ')')) != NULL)
+		gone = p[2] == 'Z' || p[2] == 'X';
+	fclose(f);
+	return gone;
+}
+
+/* Run the binary with stdout and stderr on the given descriptors (-1:
+ * /dev/null); the status as tu_run() and the terminating signal. */
+static int run_fds(const char *const *argv, int out, int err, int *termsig)
+{
+	const char *args[MAX_ARGS + 1] = { tu_binary() };
+	int st = 0;
+	pid_t pid;
+
+	for (size_t i = 0; argv[i] && i < MAX_ARGS - 1; i++)
+		args[i + 1] = argv[i];
+	pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(null, 0);
+		dup2(out >= 0 ? out : null, 1);
+		dup2(err >= 0 ? err : null, 2);
+		execv(args[0], (char *const *)args);
+		_exit(127);
+	}
+	ck_assert_int_gt(pid, 0);
+	waitpid(pid, &st, 0);
+	*termsig = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* A pipe whose reading end is already closed: the first write fails. */
+static int broken_pipe(void)
+{
+	int p[2];
+
+	ck_assert_int_eq(pipe(p), 0);
+	close(p[0]);
+	return p[1];
+}
+
+static char *slurp(const char *path)
+{
+	static char buf[8192];
+	int fd = open(path, O_RDONLY);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+	buf[n > 0 ? n : 0] = '\0';
+	if (fd >= 0)
+		close(fd);
+	return buf;
+}
+
+static const char *const bench_write[] = {
+	"bench", "--write", "--runtime=200ms", "--warmup=0", "--repeat=1", "--size=16M",
+	NULL
+};
+
+/* bench_write (or another list) with extra arguments and the target. */
+static void args_with(const char **argv, const char *const *base,
+		      const char *const *extra, const char *target)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; base[i]; i++)
+		argv[n++] = base[i];
+	for (size_t i = 0; extra && extra[i]; i++)
+		argv[n++] = extra[i];
+	argv[n++] = target;
+	argv[n] = NULL;
+	ck_assert_uint_lt(n, MAX_ARGS);
+}
+
+/* ==== item 2: one writer at a time ==== */
+
+static const char *const long_bench[] = {
+	"bench", "--runtime=2", "--warmup=0", "--repeat=1", "--workload=seq_write",
+	"--size=16M", NULL
+};
+
+/* Start a two-second bench (write consent in extra) on target and wait
+ * until it announces its write area: it holds the target then.  ignore:
+ * a signal the child starts with ignored (as under nohup), or 0. */
+static void start_bench(struct tu_child *ch, const char *const *extra, const char *target,
+			int ignore)
+{
+	const char *argv[MAX_ARGS];
+
+	args_with(argv, long_bench, extra, target);
+	if (ignore)
+		signal(ignore, SIG_IGN);
+	ck_assert_int_eq(tu_spawn(ch, argv, 0), 0);
+	if (ignore)
+		signal(ignore, SIG_DFL);
+	ck_assert_msg(child_said(ch, "bench writes", 10000), "bench did not start");
+}
+
+/* A second writer while a --destructive bench writes the same image is
+ * refused (status 3) naming the first, and writes nothing. */
+static void second_writer_refused(const char *target)
+{
+	static const char *const first_extra[] = { "--destructive", "--offset=8M", NULL };
+	static const char *const second_extra[] = { "--destructive", "--offset=32M", NULL };
+	const char *b[MAX_ARGS];
+	uint64_t untouched = tu_checksum_range(target, 32 * MIB, 32 * MIB);
+	struct run_result r, f;
+	struct tu_child ch;
+	char who[64];
+
+	args_with(b, long_bench, second_extra, target);
+	start_bench(&ch, first_extra, target, 0);
+	snprintf(who, sizeof(who), "'flashprobe' (pid %d)", ch.pid);
+	tu_run(&r, b);
+	tu_wait(&ch, &f);
+	ck_assert_msg(r.status == 3, "second writer: status %d, '%s'", r.status, r.err);
+	ck_assert_msg(strstr(r.err, who), "the refusal does not name %s: '%s'", who, r.err);
+	ck_assert_msg(tu_checksum_range(target, 32 * MIB, 32 * MIB) == untouched,
+		      "the refused writer wrote to the device");
+	ck_assert_msg(f.status == 0, "first writer: status %d, '%s'", f.status, f.err);
+	tu_run_free(&r);
+	tu_run_free(&f);
+}
+
+START_TEST(test_second_writer_image)
+{
+	char *img = new_image(IMG_BYTES, 21);
+
+	second_writer_refused(img);
+	free(img);
+}
+END_TEST
+
+static struct bf_scene loop;
+
+static void loop_setup(void)
+{
+	root_setup();
+	memset(&loop, 0, sizeof(loop));
+	if (root[0] && bf_image(&loop, IMG_BYTES, false))
+		bf_attach(&loop, "");
+}
+
+static void loop_teardown(void)
+{
+	bf_cleanup(&loop);
+	root_teardown();
+}
+
+static void require_loop(void)
+{
+	ck_assert_msg(loop.dev != NULL, "no loop device: %s", loop.why);
+}
+
+START_TEST(test_second_writer_loop)
+{
+	require_loop();
+	second_writer_refused(loop.dev);
+}
+END_TEST
+
+/* restore while a --write test runs refuses (status 3) and leaves the
+ * live journal alone; the test then restores the image itself. */
+START_TEST(test_restore_refused_during_test)
+{
+	char *img = new_image(IMG_BYTES, 22);
+	uint64_t before = tu_checksum(img);
+	static const char *const extra[] = { "--write", "--offset=8M", NULL };
+	const char *const rest[] = { "restore", img, NULL };
+	struct run_result r, f;
+	struct tu_child ch;
+	size_t during;
+
+	start_bench(&ch, extra, img, 0);
+	tu_run(&r, rest);
+	during = state_entries();
+	tu_wait(&ch, &f);
+	ck_assert_msg(r.status == 3, "restore during a test: status %d, '%s' '%s'", r.status,
+		      r.out, r.err);
+	ck_assert_msg(strstr(r.err, "lock"), "the refusal does not say why: '%s'", r.err);
+	ck_assert_msg(during > 0, "the live journal is gone after the refused restore");
+	ck_assert_msg(f.status == 0, "the test: status %d, '%s'", f.status, f.err);
+	assert_kept(img, before);
+	tu_run_free(&r);
+	tu_run_free(&f);
+	free(img);
+}
+END_TEST
+
+/* ==== item 3: SIGPIPE, and the report after the restore ==== */
+
+/* Notes to a closed pipe (flashprobe ... 2>&1 >/dev/null | head -1): the
+ * test runs to its end and restores; no death by SIGPIPE. */
+START_TEST(test_sigpipe_on_notes)
+{
+	char *img = new_image(IMG_BYTES, 31);
+	uint64_t before = tu_checksum(img);
+	const char *const argv[] = { "probe", "--write", "--quick", "--erasesize=1M", img,
+				     NULL };
+	int err = broken_pipe(), sig, status;
+
+	status = run_fds(argv, -1, err, &sig);
+	close(err);
+	ck_assert_msg(sig == 0, "killed by signal %d (status %d)", sig, status);
+	ck_assert_int_eq(status, 0);
+	assert_kept(img, before);
+	free(img);
+}
+END_TEST
+
+/* The report to a closed pipe (| head -c100) or a full device: the data
+ * is restored first, and the status is 1, never 0 or 141. */
+static void report_lost(const char *const *extra, int out)
+{
+	char *img = new_image(IMG_BYTES, 32);
+	uint64_t before = tu_checksum(img);
+	const char *argv[MAX_ARGS];
+	char errpath[PATH_MAX + 16];
+	int errfd, sig, status;
+
+	in_work(errpath, sizeof(errpath), "stderr");
+	errfd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	args_with(argv, bench_write, extra, img);
+	status = run_fds(argv, out, errfd, &sig);
+	close(errfd);
+	ck_assert_msg(sig == 0 && status == 1, "status %d, signal %d, '%s'", status, sig,
+		      slurp(errpath));
+	ck_assert_msg(strstr(slurp(errpath), "cannot write the report"), "'%s'",
+		      slurp(errpath));
+	assert_kept(img, before);
+	free(img);
+}
+
+START_TEST(test_report_to_closed_pipe)
+{
+	static const char *const json[] = { "--json", NULL };
+	int out = broken_pipe();
+
+	report_lost(json, out);
+	close(out);
+}
+END_TEST
+
+START_TEST(test_report_to_full_device)
+{
+	int out = open("/dev/full", O_WRONLY);
+
+	ck_assert_int_ge(out, 0);
+	report_lost(NULL, out);
+	close(out);
+}
+END_TEST
+
+/* ==== item 4: no output on the device under test ==== */
+
+static const char *const output_cases[][MAX_ARGS] = {
+	{ "probe", "--svg=@IMG", "@IMG", NULL },
+	{ "probe", "--svg=@LINK", "@IMG", NULL },
+	{ "probe", "--svg=@HARD", "@IMG", NULL },
+	{ "probe", "--write", "--quick", "--erasesize=1M", "--svg=@IMG", "@IMG", NULL },
+	{ "open-au", "--write", "--erasesize=1M", "--journal=@IMG", "@IMG", NULL },
+	{ "open-au", "--write", "--erasesize=1M", "--journal=@HARD", "@IMG", NULL },
+};
+
+START_TEST(test_output_on_device)
+{
+	char *img = new_image(IMG_BYTES, 41);
+	uint64_t before = tu_checksum(img);
+	char sym[PATH_MAX], hard[PATH_MAX], store[MAX_ARGS][PATH_MAX + 16];
+	const char *argv[MAX_ARGS];
+	struct run_result r;
+
+	in_work(sym, sizeof(sym), "link.svg");
+	in_work(hard, sizeof(hard), "hard.svg");
+	ck_assert_int_eq(symlink(img, sym), 0);
+	ck_assert_int_eq(link(img, hard), 0);
+	expand(output_cases[_i], argv, store, (const struct subst[]){
+		{ "@IMG", img }, { "@LINK", sym }, { "@HARD", hard }, { NULL, NULL } });
+	tu_run(&r, argv);
+	ck_assert_msg(r.status == 2, "case %d: status %d, '%s'", _i, r.status, r.err);
+	ck_assert_msg(strstr(r.err, "device under test"), "case %d: '%s'", _i, r.err);
+	assert_kept(img, before);
+	tu_run_free(&r);
+	free(img);
+}
+END_TEST
+
+/* On a block device: the device itself as --svg. */
+START_TEST(test_output_on_loop)
+{
+	char svg[PATH_MAX + 8];
+	const char *argv[] = { "probe", svg, NULL, NULL };
+	struct run_result r;
+	uint64_t before;
+
+	require_loop();
+	before = tu_checksum(loop.dev);
+	snprintf(svg, sizeof(svg), "--svg=%s", loop.dev);
+	argv[2] = loop.dev;
+	tu_run(&r, argv);
+	ck_assert_msg(r.status == 2, "status %d, '%s'", r.status, r.err);
+	ck_assert_msg(strstr(r.err, "device under test"), "'%s'", r.err);
+	ck_assert_msg(tu_checksum(loop.dev) == before, "the device was overwritten");
+	tu_run_free(&r);
+}
+END_TEST
+
+/* A file system of the disk under test, mounted: a chart there would be
+ * written through it onto the disk. */
+static struct bf_scene mounted;
+
+static void mounted_setup(void)
+{
+	root_setup();
+	memset(&mounted, 0, sizeof(mounted));
+	if (root[0] && bf_image(&mounted, IMG_BYTES, true) && bf_attach(&mounted, "-P") &&
+	    bf_mkfs(&mounted, mounted.part))
+		bf_mount(&mounted, mounted.part, "ro,noload");
+}
+
+static void mounted_teardown(void)
+{
+	bf_cleanup(&mounted);
+	root_teardown();
+}
+
+START_TEST(test_output_on_mounted_partition)
+{
+	char svg[PATH_MAX + 32], chart[PATH_MAX + 16];
+	const char *argv[] = { "probe", svg, mounted.dev, NULL };
+	struct run_result r;
+	uint64_t before;
+
+	ck_assert_msg(mounted.mnt[0], "no mounted partition: %s", mounted.why);
+	before = tu_checksum(mounted.dev);
+	snprintf(chart, sizeof(chart), "%s/chart.svg", mounted.mnt);
+	snprintf(svg, sizeof(svg), "--svg=%s", chart);
+	tu_run(&r, argv);
+	ck_assert_msg(r.status == 2, "status %d, '%s'", r.status, r.err);
+	ck_assert_msg(strstr(r.err, "is on the device under test"), "'%s'", r.err);
+	ck_assert_msg(access(chart, F_OK) != 0, "the chart was written");
+	ck_assert_msg(tu_checksum(mounted.dev) == before, "the device changed");
+	tu_run_free(&r);
+}
+END_TEST
+
+/* ==== item 5: data on the device, no terminal to confirm on ==== */
+
+static const struct signature_case {
+	uint32_t off;
+	const char *magic;
+	size_t len;
+} signature_cases[] = {
+	{ 0x438, "\x53\xef", 2 },		/* ext2/3/4 */
+	{ 0x1fe, "\x55\xaa", 2 },		/* MBR */
+	{ 0x218, "LVM2 001", 8 },		/* LVM2 physical volume */
+	{ 0x1000, "\xfc\x4e\x2b\xa9", 4 },	/* md RAID member */
+};
+
+START_TEST(test_signature_without_terminal)
+{
+	const struct signature_case *c = &signature_cases[_i];
+	char *img = new_image(IMG_BYTES, 51);
+	const char *const destroy[] = { "find-fat", "--destructive", "-e", "1M", "--manual",
+					img, NULL };
+	const char *const keep[] = { "open-au", "--write", "-e", "1M", "--max-open=2", img,
+				     NULL };
+	const char *const yes[] = { "open-au", "--write", "--yes", "-e", "1M",
+				    "--max-open=2", img, NULL };
+	struct run_result r;
+	uint64_t before;
+	int fd = open(img, O_WRONLY);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, c->magic, c->len, c->off), (ssize_t)c->len);
+	close(fd);
+	before = tu_checksum(img);
+	for (int i = 0; i < 2; i++) {
+		tu_run(&r, i ? keep : destroy);
+		ck_assert_msg(r.status == 3, "case %d/%d: status %d, '%s'", _i, i, r.status,
+			      r.err);
+		ck_assert_msg(strstr(r.err, "--yes") && strstr(r.err, "terminal"),
+			      "case %d/%d: '%s'", _i, i, r.err);
+		ck_assert_msg(tu_checksum(img) == before, "case %d/%d: the image changed", _i, i);
+		tu_run_free(&r);
+	}
+	tu_run(&r, yes);
+	ck_assert_msg(r.status == 0, "with --yes: status %d, '%s'", r.status, r.err);
+	ck_assert_msg(tu_checksum(img) == before, "with --yes: not restored");
+	tu_run_free(&r);
+	free(img);
+}
+END_TEST
+
+/* ==== item 6: over-long paths are refused, never cut ==== */
+
+/* dir/././.../name: exactly want bytes long (one '/' doubled when the
+ * parity needs it). */
+static void padded_path(char *buf, size_t len, const char *name, size_t want)
+{
+	size_t n = (size_t)snprintf(buf, len, "%s/", work);
+
+	if ((want - n - strlen(name)) % 2)
+		n += (size_t)snprintf(buf + n, len - n, "/");
+	while (n + strlen(name) < want)
+		n += (size_t)snprintf(buf + n, len - n, "./");
+	snprintf(buf + n, len - n, "%s", name);
+}
+
+START_TEST(test_long_paths_refused)
+{
+	static char dev[2 * PATH_MAX], jour[2 * PATH_MAX];
+	char *img = new_image(IMG_BYTES, 61), victim[PATH_MAX], cut_journal[PATH_MAX];
+	uint64_t before;
+	struct run_result r;
+	struct stat st;
+
+	/* the first PATH_MAX - 1 bytes name an existing image, or a new
+	 * journal next to it: what a cut path would have used */
+	in_work(victim, sizeof(victim), "victim");
+	ck_assert_int_eq(rename(img, victim), 0);
+	before = tu_checksum(victim);
+	padded_path(dev, sizeof(dev), "victim", PATH_MAX - 1);
+	strcat(dev, "-is-not-this-one");
+	padded_path(jour, sizeof(jour), "cut.journal", PATH_MAX - 1);
+	ck_assert_uint_lt(strlen(jour), sizeof(cut_journal));
+	memcpy(cut_journal, jour, strlen(jour) + 1);
+	strcat(jour, "-is-not-this-one");
+	{
+		const char *const cases[][MAX_ARGS] = {
+			{ "find-fat", "--destructive", "--yes", "-e", "1M", "--manual", dev, NULL },
+			{ "restore", dev, NULL },
+			{ "align", dev, NULL },
+		};
+
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			tu_run(&r, cases[i]);
+			ck_assert_msg(r.status == 2, "case %zu: status %d, '%s'", i, r.status,
+				      r.err);
+			ck_assert_msg(strstr(r.err, "PATH_MAX"), "case %zu: '%s'", i, r.err);
+			tu_run_free(&r);
+		}
+	}
+	ck_assert_msg(tu_checksum(victim) == before, "a cut path wrote to another file");
+	{
+		char opt[2 * PATH_MAX + 16];
+		const char *const argv[] = { "open-au", "--write", "-e", "1M", opt, victim, NULL };
+
+		snprintf(opt, sizeof(opt), "--journal=%s", jour);
+		tu_run(&r, argv);
+		ck_assert_msg(r.status == 2, "long --journal: status %d, '%s'", r.status, r.err);
+		tu_run_free(&r);
+	}
+	ck_assert_msg(stat(cut_journal, &st) != 0, "a journal was created at the cut path");
+	ck_assert_msg(tu_checksum(victim) == before, "the image changed");
+	free(img);
+}
+END_TEST
+
+/* ==== item 9: another process writing the device is named ==== */
+
+static void other_writer_warned(const char *target)
+{
+	uint64_t before = tu_checksum(target);
+	const char *argv[MAX_ARGS];
+	struct run_result r;
+	char pid[32];
+	int fd = open(target, O_RDWR | O_CLOEXEC);
+
+	ck_assert_int_ge(fd, 0);
+	snprintf(pid, sizeof(pid), "pid %d", (int)getpid());
+	args_with(argv, bench_write, NULL, target);
+	tu_run(&r, argv);
+	close(fd);
+	ck_assert_msg(r.status == 0, "status %d, '%s'", r.status, r.err);
+	ck_assert_msg(strstr(r.err, "open for writing") && strstr(r.err, pid),
+		      "no warning naming %s: '%s'", pid, r.err);
+	ck_assert_msg(tu_checksum(target) == before, "not restored");
+	tu_run_free(&r);
+}
+
+START_TEST(test_other_writer_image)
+{
+	char *img = new_image(IMG_BYTES, 91);
+
+	other_writer_warned(img);
+	free(img);
+}
+END_TEST
+
+/* O_EXCL does not stop a process that opened the disk without it. */
+START_TEST(test_other_writer_loop)
+{
+	require_loop();
+	other_writer_warned(loop.dev);
+}
+END_TEST
+
+/* ==== item 10: every documented exit status, one meaning each ==== */
+
+static const struct status_case {
+	const char *args[MAX_ARGS];
+	int status;
+	const char *expect;		/* in stderr */
+} status_cases[] = {
+	{ { "align", "sim:seed", NULL }, 0, "" },
+	{ { "open-au", "--write", "--erasesize=4M", "--max-open=4",
+	    "sim:sdhc-4m,bad_start=16M,bad=1M", NULL }, 1, "open-au failed" },
+	{ { "open-au", "-e", "1M", "@IMG", NULL }, 2, "--write" },
+	{ { "open-au", "--write", "-e", "1M", "--journal=", "@IMG", NULL }, 2, "empty" },
+	{ { "align", "@LOOP", NULL }, 2, "symbolic links" },
+	{ { "open-au", "--write", "-e", "1M", "--journal=@LOOP", "@IMG", NULL }, 2,
+	  "--journal" },
+	{ { "open-au", "--write", "-e", "1M", "--journal=@FILE", "@IMG", NULL }, 2,
+	  "not a journal" },
+	{ { "list-sims", "extra", NULL }, 2, "unexpected argument" },
+	{ { "restore", "@DIR", NULL }, 2, "directory" },
+	{ { "open-au", "--write", "-e", "1M", "--journal=@FAKEJ", "@IMG", NULL }, 3,
+	  "unfinished journal" },
+	{ { "open-au", "--write", "@IMG", NULL }, 4, "erase-block size" },
+};
+
+START_TEST(test_exit_status)
+{
+	const struct status_case *c = &status_cases[_i];
+	char *img = new_image(16 * MIB, 101);
+	char loopy[PATH_MAX], file[PATH_MAX], fake[PATH_MAX], store[MAX_ARGS][PATH_MAX + 16];
+	const char *argv[MAX_ARGS];
+	uint64_t before = tu_checksum(img);
+	struct run_result r;
+	int fd;
+
+	in_work(loopy, sizeof(loopy), "loopy");
+	in_work(file, sizeof(file), "notes.txt");
+	in_work(fake, sizeof(fake), "other.journal");
+	ck_assert_int_eq(symlink(loopy, loopy), 0);
+	fd = open(file, O_WRONLY | O_CREAT, 0600);
+	ck_assert_int_eq(write(fd, "keep me\n", 8), 8);
+	close(fd);
+	fd = open(fake, O_WRONLY | O_CREAT, 0600);
+	ck_assert_int_eq(write(fd, "FPJOURNL", 8), 8);
+	close(fd);
+	expand(c->args, argv, store, (const struct subst[]){
+		{ "@IMG", img }, { "@LOOP", loopy }, { "@FILE", file }, { "@FAKEJ", fake },
+		{ "@DIR", work }, { NULL, NULL } });
+	tu_run(&r, argv);
+	ck_assert_msg(r.status == c->status, "case %d: status %d, want %d: '%s'", _i, r.status,
+		      c->status, r.err);
+	ck_assert_msg(strstr(r.err, c->expect), "case %d: '%s' lacks '%s'", _i, r.err,
+		      c->expect);
+	ck_assert_msg(tu_checksum(img) == before, "case %d: the image changed", _i);
+	ck_assert_msg(!strcmp(slurp(file), "keep me\n"), "case %d: overwrote a file", _i);
+	tu_run_free(&r);
+	free(img);
+}
+END_TEST
+
+/* A block device whose sysfs entry is missing: nothing can prove it
+ * unused, a refusal for safety (3), not a usage error. */
+START_TEST(test_unverifiable_device_refused)
+{
+	char node[PATH_MAX], sys[64];
+	const char *const argv[] = { "open-au", "--destructive", "-e", "1M", node, NULL };
+	struct run_result r;
+	unsigned minor_nr = 200;
+
+	ck_assert_msg(work[0], "no private directory");
+	do
+		snprintf(sys, sizeof(sys), "/sys/dev/block/240:%u", ++minor_nr);
+	while (access(sys, F_OK) == 0 && minor_nr < 250);
+	in_work(node, sizeof(node), "orphan");
+	ck_assert_int_eq(mknod(node, S_IFBLK | 0600, makedev(240, minor_nr)), 0);
+	tu_run(&r, argv);
+	ck_assert_msg(r.status == 3, "status %d, '%s'", r.status, r.err);
+	ck_assert_msg(strstr(r.err, "cannot check whether"), "'%s'", r.err);
+	tu_run_free(&r);
+}
+END_TEST
+
+/* A pending journal (find-fat --write killed by RLIMIT_FSIZE after two
+ * saved blocks), then the image replaced by another file: restoring onto
+ * it is refused (3) and writes nothing. */
+START_TEST(test_restore_other_identity_refused)
+{
+	char *img = new_image(IMG_BYTES, 111), *other;
+	const char *const args[] = { "find-fat", "--write", "-e", "1M", img, NULL };
+	struct tu_child ch;
+	struct run_result r;
+	char journal[PATH_MAX + 300];
+	uint64_t sum;
+
+	ck_assert_int_eq(tu_spawn(&ch, args, 2048 + 2 * (40 + MIB + 40) + 2048), 0);
+	ck_assert_int_eq(tu_wait(&ch, &r), SIGXFSZ);
+	tu_run_free(&r);
+	ck_assert_msg(state_journal(journal, sizeof(journal)) > 0, "no pending journal");
+	other = new_image(IMG_BYTES, 112);
+	ck_assert_int_eq(rename(other, img), 0);
+	sum = tu_checksum(img);
+	/* by the journal's name: matched by identity, the new file has none */
+	tu_run(&r, (const char *const[]){ "restore", journal, NULL });
+	ck_assert_msg(r.status == 3, "status %d, '%s' '%s'", r.status, r.out, r.err);
+	ck_assert_msg(tu_checksum(img) == sum, "the other file was written");
+	ck_assert_msg(journal_size() > 0, "the journal was not kept");
+	tu_run_free(&r);
+	free(other);
+	free(img);
+}
+END_TEST
+
+/* ==== item 11: signals ==== */
+
+static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+
+/* Each stopping signal during a --write test: restored, 128 + N, one
+ * line about the interruption and no "Interrupted system call". */
+START_TEST(test_signal_restores)
+{
+	int sig = stop_signals[_i];
+	char *img = new_image(IMG_BYTES, 121);
+	uint64_t before = tu_checksum(img);
+	static const char *const extra[] = { "--write", "--offset=8M", NULL };
+	struct tu_child ch;
+	struct run_result r;
+	int termsig;
+
+	signal(sig, SIG_DFL);	/* as if not started under nohup */
+	start_bench(&ch, extra, img, 0);
+	sleep_ms(300);
+	kill(ch.pid, sig);
+	termsig = tu_wait(&ch, &r);
+	ck_assert_msg(termsig == 0 && r.status == 128 + sig, "%s: status %d, signal %d, '%s'",
+		      strsignal(sig), r.status, termsig, r.err);
+	ck_assert_msg(strstr(r.err, "interrupted by signal"), "'%s'", r.err);
+	ck_assert_msg(!strstr(r.err, "Interrupted system call"), "'%s'", r.err);
+	assert_kept(img, before);
+	tu_run_free(&r);
+	free(img);
+}
+END_TEST
+
+/* Under nohup SIGHUP is ignored: it stays ignored, the test finishes. */
+START_TEST(test_ignored_sighup_stays_ignored)
+{
+	char *img = new_image(IMG_BYTES, 122);
+	uint64_t before = tu_checksum(img);
+	static const char *const extra[] = { "--write", "--offset=8M", NULL };
+	struct tu_child ch;
+	struct run_result r;
+	int termsig;
+
+	start_bench(&ch, extra, img, SIGHUP);
+	sleep_ms(300);
+	kill(ch.pid, SIGHUP);
+	termsig = tu_wait(&ch, &r);
+	ck_assert_msg(termsig == 0 && r.status == 0, "status %d, signal %d, '%s'", r.status,
+		      termsig, r.err);
+	ck_assert_msg(strstr(r.out, "seq_write"), "no report: '%s'", r.out);
+	ck_assert_msg(tu_checksum(img) == before, "not restored");
+	tu_run_free(&r);
+	free(img);
+}
+END_TEST
+
+/* restore keeps replaying under a hail of SIGINTs, then says so. */
+START_TEST(test_restore_finishes_under_signals)
+{
+	char *img = new_image(IMG_BYTES, 123);
+	uint64_t before = tu_checksum(img);
+	const char *const crash[] = { "bench", "--write", "--offset=8M", "--size=48M",
+				      "--runtime=3", "--warmup=0", "--repeat=1",
+				      "--workload=seq_write", img, NULL };
+	const char *const rest[] = { "restore", img, NULL };
+	struct tu_child ch;
+	struct run_result r;
+	int termsig, sent = 0;
+
+	/* a journal holding 48 MiB, the device partly overwritten */
+	ck_assert_int_eq(tu_spawn(&ch, crash, 0), 0);
+	for (int t = 0; t < 10000 && journal_size() < (long long)(48 * MIB); t += 2)
+		sleep_ms(2);
+	sleep_ms(300);
+	kill(ch.pid, SIGKILL);
+	ck_assert_int_eq(tu_wait(&ch, &r), SIGKILL);
+	tu_run_free(&r);
+	ck_assert_msg(journal_size() >= (long long)(48 * MIB), "journal of %lld bytes",
+		      journal_size());
+	ck_assert_int_eq(tu_spawn(&ch, rest, 0), 0);
+	for (int t = 0; t < 5000 && !catches(ch.pid, SIGINT) && !exited(ch.pid); t += 1)
+		sleep_ms(1);
+	while (!exited(ch.pid)) {
+		kill(ch.pid, SIGINT);
+		sent++;
+		sleep_ms(2);
+	}
+	termsig = tu_wait(&ch, &r);
+	ck_assert_msg(termsig == 0, "restore died of signal %d after %d SIGINTs: '%s'", termsig,
+		      sent, r.err);
+	ck_assert_msg(sent > 0 && r.status == 130, "status %d after %d SIGINTs: '%s'",
+		      r.status, sent, r.err);
+	ck_assert_msg(strstr(r.err, "still restoring") && strstr(r.err, "finished first"),
+		      "'%s'", r.err);
+	assert_kept(img, before);
+	tu_run_free(&r);
+	free(img);
+}
+END_TEST
+
+/* ==== item 12: messages ==== */
+
+/* SIGINT while --write backs up the area: nothing was written, and the
+ * message must not claim a restore. */
+START_TEST(test_interrupted_backup_message)
+{
+	char *img = new_image(128 * MIB, 131);
+	uint64_t before = tu_checksum(img);
+	const char *const argv[] = { "bench", "--write", "--offset=8M", "--size=112M",
+				     "--runtime=1", "--warmup=0", "--repeat=1", img, NULL };
+	struct run_result r = { 0 };
+	bool caught = false;
+
+	for (int attempt = 0; attempt < 3 && !caught; attempt++) {
+		struct tu_child ch;
+
+		tu_run_free(&r);
+		ck_assert_int_eq(tu_spawn(&ch, argv, 0), 0);
+		ck_assert_msg(child_said(&ch, "bench writes", 10000), "bench did not start");
+		kill(ch.pid, SIGINT);
+		tu_wait(&ch, &r);
+		caught = strstr(r.err, "backup") && strstr(r.err, "interrupted;");
+	}
+	ck_assert_msg(caught, "the signal never came during the backup: '%s'", r.err);
+	ck_assert_msg(r.status == 130, "status %d: '%s'", r.status, r.err);
+	ck_assert_msg(!strstr(r.err, "the data was restored"), "'%s'", r.err);
+	ck_assert_msg(strstr(r.err, "signal 2; nothing was written"), "'%s'", r.err);
+	assert_kept(img, before);
+	tu_run_free(&r);
+	free(img);
+}
+END_TEST
+
+static const struct message_case {
+	const char *args[MAX_ARGS];
+	int status;
+	const char *want, *not;
+} message_cases[] = {
+	{ { "align", "--offset=1M", "sim:seed", NULL }, 2, "--offset", "find-fat" },
+	{ { "find-fat", "--offset=1M", "sim:seed", NULL }, 2, "find-fat writes from sector 0",
+	  NULL },
+	{ { "list-sims", "extra", NULL }, 2, "unexpected argument 'extra'", NULL },
+	{ { "restore", "/var/tmp", NULL }, 2, "journal file or a device",
+	  "Block device required" },
+};
+
+START_TEST(test_messages)
+{
+	const struct message_case *c = &message_cases[_i];
+	struct run_result r;
+
+	tu_run(&r, c->args);
+	ck_assert_msg(r.status == c->status, "case %d: status %d: '%s'", _i, r.status, r.err);
+	ck_assert_msg(strstr(r.err, c->want), "case %d: '%s' lacks '%s'", _i, r.err, c->want);
+	ck_assert_msg(!c->not || !strstr(r.err, c->not), "case %d: '%s'", _i, r.err);
+	ck_assert_str_eq(r.out, "");
+	tu_run_free(&r);
+}
+END_TEST
+
+#define NCASES(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+Suite *datasafety_suite(void)
+{
+	Suite *s = suite_create("datasafety");
+	TCase *img = tcase_create("image");
+	TCase *blk = tcase_create("loop"), *mnt;
+	const char *why = bf_unavailable("");
+
+	tcase_set_timeout(img, 300);
+	tcase_add_unchecked_fixture(img, root_setup, root_teardown);
+	tcase_add_checked_fixture(img, work_setup, NULL);
+	tcase_add_test(img, test_second_writer_image);
+	tcase_add_test(img, test_restore_refused_during_test);
+	tcase_add_test(img, test_sigpipe_on_notes);
+	tcase_add_test(img, test_report_to_closed_pipe);
+	tcase_add_test(img, test_report_to_full_device);
+	tcase_add_loop_test(img, test_output_on_device, 0, NCASES(output_cases));
+	tcase_add_loop_test(img, test_signature_without_terminal, 0, NCASES(signature_cases));
+	tcase_add_test(img, test_long_paths_refused);
+	tcase_add_test(img, test_other_writer_image);
+	tcase_add_loop_test(img, test_exit_status, 0, NCASES(status_cases));
+	tcase_add_test(img, test_restore_other_identity_refused);
+	tcase_add_loop_test(img, test_signal_restores, 0, NCASES(stop_signals));
+	tcase_add_test(img, test_ignored_sighup_stays_ignored);
+	tcase_add_test(img, test_restore_finishes_under_signals);
+	tcase_add_test(img, test_interrupted_backup_message);
+	tcase_add_loop_test(img, test_messages, 0, NCASES(message_cases));
+	suite_add_tcase(s, img);
+	if (why) {
+		tu_skip("datasafety/loop: lock, writer warning, output and sysfs refusal on "
+			"block devices", why);
+		return s;
+	}
+	tcase_set_timeout(blk, 300);
+	tcase_add_unchecked_fixture(blk, loop_setup, loop_teardown);
+	tcase_add_checked_fixture(blk, work_setup, NULL);
+	tcase_add_test(blk, test_second_writer_loop);
+	tcase_add_test(blk, test_other_writer_loop);
+	tcase_add_test(blk, test_output_on_loop);
+	tcase_add_test(blk, test_unverifiable_device_refused);
+	suite_add_tcase(s, blk);
+	why = bf_unavailable("mkfs.ext4");
+	if (why) {
+		tu_skip("datasafety/mounted: --svg on a mounted partition", why);
+		return s;
+	}
+	mnt = tcase_create("mounted");
+	tcase_set_timeout(mnt, 300);
+	tcase_add_unchecked_fixture(mnt, mounted_setup, mounted_teardown);
+	tcase_add_test(mnt, test_output_on_mounted_partition);
+	suite_add_tcase(s, mnt);
+	return s;
+}
