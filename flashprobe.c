@@ -396,10 +396,10 @@ static int parse_args(int argc, char **argv, struct cli *c)
 
 static int list_sims(void)
 {
-	char e[32], p[32], s[32], f[32];
+	char e[32], p[32], s[32], f[32], cap[80];
 
-	printf("%-14s %8s %8s %8s %5s %5s %-10s %s\n", "name", "size", "erase",
-	       "page", "open", "rand", "fat area", "description");
+	printf("%-14s %8s %8s %8s %5s %5s %-10s %-16s %s\n", "name", "size", "erase",
+	       "page", "open", "rand", "fat area", "capacity", "description");
 	for (const struct sim_profile *sp = sim_profiles; sp->name[0]; sp++) {
 		units_format_bytes(sp->size_bytes, s, sizeof(s));
 		units_format_bytes(sp->erase_bytes, e, sizeof(e));
@@ -411,8 +411,9 @@ static int list_sims(void)
 			units_format_bytes(sp->fat_bytes, f, sizeof(f));
 		else
 			snprintf(f, sizeof(f), "none");
-		printf("%-14s %8s %8s %8s %5u %5u %-10s %s\n", sp->name, s, e, p,
+		printf("%-14s %8s %8s %8s %5u %5u %-10s %-16s %s\n", sp->name, s, e, p,
 		       sp->open_au_linear, sp->open_au_random, f,
+		       sim_capacity_truth(sp, cap, sizeof(cap)),
 		       sp->description ? sp->description : "");
 	}
 	return FP_EXIT_OK;
