@@ -164,10 +164,15 @@ int session_protect(struct session *s, const char *what, uint64_t start,
 
 int session_close(struct session *s, char *err, size_t errlen)
 {
+	unsigned flags = 0;
 	int ret = 0;
 
+#ifdef JOURNAL_RESTORE_SAME_DEVICE
+	if (s->may_alias)
+		flags |= JOURNAL_RESTORE_SAME_DEVICE;
+#endif
 	if (s->consent == SESSION_WRITE && s->dev && s->dev != s->raw) {
-		ret = journal_finish(s->dev, 0, &s->restore, err, errlen);
+		ret = journal_finish(s->dev, flags, &s->restore, err, errlen);
 		if (ret && !err[0])
 			snprintf(err, errlen, "restoring '%s' from '%s' failed: %s; the "
 				 "journal is kept: run 'flashprobe restore %s'",

@@ -47,6 +47,10 @@ struct session {
 	enum session_consent consent;
 	bool simulated;
 	bool wrote;			/* session_protect() was called */
+	bool may_alias;			/* the test saw writes land on other
+					 * offsets (a wraparound card): the
+					 * in-process restore skips the
+					 * journal's content fingerprint */
 	char journal[PATH_MAX];		/* --write: the journal file */
 	struct journal_restore_report restore;
 	FILE *notes;
