@@ -30,6 +30,8 @@
  *            is left between them: real_bytes is then at most 1 MiB below
  *            the truth, and never above it (a good block proves the flash
  *            up to its end).  Rounds grow with log17(capacity / 1 MiB).
+ *   confirm  every position is read once more; one that reads differently
+ *            makes the answer undetermined.
  *   verdict  wraparound when offset 0 aliased; else genuine when nothing
  *            was bad; damaged when the first bad position failed with an
  *            I/O error or a good position follows it (an island); limbo
@@ -42,7 +44,9 @@
  * probe happens to land on an alias (then "undetermined"); a write cache
  * larger than cache_bytes can hide a limbo card.  When the card aliases
  * inside the flush area itself (real flash below ~33 MiB with wraparound),
- * later rounds run without a flush and the confidence says so.
+ * round 0's flush clobbers some test blocks (they read the filler of an
+ * alias and are set aside); later flushes leave out every block landing
+ * on a test block.
  */
 #include "capacity.h"
 
@@ -229,7 +233,6 @@ struct ctx {
 	struct capacity_result *r;
 	uint8_t *blk;			/* one block */
 	uint8_t *chunk;			/* one flush chunk */
-	bool flush_on;			/* false once flushing would alias */
 	bool flush_error_noted;
 	bool contradiction;
 	uint64_t top;			/* end of what can be real */
@@ -293,9 +296,11 @@ static int read_probe(struct ctx *c, struct capacity_probe *pr)
 		return rc;
 	if (rc == 0)
 		st = classify(c, pr, &claimed);
-	/* good once, not later: the model has no explanation (wraparound
-	 * clobbering is sorted out by the caller) */
-	if (pr->state == CAPACITY_OWN && st != CAPACITY_OWN && st != CAPACITY_FOREIGN)
+	/* each position is written once: reading it differently later has no
+	 * explanation in the model (unstable media or reader, a cache larger
+	 * than the flush), except another offset's block landing on it,
+	 * which sort_out_aliasing() judges */
+	if (pr->state != CAPACITY_UNREAD && st != pr->state && st != CAPACITY_FOREIGN)
 		c->contradiction = true;
 	if (pr->first == CAPACITY_UNREAD)
 		pr->first = st;
@@ -353,35 +358,58 @@ static int flush_piece(struct ctx *c, uint64_t off, uint64_t end)
 	return is_media_error(rc) ? note_flush_error(c, off, end) : rc;
 }
 
-/* Defeat a write cache: cache_bytes of filler, around the test blocks. */
+/* Where offset off lands: on a wraparound card off mod period. */
+static uint64_t landing(const struct ctx *c, uint64_t off)
+{
+	return c->r->alias_period_bytes ? off % c->r->alias_period_bytes : off;
+}
+
+/* Whether the filler block at off would land on a test block
+ * (landings sorted, n of them). */
+static bool hits_probe(const struct ctx *c, const uint64_t *landings, size_t n,
+		       uint64_t off)
+{
+	uint64_t at = landing(c, off), b = c->p->block_bytes;
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {	/* the first landing above at - b */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (landings[mid] + b <= at)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && landings[lo] < at + b;
+}
+
+/* Defeat a write cache: cache_bytes of filler written and read in runs
+ * of up to one chunk, leaving out every block that would land on a test
+ * block (on a wraparound card the area itself may alias onto them). */
 static int flush(struct ctx *c)
 {
 	const struct capacity_plan *p = c->p;
 	uint64_t end = p->flush_start_bytes + p->flush_bytes, off = p->flush_start_bytes;
-	uint64_t *skip = malloc((c->r->nprobes + 1) * sizeof(*skip));
-	size_t n = 0, j = 0;
+	uint64_t *landings = malloc((c->r->nprobes + 1) * sizeof(*landings));
+	size_t n = 0;
 	int rc = 0;
 
-	if (!skip)
+	if (!landings)
 		return -ENOMEM;
 	for (size_t i = 0; i < c->r->nprobes; i++)
-		skip[n++] = c->r->probes[i].offset_bytes;
-	qsort(skip, n, sizeof(*skip), cmp_u64);
+		landings[n++] = landing(c, c->r->probes[i].offset_bytes);
+	qsort(landings, n, sizeof(*landings), cmp_u64);
 	while (rc == 0 && off < end) {
-		uint64_t lim = min64(end, off + CAPACITY_CHUNK_BYTES);
+		uint64_t run = off;
 
-		while (j < n && skip[j] + p->block_bytes <= off)
-			j++;
-		if (j < n && skip[j] <= off) {
-			off = skip[j] + p->block_bytes;
-			continue;
-		}
-		if (j < n && skip[j] < lim)
-			lim = skip[j];
-		rc = flush_piece(c, off, lim);
-		off = lim;
+		while (run < end && run - off < CAPACITY_CHUNK_BYTES &&
+		       !hits_probe(c, landings, n, run))
+			run += p->block_bytes;
+		if (run > off)
+			rc = flush_piece(c, off, run);
+		off = run > off ? run : off + p->block_bytes;
 	}
-	free(skip);
+	free(landings);
 	c->r->flushes++;
 	return rc;
 }
@@ -394,7 +422,7 @@ static int run_round(struct ctx *c, size_t first)
 
 	for (size_t i = first; rc == 0 && i < r->nprobes; i++)
 		rc = write_probe(c, &r->probes[i]);
-	if (!c->flush_on || !c->p->flush_bytes)
+	if (!c->p->flush_bytes)
 		r->cache_defeated = false;
 	else if (rc == 0)
 		rc = flush(c);
@@ -586,8 +614,7 @@ static void conclude(struct ctx *c, bool converged)
 	if (!sure && !r->note[0])
 		snprintf(r->note, sizeof(r->note), "%s", !c->p->flush_bytes ?
 			 "no cache flush: a write cache could have served lost writes" :
-			 "the card aliases inside the cache-flush area: later read-backs "
-			 "ran without a flush");
+			 "the cache flush was smaller than --cache-size (a small device)");
 }
 
 /* Rounds until no unit is left between the good end and the first bad
@@ -615,6 +642,19 @@ static int search(struct ctx *c)
 	return 0;
 }
 
+/* Read every position once more: a second look at what the verdict
+ * rests on (read_probe() flags any change). */
+static int confirm(struct ctx *c)
+{
+	int rc = 0;
+
+	for (size_t i = 0; rc == 0 && i < c->r->nprobes; i++)
+		rc = read_probe(c, &c->r->probes[i]);
+	if (rc == 0)
+		sort_out_aliasing(c, c->r->alias_period_bytes);
+	return rc;
+}
+
 static int round_zero(struct ctx *c)
 {
 	struct capacity_result *r = c->r;
@@ -629,12 +669,8 @@ static int round_zero(struct ctx *c)
 		return rc;
 	if (r->probes[0].state == CAPACITY_FOREIGN) {
 		r->alias_period_bytes = find_period(c);
-		if (r->alias_period_bytes) {
+		if (r->alias_period_bytes)
 			c->top = r->alias_period_bytes;
-			/* our own flush would alias onto the test blocks */
-			if (r->alias_period_bytes <= p->flush_start_bytes + p->flush_bytes)
-				c->flush_on = false;
-		}
 	}
 	sort_out_aliasing(c, r->alias_period_bytes);
 	return 0;
@@ -643,8 +679,7 @@ static int round_zero(struct ctx *c)
 int capacity_run(struct fp_dev *d, const struct capacity_opts *o,
 		 const struct capacity_plan *p, struct capacity_result *r)
 {
-	struct ctx c = { .d = d, .o = o, .p = p, .r = r, .flush_on = true,
-			 .top = p->device_bytes };
+	struct ctx c = { .d = d, .o = o, .p = p, .r = r, .top = p->device_bytes };
 	uint64_t io0 = fp_dev_io_count(d), ns0 = fp_dev_io_ns(d);
 	uint64_t w0 = fp_dev_bytes_written(d);
 	int rc;
@@ -662,6 +697,8 @@ int capacity_run(struct fp_dev *d, const struct capacity_opts *o,
 		rc = round_zero(&c);
 	if (rc == 0)
 		rc = search(&c);
+	if (rc == 0)
+		rc = confirm(&c);
 	if (rc == 0 || rc == -EAGAIN)
 		conclude(&c, rc == 0);
 	if (rc == -EAGAIN)
