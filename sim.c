@@ -1060,9 +1060,8 @@ static int sim_cache_create(struct sim *s)
 		slots *= 2;
 	c->mask = slots - 1;
 	c->block = sim_calloc(s, c->n, sizeof(*c->block));
-	c->data = sim_calloc(s, c->n, SIM_BLOCK_BYTES);
 	c->table = sim_calloc(s, slots, sizeof(*c->table));
-	return c->block && c->data && c->table ? 0 : -ENOMEM;
+	return c->block && c->table ? 0 : -ENOMEM;	/* data on first write */
 }
 
 static struct sim *sim_create(const struct sim_profile *p)
@@ -1360,6 +1359,8 @@ static int sim_cached_write(struct sim *s, const uint8_t *src, size_t len,
 {
 	struct sim_cache *c = &s->cache;
 
+	if (c->n && !c->data && !(c->data = sim_calloc(s, c->n, SIM_BLOCK_BYTES)))
+		return -ENOMEM;
 	for (uint64_t b = off / SIM_BLOCK_BYTES; c->n && b * SIM_BLOCK_BYTES < off + len; b++) {
 		uint64_t base = b * SIM_BLOCK_BYTES;
 		uint64_t from = base > off ? base : off;
