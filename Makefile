@@ -70,10 +70,12 @@ demo: $(B)/flashprobe
 	./$(B)/flashprobe probe sim:seed
 
 # Figures and ratios, never pass/fail: cost of the analyzers against
-# flashbench's procedures, and flashprobe's I/O overhead against fio.
+# flashbench's procedures and of the capacity check against f3probe, and
+# flashprobe's I/O overhead against fio.
 bench: $(B)/flashprobe
 	sh bench/align-cost $(CURDIR)/$(B)/flashprobe
 	sh bench/write-cost $(CURDIR)/$(B)/flashprobe
+	sh bench/capacity-cost $(CURDIR)/$(B)/flashprobe
 	sh bench/overhead $(CURDIR)/$(B)/flashprobe
 
 # libFuzzer harnesses for the parsers of what users type (fuzz/*.c), built
