@@ -952,6 +952,7 @@ static int run_probe(const struct cli *c)
 	if (show_progress(c))
 		o.progress = probe_progress;
 	ret = probe_run(s.dev, &o, r);
+	s.may_alias = r->capacity.aliasing_seen;
 	progress_done();
 	if (ret) {
 		ret = fail(FP_EXIT_FAILURE, "probe failed on '%s': %s", c->device,

@@ -64,6 +64,31 @@
  * cards.tsv; where a source gives none we pick a plausible value and say
  * so in the description. */
 
+/* Geometry, costs and noise shared by a card and its counterfeit twins. */
+#define SIM_SDHC_4M_CARD \
+	.page_bytes = 16 * SIM_KIB, .raw_page_bytes = 8 * SIM_KIB, \
+	.erase_bytes = 4 * SIM_MIB, \
+	.open_au_linear = 3, .open_au_random = 3, \
+	.read_base_ns = 1600 * SIM_US, .read_page_ns = 160 * SIM_US, \
+	.raw_cross_ns = 12 * SIM_US, .page_cross_ns = 300 * SIM_US, \
+	.au_cross_ns = 680 * SIM_US, .erased_reads_fast = true, \
+	.write_base_ns = 1200 * SIM_US, .write_page_ns = 3200 * SIM_US, \
+	.gc_page_ns = 1600 * SIM_US, .erase_ns = 5 * SIM_MS, \
+	.random_write_ns = 9 * SIM_MS, \
+	.jitter_pct = 3, .stall_ppm = 50, .stall_ns = 10 * SIM_MS, \
+	.location_pct = 1
+
+/* the same for the USB stick (Patriot Xporter) */
+#define SIM_USB_8M_STICK \
+	.page_bytes = 0, .erase_bytes = 8 * SIM_MIB, \
+	.open_au_linear = 2, .open_au_random = 0, \
+	.read_base_ns = 600 * SIM_US, .read_page_ns = 450 * SIM_US, \
+	.au_cross_ns = 220 * SIM_US, \
+	.write_base_ns = 500 * SIM_US, .write_page_ns = 1200 * SIM_US, \
+	.gc_page_ns = 500 * SIM_US, .erase_ns = 4 * SIM_MS, \
+	.jitter_pct = 4, .stall_ppm = 200, .stall_ns = 10 * SIM_MS, \
+	.location_pct = 2
+
 const struct sim_profile sim_profiles[] = {
 	{
 		.name = "seed",
@@ -90,17 +115,7 @@ const struct sim_profile sim_profiles[] = {
 		.description = "microSDHC with a clear step: 4MiB erase, 16KiB "
 			       "page, 3/3 open AUs (Kingston SA04G writes)",
 		.size_bytes = SIM_GIB, .sector_bytes = 512,
-		.page_bytes = 16 * SIM_KIB, .raw_page_bytes = 8 * SIM_KIB,
-		.erase_bytes = 4 * SIM_MIB,
-		.open_au_linear = 3, .open_au_random = 3,
-		.read_base_ns = 1600 * SIM_US, .read_page_ns = 160 * SIM_US,
-		.raw_cross_ns = 12 * SIM_US, .page_cross_ns = 300 * SIM_US,
-		.au_cross_ns = 680 * SIM_US, .erased_reads_fast = true,
-		.write_base_ns = 1200 * SIM_US, .write_page_ns = 3200 * SIM_US,
-		.gc_page_ns = 1600 * SIM_US, .erase_ns = 5 * SIM_MS,
-		.random_write_ns = 9 * SIM_MS,
-		.jitter_pct = 3, .stall_ppm = 50, .stall_ns = 10 * SIM_MS,
-		.location_pct = 1, .seed = 41,
+		SIM_SDHC_4M_CARD, .seed = 41,
 	},
 	{
 		.name = "readme",
@@ -256,14 +271,7 @@ const struct sim_profile sim_profiles[] = {
 		.description = "USB stick (Patriot Xporter): 8MiB erase, 220us "
 			       "AU step, page not observable, 2 open AUs",
 		.size_bytes = SIM_GIB, .sector_bytes = 512,
-		.page_bytes = 0, .erase_bytes = 8 * SIM_MIB,
-		.open_au_linear = 2, .open_au_random = 0,
-		.read_base_ns = 600 * SIM_US, .read_page_ns = 450 * SIM_US,
-		.au_cross_ns = 220 * SIM_US,
-		.write_base_ns = 500 * SIM_US, .write_page_ns = 1200 * SIM_US,
-		.gc_page_ns = 500 * SIM_US, .erase_ns = 4 * SIM_MS,
-		.jitter_pct = 4, .stall_ppm = 200, .stall_ns = 10 * SIM_MS,
-		.location_pct = 2, .seed = 8,
+		SIM_USB_8M_STICK, .seed = 8,
 	},
 	{
 		.name = "sandisk-24m",
@@ -290,17 +298,7 @@ const struct sim_profile sim_profiles[] = {
 			       "writes past 8GiB wrap to the start (sdhc-4m "
 			       "timing)",
 		.size_bytes = 64 * SIM_GIB, .sector_bytes = 512,
-		.page_bytes = 16 * SIM_KIB, .raw_page_bytes = 8 * SIM_KIB,
-		.erase_bytes = 4 * SIM_MIB,
-		.open_au_linear = 3, .open_au_random = 3,
-		.read_base_ns = 1600 * SIM_US, .read_page_ns = 160 * SIM_US,
-		.raw_cross_ns = 12 * SIM_US, .page_cross_ns = 300 * SIM_US,
-		.au_cross_ns = 680 * SIM_US, .erased_reads_fast = true,
-		.write_base_ns = 1200 * SIM_US, .write_page_ns = 3200 * SIM_US,
-		.gc_page_ns = 1600 * SIM_US, .erase_ns = 5 * SIM_MS,
-		.random_write_ns = 9 * SIM_MS,
-		.jitter_pct = 3, .stall_ppm = 50, .stall_ns = 10 * SIM_MS,
-		.location_pct = 1, .seed = 81,
+		SIM_SDHC_4M_CARD, .seed = 81,
 		.fake = SIM_FAKE_WRAP, .real_bytes = 8 * SIM_GIB,
 	},
 	{
@@ -309,17 +307,7 @@ const struct sim_profile sim_profiles[] = {
 			       "8GiB are acknowledged and lost, reads there "
 			       "return zeros (sdhc-4m timing)",
 		.size_bytes = 64 * SIM_GIB, .sector_bytes = 512,
-		.page_bytes = 16 * SIM_KIB, .raw_page_bytes = 8 * SIM_KIB,
-		.erase_bytes = 4 * SIM_MIB,
-		.open_au_linear = 3, .open_au_random = 3,
-		.read_base_ns = 1600 * SIM_US, .read_page_ns = 160 * SIM_US,
-		.raw_cross_ns = 12 * SIM_US, .page_cross_ns = 300 * SIM_US,
-		.au_cross_ns = 680 * SIM_US, .erased_reads_fast = true,
-		.write_base_ns = 1200 * SIM_US, .write_page_ns = 3200 * SIM_US,
-		.gc_page_ns = 1600 * SIM_US, .erase_ns = 5 * SIM_MS,
-		.random_write_ns = 9 * SIM_MS,
-		.jitter_pct = 3, .stall_ppm = 50, .stall_ns = 10 * SIM_MS,
-		.location_pct = 1, .seed = 82,
+		SIM_SDHC_4M_CARD, .seed = 82,
 		.fake = SIM_FAKE_LIMBO, .real_bytes = 8 * SIM_GIB,
 	},
 	{
@@ -329,14 +317,7 @@ const struct sim_profile sim_profiles[] = {
 			       "writes: only a cache flush shows the loss "
 			       "(usb-8m timing)",
 		.size_bytes = 32 * SIM_GIB, .sector_bytes = 512,
-		.page_bytes = 0, .erase_bytes = 8 * SIM_MIB,
-		.open_au_linear = 2, .open_au_random = 0,
-		.read_base_ns = 600 * SIM_US, .read_page_ns = 450 * SIM_US,
-		.au_cross_ns = 220 * SIM_US,
-		.write_base_ns = 500 * SIM_US, .write_page_ns = 1200 * SIM_US,
-		.gc_page_ns = 500 * SIM_US, .erase_ns = 4 * SIM_MS,
-		.jitter_pct = 4, .stall_ppm = 200, .stall_ns = 10 * SIM_MS,
-		.location_pct = 2, .seed = 83,
+		SIM_USB_8M_STICK, .seed = 83,
 		.fake = SIM_FAKE_LIMBO, .real_bytes = 4 * SIM_GIB,
 		.cache_bytes = 16 * SIM_MIB,
 	},

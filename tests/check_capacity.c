@@ -37,6 +37,15 @@ static struct fp_dev *open_spec(const char *spec)
 	return d;
 }
 
+/* A card whose whole surface may be written. */
+static struct fp_dev *open_writable(const char *spec)
+{
+	struct fp_dev *d = open_spec(spec);
+
+	ck_assert_int_eq(fp_dev_set_write_area(d, 0, fp_dev_size_bytes(d)), 0);
+	return d;
+}
+
 static void put_block(struct fp_dev *d, uint64_t off, uint8_t fill)
 {
 	uint8_t *b = fp_dev_alloc_buf(4096);
@@ -67,9 +76,8 @@ static int get_block(struct fp_dev *d, uint64_t off)
 
 START_TEST(test_sim_wrap)
 {
-	struct fp_dev *d = open_spec("sim:sdhc-4m,size=256M,fake=wrap,real=64M" QUIET);
+	struct fp_dev *d = open_writable("sim:sdhc-4m,size=256M,fake=wrap,real=64M" QUIET);
 
-	ck_assert_int_eq(fp_dev_set_write_area(d, 0, 256 * MIB), 0);
 	put_block(d, 8 * MIB, 0x11);
 	ck_assert_int_eq(get_block(d, 72 * MIB), 0x11);	/* 8M + 64M */
 	ck_assert_int_eq(get_block(d, 200 * MIB), 0x11);	/* 8M + 3 x 64M */
@@ -77,8 +85,7 @@ START_TEST(test_sim_wrap)
 	ck_assert_int_eq(get_block(d, 8 * MIB), 0x22);
 	fp_dev_close(d);
 	/* real below the period: the rest of each period loses its writes */
-	d = open_spec("sim:sdhc-4m,size=256M,fake=wrap,real=40M,period=64M" QUIET);
-	ck_assert_int_eq(fp_dev_set_write_area(d, 0, 256 * MIB), 0);
+	d = open_writable("sim:sdhc-4m,size=256M,fake=wrap,real=40M,period=64M" QUIET);
 	put_block(d, 48 * MIB, 0x33);
 	ck_assert_int_eq(get_block(d, 48 * MIB), 0);
 	put_block(d, 100 * MIB, 0x44);			/* 36M: real */
@@ -89,9 +96,8 @@ END_TEST
 
 START_TEST(test_sim_limbo_and_cache)
 {
-	struct fp_dev *d = open_spec("sim:sdhc-4m,size=256M,fake=limbo,real=100M" QUIET);
+	struct fp_dev *d = open_writable("sim:sdhc-4m,size=256M,fake=limbo,real=100M" QUIET);
 
-	ck_assert_int_eq(fp_dev_set_write_area(d, 0, 256 * MIB), 0);
 	put_block(d, 99 * MIB, 0x55);
 	put_block(d, 100 * MIB, 0x66);
 	ck_assert_int_eq(get_block(d, 99 * MIB), 0x55);
@@ -100,8 +106,7 @@ START_TEST(test_sim_limbo_and_cache)
 
 	/* a 1 MiB cache serves the lost block until 1 MiB of other writes
 	 * pushed it out */
-	d = open_spec("sim:sdhc-4m,size=256M,fake=limbo,real=100M,cache=1M" QUIET);
-	ck_assert_int_eq(fp_dev_set_write_area(d, 0, 256 * MIB), 0);
+	d = open_writable("sim:sdhc-4m,size=256M,fake=limbo,real=100M,cache=1M" QUIET);
 	put_block(d, 200 * MIB, 0x77);
 	ck_assert_int_eq(get_block(d, 200 * MIB), 0x77);
 	for (uint64_t off = 0; off < MIB - 4 * KIB; off += 4 * KIB)
@@ -117,9 +122,8 @@ END_TEST
 
 START_TEST(test_sim_bad_ranges)
 {
-	struct fp_dev *d = open_spec("sim:sdhc-4m,eio=8M+4K,eio=700M+1M,lost=16M+1M" QUIET);
+	struct fp_dev *d = open_writable("sim:sdhc-4m,eio=8M+4K,eio=700M+1M,lost=16M+1M" QUIET);
 
-	ck_assert_int_eq(fp_dev_set_write_area(d, 0, GIB), 0);
 	ck_assert_int_eq(get_block(d, 8 * MIB), -EIO);
 	ck_assert_int_eq(get_block(d, 8 * MIB + 4 * KIB), 0);
 	ck_assert_int_eq(get_block(d, 700 * MIB + 512 * KIB), -EIO);
