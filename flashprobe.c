@@ -16,6 +16,7 @@
 #include "benchio.h"
 #include "capacity.h"
 #include "dev.h"
+#include "errmsg.h"
 #include "findfat.h"
 #include "journal.h"
 #include "json.h"
@@ -442,6 +443,10 @@ static int list_sims(void)
 static int status_for_error(int err, bool writing)
 {
 	switch (err) {
+	case -FP_EREFUSED:
+		return FP_EXIT_REFUSED;
+	case -FP_ELOST:
+		return FP_EXIT_FAILURE;
 	case -EPERM: case -EINVAL: case -ENOENT: case -EISDIR: case -ENOTBLK:
 	case -ENOTDIR: case -ENAMETOOLONG:
 		return FP_EXIT_USAGE;
@@ -1080,12 +1085,20 @@ static int run_restore(const struct cli *c)
 	ret = fp_dev_open(device, FP_OPEN_WRITE, &d, err, sizeof(err));
 	if (ret)
 		return fail(status_for_error(ret, true), "%s", err);
-	ret = journal_restore(journal, d, c->force ? JOURNAL_RESTORE_FORCE : 0, &rep,
-			      err, sizeof(err));
+	ret = journal_restore(journal, d, c->force ? JOURNAL_RESTORE_FORCE : 0,
+			      session_restore_progress, device, &rep, err, sizeof(err));
+	safety_restore_end();
 	fp_dev_close(d);
 	if (ret)
-		return fail(FP_EXIT_FAILURE, "restore of '%s' from '%s' failed: %s", device,
-			    journal, err[0] ? err : strerror(-ret));
+		return fail(ret == -FP_EREFUSED ? FP_EXIT_REFUSED : FP_EXIT_FAILURE,
+			    "restore of '%s' from '%s' failed: %s", device, journal,
+			    err[0] ? err : strerror(-ret));
+	if (rep.nothing_written) {
+		printf("the test of '%s' had written nothing yet: nothing to restore; "
+		       "%s\n", device, rep.deleted ? "the journal was deleted"
+						    : "the journal was kept");
+		return FP_EXIT_OK;
+	}
 	printf("restored %" PRIu64 " bytes of '%s' from '%s' and verified them; %s\n",
 	       rep.restored_bytes, device, journal,
 	       rep.deleted ? "the journal was deleted" : "the journal was kept");

@@ -1,27 +1,22 @@
 /* journal.h - data preservation for --write: back up, test, restore.
  *
  * Before a writing test touches the device, the original content of the
- * test area is copied into a journal file and fsync'ed; after the test
- * (also after an interruption or an I/O error) the journal is replayed,
- * every range is read back and compared with its checksum, and only then
- * is the journal deleted.  If flashprobe dies instead (SIGKILL, crash,
- * power loss), the journal stays, later runs find it with
- * journal_find_pending() and refuse to test until it has been replayed
- * with journal_restore().
+ * test area is copied into a journal file and committed (fsync'ed, and
+ * counted in the journal's header); after the test (also after an
+ * interruption or an I/O error) the journal is replayed, every range is
+ * read back and compared with its checksum, and only then is the journal
+ * deleted.  If flashprobe dies instead (SIGKILL, crash, power loss), the
+ * journal stays, later runs find it with journal_find_pending() and
+ * refuse to test until it has been replayed with journal_restore().
  *
- * File format (little-endian; see journal.c):
- *   header   2048 bytes: magic "FPJOURNL", version, device identity (path,
- *            size, sector size, device number or file dev/inode, serial,
- *            CID, WWID or loop backing file), pointer link; CRC32C;
- *   records  40-byte header (magic, type, sequence number, offset, length,
- *            CRC32C of the data, CRC32C of the header) + data, at most
- *            JOURNAL_RECORD_MAX_BYTES each;
- *   commit   a record without data counting the records before it, fsync'ed
- *            before the device is written.  A valid journal ends with a
- *            commit; a torn or corrupted one is never replayed blindly.
+ * The header says how much the journal commits, so a journal that was
+ * cut short or damaged is refused as a whole (and kept) instead of being
+ * replayed partly; see journal_format.h for the file format.  The journal
+ * file is locked (flock) while its test runs.
  *
- * Errors are negative errno values with a one-line reason in err (no
- * program prefix, no newline); nothing here prints or exits.
+ * Errors are negative errno values, or flashprobe's own codes from
+ * errmsg.h, with a one-line reason in err (no program prefix, no
+ * newline); nothing here prints or exits.
  */
 #ifndef FLASHPROBE_JOURNAL_H
 #define FLASHPROBE_JOURNAL_H
@@ -33,7 +28,6 @@
 struct fp_dev;
 
 #define JOURNAL_MAGIC "FPJOURNL"		/* 8 bytes at offset 0 */
-#define JOURNAL_VERSION 1u
 #define JOURNAL_RECORD_MAX_BYTES (1u << 20)	/* bounds memory: 2 buffers */
 #define JOURNAL_SAVE_GRAIN_BYTES (1u << 20)	/* on-the-fly saves: whole blocks */
 #define JOURNAL_STATE_DIR "/var/lib/flashprobe"	/* created 0700 */
@@ -46,6 +40,16 @@ struct fp_dev;
 					 * damaged journal, or onto a device
 					 * whose identity does not match */
 #define JOURNAL_RESTORE_KEEP 2u		/* do not delete the journal */
+#define JOURNAL_RESTORE_SAME_DEVICE 4u	/* journal_finish(): the device is
+					 * the one the test had open, so the
+					 * fingerprint is not checked (a fake
+					 * card whose writes wrap around
+					 * changes blocks outside the area) */
+
+/* Restore progress: called with done 0 before the first write, after
+ * every record, and with done == total after the last. */
+typedef void (*journal_progress_fn)(void *arg, uint64_t done_bytes,
+				    uint64_t total_bytes);
 
 struct journal_range {
 	uint64_t offset_bytes;
@@ -61,10 +65,15 @@ struct journal_restore_report {
 	size_t nfailed;			/* failed ranges; the first
 					 * JOURNAL_MAX_FAILED are in failed[] */
 	struct journal_range failed[JOURNAL_MAX_FAILED];
+	uint64_t committed_records;	/* data records the journal commits */
+	uint64_t missing_records;	/* forced: committed but not found */
+	uint64_t area_lo, area_hi;	/* what the test may have written */
 	bool damaged;			/* journal failed its checks (forced) */
+	bool nothing_written;		/* no commit: the device is as it was */
+	bool fingerprint_forced;	/* fingerprint mismatch overridden */
 	bool identity_forced;		/* identity mismatch overridden */
 	bool deleted;			/* journal (and pointer link) removed */
-	char note[256];			/* the journal's damage, or "" */
+	char note[320];			/* the journal's damage, or "" */
 };
 
 /* Where the journal of device goes by default: $FLASHPROBE_STATE_DIR, else
@@ -107,11 +116,13 @@ int journal_backup_area(struct fp_dev *jdev, uint64_t start, uint64_t end,
 			char *err, size_t errlen);
 
 /* After the test (finished, failed or interrupted): if anything was
- * written, replay the journal onto inner (journal_restore() on the file
- * just written, so every run exercises the restore path), else just delete
- * it.  flags as for journal_restore().  jdev accepts no more writes; close
- * it afterwards.  Returns as journal_restore(). */
+ * written, replay the journal onto inner (through the same code as
+ * journal_restore(), on the file just written, still locked), else just
+ * delete it (rep->nothing_written).  flags as for journal_restore().
+ * jdev accepts no more writes; close it afterwards.  Returns as
+ * journal_restore(). */
 int journal_finish(struct fp_dev *jdev, unsigned flags,
+		   journal_progress_fn progress, void *progress_arg,
 		   struct journal_restore_report *rep, char *err,
 		   size_t errlen);
 
@@ -122,43 +133,61 @@ const char *journal_path_of(const struct fp_dev *jdev);
  * (the write itself only returns an errno), or "". */
 const char *journal_last_error(const struct fp_dev *jdev);
 
-/* Replay journal_path onto dev (opened for writing): check the header,
- * the identity (path/serial, size, device number or inode) and every
- * record, then write each range, read it back and compare, and delete the
- * journal and its pointer link.  Writes are synchronous (the device layer
- * opens with O_SYNC), so verified means on the medium.  Idempotent.
+/* Whether the decorator has let any write through to the device. */
+bool journal_device_written(const struct fp_dev *jdev);
+
+/* Replay journal_path (or the pointer file that names it) onto dev
+ * (opened for writing): lock it, check the header, the identity
+ * (path/serial, size, device number or inode), that every record the
+ * header commits is there and intact, and the fingerprint of the blocks
+ * around the test area; then write each range, newest first (so that a
+ * fake card whose writes wrap around reads as before), read it back and
+ * compare, and delete the journal and its pointer.  Writes are
+ * synchronous (the device layer opens with O_SYNC), so verified means on
+ * the medium.  Idempotent.  A journal that commits nothing (the test died
+ * before its first write) is deleted without writing anything.
  * Returns 0, or
- *   -EBADMSG  header, record or commit damaged or missing (nothing written
- *             unless JOURNAL_RESTORE_FORCE: then the intact records up to
- *             the damage are replayed, and the journal is kept);
- *   -ENODEV   the journal belongs to another device (unless forced);
- *   -EPERM    not a regular file owned by this user (or root) and
- *             writable only by its owner: a journal in a shared
- *             directory such as /var/tmp could be planted;
- *   -EIO etc. some ranges could not be written or verified: all others
- *             are restored, rep->failed lists the failed ones, the journal
- *             is kept;
+ *   -EBADMSG      header, commit slot or a committed record damaged or
+ *                 missing: nothing written, the journal kept and err says
+ *                 what is missing; with JOURNAL_RESTORE_FORCE every intact
+ *                 record in the file is replayed, the journal is kept and
+ *                 rep->missing_records counts what could not be found;
+ *   -FP_EREFUSED  the journal belongs to another device, the device does
+ *                 not hold the blocks the journal saw around the test
+ *                 area (probably another card in the same reader), the
+ *                 journal is locked by a test still running, or it is not
+ *                 a regular file of this user (or root) writable only by
+ *                 its owner (a journal in /var/tmp could be planted); the
+ *                 first two can be overridden with JOURNAL_RESTORE_FORCE;
+ *   -EIO etc.     some ranges could not be written or verified: all others
+ *                 are restored, rep->failed lists the failed ones, the
+ *                 journal is kept;
  *   other negative errnos from opening or reading the journal.
- * While it runs, signals only print how far it is (see safety.h). */
+ * progress may be NULL. */
 int journal_restore(const char *journal_path, struct fp_dev *dev,
-		    unsigned flags, struct journal_restore_report *rep,
+		    unsigned flags, journal_progress_fn progress,
+		    void *progress_arg, struct journal_restore_report *rep,
 		    char *err, size_t errlen);
 
 /* Look for an unfinished journal of device in the state directories (the
- * ones journal_default_path() uses, following pointer links), matching by
- * identity (serial, else device number; inode for files), not by name.
- * Files that journal_restore() would not trust are ignored.
+ * ones journal_default_path() uses, following pointer files), matching
+ * by identity (serial, else device number; inode for files), not by
+ * name.  Files that journal_restore() would not trust are ignored.
  * Returns 1 with its path in found, 0 when there is none (always for
- * simulated cards, which live only in memory), or a negative errno. */
+ * simulated cards, which live only in memory), -FP_ELOST when a pointer
+ * file names a journal that no longer exists (err says which range of
+ * the device may hold test data and how to go on), or a negative errno. */
 int journal_find_pending(const char *device, char *found, size_t foundlen,
 			 char *err, size_t errlen);
 
-/* The device path recorded in a journal's header, for
- * "flashprobe restore JOURNAL".  0, -EBADMSG, or the open error. */
+/* The device path recorded in a journal's header (or in the journal a
+ * pointer file names), for "flashprobe restore JOURNAL".  0, -EBADMSG,
+ * or the open error. */
 int journal_device_of(const char *journal_path, char *device, size_t len,
 		      char *err, size_t errlen);
 
-/* Whether path is a regular file starting with the journal magic. */
+/* Whether path is a regular file starting with the journal's or the
+ * pointer file's magic. */
 bool journal_is_journal_file(const char *path);
 
 #endif

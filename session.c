@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "clock.h"
 #include "dev.h"
 #include "journal.h"
 #include "safety.h"
@@ -162,17 +163,33 @@ int session_protect(struct session *s, const char *what, uint64_t start,
 	return fp_dev_set_write_area(s->dev, start, end);
 }
 
+void session_restore_progress(void *arg, uint64_t done_bytes,
+			      uint64_t total_bytes)
+{
+	static uint64_t t0_ns;
+
+	if (done_bytes == 0) {
+		safety_restore_begin(arg, total_bytes);
+		t0_ns = clock_now_ns();
+	} else {
+		safety_restore_progress(done_bytes, clock_now_ns() - t0_ns);
+	}
+	if (done_bytes == total_bytes)
+		safety_restore_end();
+}
+
 int session_close(struct session *s, char *err, size_t errlen)
 {
 	unsigned flags = 0;
 	int ret = 0;
 
-#ifdef JOURNAL_RESTORE_SAME_DEVICE
-	if (s->may_alias)
+	if (s->may_alias)	/* the writes changed what the fingerprint reads */
 		flags |= JOURNAL_RESTORE_SAME_DEVICE;
-#endif
 	if (s->consent == SESSION_WRITE && s->dev && s->dev != s->raw) {
-		ret = journal_finish(s->dev, flags, &s->restore, err, errlen);
+		ret = journal_finish(s->dev, flags, session_restore_progress,
+				     (void *)fp_dev_path(s->raw), &s->restore,
+				     err, errlen);
+		safety_restore_end();	/* also when the replay stopped early */
 		if (ret && !err[0])
 			snprintf(err, errlen, "restoring '%s' from '%s' failed: %s; the "
 				 "journal is kept: run 'flashprobe restore %s'",

@@ -82,6 +82,11 @@ int session_protect(struct session *s, const char *what, uint64_t start,
  * restore failed (the journal is then kept and err names it). */
 int session_close(struct session *s, char *err, size_t errlen);
 
+/* A journal_progress_fn for restores: arg is the device's path; while it
+ * runs, signals only print how far the restore is (see safety.h). */
+void session_restore_progress(void *arg, uint64_t done_bytes,
+			      uint64_t total_bytes);
+
 /* The signal that interrupted the session, or 0. */
 int session_interrupted(void);
 

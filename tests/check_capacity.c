@@ -553,7 +553,8 @@ START_TEST(test_write_keeps_data)
 	ck_assert_msg(r->verdict != CAPACITY_GENUINE || _i == 0, "%s: genuine",
 		      keep_cards[_i]);
 	ck_assert_uint_gt(r->bytes_written, 0);
-	ck_assert_msg(journal_finish(jd, 0, &rep, err, sizeof(err)) == 0,
+	ck_assert_msg(journal_finish(jd, r->aliasing_seen ? JOURNAL_RESTORE_SAME_DEVICE : 0,
+				     NULL, NULL, &rep, err, sizeof(err)) == 0,
 		      "%s: restore failed: %s", keep_cards[_i], err);
 	fp_dev_close(jd);
 	ck_assert_msg(sim_checksum(d) == before, "%s: the card reads differently after "

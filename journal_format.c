@@ -1,0 +1,787 @@
+/* journal_format.c - encoding of the journal's header, commit slots,
+ * records and pointer file, and the file and identity helpers that the
+ * journal's writer (journal.c) and reader (journal_replay.c) share.
+ * The layout is described in journal_format.h.
+ */
+#define _XOPEN_SOURCE 700	/* realpath(): POSIX 2008 + XSI */
+#define _FILE_OFFSET_BITS 64
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "dev.h"
+#include "errmsg.h"
+#include "journal.h"
+#include "journal_format.h"
+#include "safety.h"
+#include "units.h"
+
+#define JR_NAME_MAX 150		/* sanitized part of a default file name */
+
+/* Static header field offsets. */
+enum {
+	H_MAGIC = 0, H_VERSION = 8, H_HDRLEN = 12, H_KIND = 16, H_SECTOR = 20,
+	H_SIZE = 24, H_MAJOR = 32, H_MINOR = 36, H_FDEV = 40, H_FINO = 48,
+	H_CREATED = 56, H_RECMAX = 64, H_PATH = 72,
+	H_SERIAL = H_PATH + JR_PATH_MAX, H_LINK = H_SERIAL + JR_SERIAL_MAX,
+	H_CRC = JR_STATIC_BYTES - 4,
+};
+
+/* Commit slot field offsets. */
+#define SLOT_MAGIC "FPCOMMIT"
+enum {
+	S_MAGIC = 0, S_GEN = 8, S_RECORDS = 16, S_NDATA = 24, S_BYTES = 32,
+	S_END = 40, S_AREA_LO = 48, S_AREA_HI = 56, S_NFP = 64, S_FP = 72,
+	S_CRC = JR_SLOT_BYTES - 4,
+};
+_Static_assert(S_FP + JR_FP_MAX * 16 <= S_CRC, "fingerprints fit a slot");
+_Static_assert(H_LINK + JR_LINK_MAX <= H_CRC, "static header fits");
+
+/* Record field offsets. */
+enum {
+	R_MAGIC = 0, R_TYPE = 4, R_SEQ = 8, R_OFF = 16, R_LEN = 24,
+	R_DATACRC = 32, R_CRC = 36,
+};
+
+void jr_copy_str(char *dst, size_t len, const char *src)
+{
+	size_t n = strlen(src);
+
+	if (n > len - 1)
+		n = len - 1;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+/* ---- checksums: CRC32C (Castagnoli, as iSCSI, ext4 and btrfs) and
+ * FNV-1a 64 for fingerprints ---- */
+
+static uint32_t crc_table[256];
+
+static void crc_init(void)
+{
+	if (crc_table[1] != 0)
+		return;
+	for (uint32_t i = 0; i < 256; i++) {
+		uint32_t c = i;
+
+		for (int k = 0; k < 8; k++)
+			c = (c & 1) ? (c >> 1) ^ 0x82f63b78u : c >> 1;
+		crc_table[i] = c;
+	}
+}
+
+uint32_t jr_crc32c(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	uint32_t c = 0xffffffffu;
+
+	crc_init();
+	while (n-- > 0)
+		c = crc_table[(c ^ *b++) & 0xff] ^ (c >> 8);
+	return ~c;
+}
+
+uint64_t jr_fnv1a64(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	uint64_t h = 1469598103934665603ull;
+
+	while (n-- > 0)
+		h = (h ^ *b++) * 1099511628211ull;
+	return h;
+}
+
+/* ---- little-endian fields ---- */
+
+static void put32(unsigned char *b, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		b[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void put64(unsigned char *b, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		b[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint32_t get32(const unsigned char *b)
+{
+	uint32_t v = 0;
+
+	for (int i = 3; i >= 0; i--)
+		v = v << 8 | b[i];
+	return v;
+}
+
+static uint64_t get64(const unsigned char *b)
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | b[i];
+	return v;
+}
+
+/* A NUL-terminated string field of len bytes (always terminated). */
+static void put_str(unsigned char *b, size_t len, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n > len - 1)
+		n = len - 1;
+	memcpy(b, s, n);
+	memset(b + n, 0, len - n);
+}
+
+static void get_str(char *dst, const unsigned char *b, size_t len)
+{
+	memcpy(dst, b, len);
+	dst[len - 1] = '\0';
+}
+
+/* ---- plain file I/O ---- */
+
+int jr_write_full(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		if (w == 0)
+			return -EIO;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Bytes read (fewer than n only at end of file) or a negative errno. */
+ssize_t jr_read_full(int fd, void *buf, size_t n)
+{
+	char *p = buf;
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t r = read(fd, p + done, n - done);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			break;
+		done += (size_t)r;
+	}
+	return (ssize_t)done;
+}
+
+ssize_t jr_pread_full(int fd, void *buf, size_t n, uint64_t off)
+{
+	char *p = buf;
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t r = pread(fd, p + done, n - done, (off_t)(off + done));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			break;
+		done += (size_t)r;
+	}
+	return (ssize_t)done;
+}
+
+/* The directory part of path, "." when there is none. */
+void jr_dir_of(const char *path, char *dir, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (slash == NULL)
+		snprintf(dir, len, ".");
+	else if (slash == path)
+		snprintf(dir, len, "/");
+	else
+		snprintf(dir, len, "%.*s", (int)(slash - path), path);
+}
+
+/* A new or removed directory entry is durable only once the directory
+ * itself is fsync'ed. */
+int jr_fsync_dir_of(const char *path)
+{
+	char dir[PATH_MAX];
+	int fd, rc = 0;
+
+	jr_dir_of(path, dir, sizeof(dir));
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd) != 0)
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+/* Absolute path of a file that may not exist yet: its directory resolved,
+ * its name kept. */
+int jr_abs_path(const char *path, char *out, size_t len)
+{
+	char dir[PATH_MAX], real[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+
+	jr_dir_of(path, dir, sizeof(dir));
+	if (realpath(dir, real) == NULL)
+		return -errno;
+	if ((size_t)snprintf(out, len, "%s/%s", strcmp(real, "/") ? real : "",
+			     slash ? slash + 1 : path) >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+/* Journals are replayed onto disks, and /var/tmp is writable by
+ * everyone: only a regular file of ours (or root's) that nobody else may
+ * write is believed.  O_NONBLOCK keeps a planted FIFO from hanging us. */
+int jr_open_trusted(const char *path, int flags, int *fdp, char *err,
+		    size_t errlen)
+{
+	struct stat st;
+	int fd = open(path, flags | O_CLOEXEC | O_NONBLOCK);
+	int rc;
+
+	if (fd < 0) {
+		rc = -errno;
+		fp_errf(err, errlen, "cannot open journal '%s': %s", path,
+		    strerror(-rc));
+		return rc;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    (st.st_uid != geteuid() && st.st_uid != 0) ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+		fp_errf(err, errlen, "refusing journal '%s': not a regular file "
+		    "owned by this user and writable only by it", path);
+		close(fd);
+		return -FP_EREFUSED;
+	}
+	*fdp = fd;
+	return 0;
+}
+
+/* ---- device identity ---- */
+
+bool jr_is_sim(const char *spec)
+{
+	return strncmp(spec, "sim:", 4) == 0;
+}
+
+/* Identity from a path (size and sector size are left 0). */
+int jr_identity_of_path(const char *path, struct jr_identity *id)
+{
+	char real[PATH_MAX];
+	struct stat st;
+
+	memset(id, 0, sizeof(*id));
+	jr_copy_str(id->path, sizeof(id->path), path);
+	if (jr_is_sim(path)) {
+		id->kind = FP_DEV_SIM;
+		return 0;
+	}
+	if (stat(path, &st) != 0)
+		return -errno;
+	/* Absolute, so "flashprobe restore JOURNAL" works from anywhere. */
+	if (realpath(path, real) != NULL)
+		jr_copy_str(id->path, sizeof(id->path), real);
+	if (S_ISBLK(st.st_mode)) {
+		id->kind = FP_DEV_BLOCK;
+		id->major = major(st.st_rdev);
+		id->minor = minor(st.st_rdev);
+		safety_device_serial(path, id->serial, sizeof(id->serial));
+		return 0;
+	}
+	if (S_ISREG(st.st_mode)) {
+		id->kind = FP_DEV_FILE;
+		id->file_dev = (uint64_t)st.st_dev;
+		id->file_ino = (uint64_t)st.st_ino;
+		return 0;
+	}
+	return -ENOTBLK;
+}
+
+int jr_identity_of_dev(struct fp_dev *d, struct jr_identity *id)
+{
+	int rc = jr_identity_of_path(fp_dev_path(d), id);
+
+	id->kind = fp_dev_kind(d);
+	id->size_bytes = fp_dev_size_bytes(d);
+	id->sector_bytes = fp_dev_sector_bytes(d);
+	return rc;
+}
+
+/* The same device, whatever its size: a serial beats a device number
+ * (numbers change when a card is plugged in again). */
+bool jr_same_device(const struct jr_identity *a, const struct jr_identity *b)
+{
+	if (a->kind != b->kind)
+		return false;
+	switch (a->kind) {
+	case FP_DEV_SIM:
+		return strcmp(a->path, b->path) == 0;
+	case FP_DEV_FILE:
+		return a->file_dev == b->file_dev && a->file_ino == b->file_ino;
+	default:
+		if (a->serial[0] != '\0' && b->serial[0] != '\0')
+			return strcmp(a->serial, b->serial) == 0;
+		return a->major == b->major && a->minor == b->minor;
+	}
+}
+
+static const char *kind_word(uint32_t kind)
+{
+	return kind == FP_DEV_BLOCK ? "a block device" :
+	       kind == FP_DEV_FILE ? "an image file" : "a simulated card";
+}
+
+/* The first difference that makes them two devices. */
+static void device_difference(const struct jr_identity *w,
+			      const struct jr_identity *h, char *buf,
+			      size_t len)
+{
+	if (w->kind != h->kind)
+		fp_errf(buf, len, "it is %s now, the journal's was %s",
+		    kind_word(h->kind), kind_word(w->kind));
+	else if (w->kind == FP_DEV_SIM)
+		fp_errf(buf, len, "it is the simulated card '%s', the journal's "
+		    "was '%s'", h->path, w->path);
+	else if (w->kind == FP_DEV_FILE)
+		fp_errf(buf, len, "it is inode %" PRIu64 " on file system %u:%u "
+		    "now, the journal's was inode %" PRIu64 " on %u:%u: "
+		    "another file", h->file_ino, major((dev_t)h->file_dev),
+		    minor((dev_t)h->file_dev), w->file_ino,
+		    major((dev_t)w->file_dev), minor((dev_t)w->file_dev));
+	else if (w->serial[0] != '\0' && h->serial[0] != '\0')
+		fp_errf(buf, len, "its serial is '%s', the journal's is '%s'",
+		    h->serial, w->serial);
+	else
+		fp_errf(buf, len, "it is device %u:%u, the journal's was %u:%u",
+		    h->major, h->minor, w->major, w->minor);
+}
+
+void jr_identity_difference(const struct jr_identity *want,
+			    const struct jr_identity *have, char *buf,
+			    size_t len)
+{
+	char a[32], b[32];
+
+	if (len > 0)
+		buf[0] = '\0';
+	if (!jr_same_device(want, have))
+		device_difference(want, have, buf, len);
+	else if (want->size_bytes != have->size_bytes)
+		fp_errf(buf, len, "it holds %s now, the journal's device held %s",
+		    units_format_bytes(have->size_bytes, a, sizeof(a)),
+		    units_format_bytes(want->size_bytes, b, sizeof(b)));
+	else if (want->sector_bytes != have->sector_bytes)
+		fp_errf(buf, len, "its sectors are %u bytes now, the journal's "
+		    "were %u", have->sector_bytes, want->sector_bytes);
+}
+
+/* ---- static header ---- */
+
+void jr_static_encode(const struct jr_header *h, unsigned char *b)
+{
+	const struct jr_identity *id = &h->id;
+
+	memset(b, 0, JR_STATIC_BYTES);
+	memcpy(b + H_MAGIC, JOURNAL_MAGIC, 8);
+	put32(b + H_VERSION, JR_VERSION);
+	put32(b + H_HDRLEN, JR_HEADER_BYTES);
+	put32(b + H_KIND, id->kind);
+	put32(b + H_SECTOR, id->sector_bytes);
+	put64(b + H_SIZE, id->size_bytes);
+	put32(b + H_MAJOR, id->major);
+	put32(b + H_MINOR, id->minor);
+	put64(b + H_FDEV, id->file_dev);
+	put64(b + H_FINO, id->file_ino);
+	put64(b + H_CREATED, h->created_unix);
+	put32(b + H_RECMAX, h->record_max);
+	put_str(b + H_PATH, JR_PATH_MAX, id->path);
+	put_str(b + H_SERIAL, JR_SERIAL_MAX, id->serial);
+	put_str(b + H_LINK, JR_LINK_MAX, h->link);
+	put32(b + H_CRC, jr_crc32c(b, H_CRC));
+}
+
+static int static_decode(const unsigned char *b, struct jr_header *h,
+			 const char **why)
+{
+	struct jr_identity *id = &h->id;
+
+	if (memcmp(b + H_MAGIC, JOURNAL_MAGIC, 8) != 0) {
+		*why = "not a flashprobe journal";
+		return -EBADMSG;
+	}
+	if (get32(b + H_VERSION) != JR_VERSION ||
+	    get32(b + H_HDRLEN) != JR_HEADER_BYTES) {
+		*why = "written by another version of flashprobe (version 1 "
+		       "journals cannot prove what they committed: replay "
+		       "with --force only if you know the test finished "
+		       "its backups)";
+		return -EBADMSG;
+	}
+	if (get32(b + H_CRC) != jr_crc32c(b, H_CRC)) {
+		*why = "header checksum mismatch";
+		return -EBADMSG;
+	}
+	memset(h, 0, sizeof(*h));
+	id->kind = get32(b + H_KIND);
+	id->sector_bytes = get32(b + H_SECTOR);
+	id->size_bytes = get64(b + H_SIZE);
+	id->major = get32(b + H_MAJOR);
+	id->minor = get32(b + H_MINOR);
+	id->file_dev = get64(b + H_FDEV);
+	id->file_ino = get64(b + H_FINO);
+	h->created_unix = get64(b + H_CREATED);
+	h->record_max = get32(b + H_RECMAX);
+	get_str(id->path, b + H_PATH, JR_PATH_MAX);
+	get_str(id->serial, b + H_SERIAL, JR_SERIAL_MAX);
+	get_str(h->link, b + H_LINK, JR_LINK_MAX);
+	if (id->sector_bytes == 0 || h->record_max == 0 ||
+	    h->record_max > JOURNAL_RECORD_MAX_BYTES ||
+	    h->record_max % id->sector_bytes != 0) {
+		*why = "header has impossible values";
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+/* ---- commit slots ---- */
+
+void jr_slot_encode(const struct jr_slot *s, unsigned char *b)
+{
+	memset(b, 0, JR_SLOT_BYTES);
+	memcpy(b + S_MAGIC, SLOT_MAGIC, 8);
+	put64(b + S_GEN, s->gen);
+	put64(b + S_RECORDS, s->records);
+	put64(b + S_NDATA, s->ndata);
+	put64(b + S_BYTES, s->data_bytes);
+	put64(b + S_END, s->end);
+	put64(b + S_AREA_LO, s->area_lo);
+	put64(b + S_AREA_HI, s->area_hi);
+	put32(b + S_NFP, s->nfp);
+	for (uint32_t i = 0; i < s->nfp && i < JR_FP_MAX; i++) {
+		put64(b + S_FP + 16 * i, s->fp[i].offset);
+		put64(b + S_FP + 16 * i + 8, s->fp[i].hash);
+	}
+	put32(b + S_CRC, jr_crc32c(b, S_CRC));
+}
+
+static bool all_zero(const unsigned char *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (b[i] != 0)
+			return false;
+	return true;
+}
+
+/* 1 valid, 0 never written (all zero), -1 damaged. */
+static int slot_decode(const unsigned char *b, struct jr_slot *s)
+{
+	memset(s, 0, sizeof(*s));
+	if (all_zero(b, JR_SLOT_BYTES))
+		return 0;
+	if (memcmp(b + S_MAGIC, SLOT_MAGIC, 8) != 0 ||
+	    get32(b + S_CRC) != jr_crc32c(b, S_CRC))
+		return -1;
+	s->gen = get64(b + S_GEN);
+	s->records = get64(b + S_RECORDS);
+	s->ndata = get64(b + S_NDATA);
+	s->data_bytes = get64(b + S_BYTES);
+	s->end = get64(b + S_END);
+	s->area_lo = get64(b + S_AREA_LO);
+	s->area_hi = get64(b + S_AREA_HI);
+	s->nfp = get32(b + S_NFP);
+	if (s->gen == 0 || s->nfp > JR_FP_MAX || s->end < JR_HEADER_BYTES ||
+	    s->ndata > s->records || s->area_lo > s->area_hi)
+		return -1;
+	for (uint32_t i = 0; i < s->nfp; i++) {
+		s->fp[i].offset = get64(b + S_FP + 16 * i);
+		s->fp[i].hash = get64(b + S_FP + 16 * i + 8);
+	}
+	return 1;
+}
+
+/* Both slots: the newer valid one counts.  A damaged slot is not what a
+ * crash leaves (each slot is one sector, written in place), so it makes
+ * the whole journal suspect: a damaged newest slot would otherwise hide
+ * the commits it made. */
+static void slots_decode(const unsigned char *b, struct jr_header *h)
+{
+	struct jr_slot s[2];
+	int r[2];
+
+	for (unsigned i = 0; i < 2; i++) {
+		r[i] = slot_decode(b + JR_SLOT_OFFSET(i), &s[i]);
+		if (r[i] > 0 && JR_SLOT_OFFSET(s[i].gen) != JR_SLOT_OFFSET(i))
+			r[i] = -1;	/* a generation in the other's place */
+	}
+	if (r[0] < 0 || r[1] < 0) {
+		h->slots = JR_SLOTS_DAMAGED;
+		h->slots_problem = "a commit slot in the header fails its "
+				   "checks";
+		return;
+	}
+	if (r[0] == 0 && r[1] == 0) {
+		h->slots = JR_SLOTS_NONE;
+		return;
+	}
+	h->slots = JR_SLOTS_OK;
+	h->slot = r[0] > 0 && (r[1] == 0 || s[0].gen > s[1].gen) ? s[0] : s[1];
+}
+
+int jr_header_parse(int fd, const char *path, struct jr_header *h,
+		    char *err, size_t errlen)
+{
+	unsigned char b[JR_HEADER_BYTES];
+	const char *why = "the header is cut short";
+	ssize_t n;
+	int rc = -EBADMSG;
+
+	memset(b, 0, sizeof(b));
+	n = jr_pread_full(fd, b, sizeof(b), 0);
+	if (n < 0) {
+		fp_errf(err, errlen, "cannot read journal '%s': %s", path,
+		    strerror((int)-n));
+		return (int)n;
+	}
+	if (n >= (ssize_t)JR_STATIC_BYTES)
+		rc = static_decode(b, h, &why);
+	if (rc < 0) {
+		fp_errf(err, errlen, "cannot use journal '%s': %s", path, why);
+		return rc;
+	}
+	if (n < (ssize_t)JR_HEADER_BYTES) {
+		h->slots = JR_SLOTS_DAMAGED;
+		h->slots_problem = "the journal is cut short inside its header";
+	} else {
+		slots_decode(b, h);
+	}
+	return 0;
+}
+
+int jr_header_read(const char *path, bool writable, int *fdp,
+		   struct jr_header *h, char *err, size_t errlen)
+{
+	int fd = -1;
+	int rc = jr_open_trusted(path, writable ? O_RDWR : O_RDONLY, &fd, err,
+				 errlen);
+
+	if (rc == 0)
+		rc = jr_header_parse(fd, path, h, err, errlen);
+	if (rc < 0 && fd >= 0)
+		close(fd);
+	else if (rc == 0)
+		*fdp = fd;
+	return rc;
+}
+
+/* ---- records ---- */
+
+void jr_record_encode(const struct jr_record *r, unsigned char *b)
+{
+	put32(b + R_MAGIC, JR_REC_MAGIC);
+	put32(b + R_TYPE, r->type);
+	put64(b + R_SEQ, r->seq);
+	put64(b + R_OFF, r->offset);
+	put64(b + R_LEN, r->length);
+	put32(b + R_DATACRC, r->data_crc);
+	put32(b + R_CRC, jr_crc32c(b, R_CRC));
+}
+
+bool jr_record_decode(const unsigned char *b, struct jr_record *r)
+{
+	if (get32(b + R_MAGIC) != JR_REC_MAGIC ||
+	    get32(b + R_CRC) != jr_crc32c(b, R_CRC))
+		return false;
+	r->type = get32(b + R_TYPE);
+	r->seq = get64(b + R_SEQ);
+	r->offset = get64(b + R_OFF);
+	r->length = get64(b + R_LEN);
+	r->data_crc = get32(b + R_DATACRC);
+	return true;
+}
+
+/* ---- default location ---- */
+
+/* "flashprobe-<path with / and odd characters as _>"; long paths are cut
+ * and made unique with a hash of the whole. */
+static void sanitized_name(const char *path, char *buf, size_t len)
+{
+	char s[JR_NAME_MAX + 1];
+	size_t n = 0;
+
+	for (const char *p = path; *p != '\0' && n < JR_NAME_MAX; p++) {
+		bool ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+			  (*p >= '0' && *p <= '9') || *p == '.' || *p == '-';
+
+		if (n == 0 && *p == '/')
+			continue;
+		s[n++] = ok ? *p : '_';
+	}
+	s[n] = '\0';
+	if (strlen(path) > JR_NAME_MAX)
+		snprintf(buf, len, "flashprobe-%s-%016llx.journal", s,
+			 (unsigned long long)jr_fnv1a64(path, strlen(path)));
+	else
+		snprintf(buf, len, "flashprobe-%s.journal", s);
+}
+
+int jr_default_name(const char *device, char *buf, size_t len)
+{
+	char real[PATH_MAX];
+	struct stat st;
+
+	if (jr_is_sim(device)) {
+		sanitized_name(device, buf, len);
+		return 0;
+	}
+	if (stat(device, &st) != 0)
+		return -errno;
+	if (S_ISBLK(st.st_mode)) {
+		snprintf(buf, len, "flashprobe-%u-%u.journal",
+			 major(st.st_rdev), minor(st.st_rdev));
+		return 0;
+	}
+	sanitized_name(realpath(device, real) ? real : device, buf, len);
+	return 0;
+}
+
+/* ---- the pointer file ---- */
+
+/* Text, so that a person can read it: the magic line, then key=value
+ * lines, then the CRC32C of everything before the crc line. */
+static int pointer_format(const struct jr_pointer *p, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, JR_POINTER_MAGIC "journal=%s\ndevice=%s\n"
+			 "area=%" PRIu64 " %" PRIu64 "\n", p->journal,
+			 p->device, p->area_lo, p->area_hi);
+	int m;
+
+	if (n < 0 || (size_t)n >= len)
+		return -ENAMETOOLONG;
+	m = snprintf(buf + n, len - (size_t)n, "crc=%08x\n",
+		     jr_crc32c(buf, (size_t)n));
+	if (m < 0 || (size_t)(n + m) >= len)
+		return -ENAMETOOLONG;
+	return n + m;
+}
+
+/* Written whole under a temporary name and renamed over the old one, so
+ * that a crash leaves either the old or the new pointer. */
+int jr_pointer_write(const char *link, const struct jr_pointer *p,
+		     bool create)
+{
+	char buf[JR_LINK_MAX + JR_PATH_MAX + 128], tmp[PATH_MAX];
+	int n = pointer_format(p, buf, sizeof(buf)), fd, rc;
+	const char *target = link;
+
+	if (n < 0)
+		return n;
+	if (!create) {
+		if ((size_t)snprintf(tmp, sizeof(tmp), "%s.new", link) >=
+		    sizeof(tmp))
+			return -ENAMETOOLONG;
+		unlink(tmp);
+		target = tmp;
+	}
+	fd = open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+		  0600);
+	if (fd < 0)
+		return -errno;
+	rc = jr_write_full(fd, buf, (size_t)n);
+	if (rc == 0 && fsync(fd) != 0)
+		rc = -errno;
+	close(fd);
+	if (rc == 0 && !create && rename(tmp, link) != 0)
+		rc = -errno;
+	if (rc == 0)
+		rc = jr_fsync_dir_of(link);
+	if (rc < 0 && target != link)
+		unlink(target);
+	return rc;
+}
+
+static bool pointer_field(const char *text, const char *key, char *out,
+			  size_t len)
+{
+	const char *p = strstr(text, key), *e;
+
+	if (p == NULL || (p != text && p[-1] != '\n'))
+		return false;
+	p += strlen(key);
+	e = strchr(p, '\n');
+	if (e == NULL || (size_t)(e - p) >= len)
+		return false;
+	memcpy(out, p, (size_t)(e - p));
+	out[e - p] = '\0';
+	return true;
+}
+
+static int pointer_parse(const char *text, struct jr_pointer *p)
+{
+	char crc[16], area[64];
+	const char *c = strstr(text, "\ncrc=");
+	unsigned long want;
+
+	if (c == NULL)
+		return -EBADMSG;
+	c++;
+	if (!pointer_field(text, "crc=", crc, sizeof(crc)) ||
+	    sscanf(crc, "%8lx", &want) != 1 ||
+	    want != jr_crc32c(text, (size_t)(c - text)) ||
+	    !pointer_field(text, "journal=", p->journal, sizeof(p->journal)) ||
+	    !pointer_field(text, "device=", p->device, sizeof(p->device)) ||
+	    !pointer_field(text, "area=", area, sizeof(area)) ||
+	    sscanf(area, "%" SCNu64 " %" SCNu64, &p->area_lo, &p->area_hi) != 2)
+		return -EBADMSG;
+	return 1;
+}
+
+int jr_pointer_read(const char *path, struct jr_pointer *p)
+{
+	char text[JR_LINK_MAX + JR_PATH_MAX + 128];
+	struct stat st;
+	ssize_t n;
+	int fd, rc;
+
+	memset(p, 0, sizeof(*p));
+	if (lstat(path, &st) != 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return 0;
+	rc = jr_open_trusted(path, O_RDONLY, &fd, NULL, 0);
+	if (rc < 0)
+		return rc;
+	n = jr_read_full(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n < 0)
+		return (int)n;
+	text[n] = '\0';
+	if (strncmp(text, JR_POINTER_MAGIC, strlen(JR_POINTER_MAGIC)) != 0)
+		return 0;
+	return pointer_parse(text, p);
+}

@@ -1,0 +1,176 @@
+/* journal_format.h - the journal's on-disk format and the file helpers that
+ * journal.c (writing) and journal_replay.c (reading) share.  Internal to
+ * the journal: everyone else uses journal.h.
+ *
+ * File layout, version 2 (little-endian):
+ *   0     static header, 2048 bytes, written once: magic "FPJOURNL",
+ *         version, header length, device identity (kind, sector size,
+ *         size, device number or file dev/inode, path, serial/CID/WWID or
+ *         loop backing file), creation time, largest record, pointer
+ *         path; CRC32C of the rest in its last 4 bytes.
+ *   2048  commit slot A, 512 bytes \  rewritten at every commit, the two
+ *   2560  commit slot B, 512 bytes /  alternating, each with its own CRC
+ *   3072  zero up to 4096
+ *   4096  records: a 40-byte header (magic "FPJR", type, sequence number,
+ *         offset, length, CRC32C of the data, CRC32C of the header),
+ *         then the data of a data record.
+ *
+ * A commit slot says what is durable: how many records, data records and
+ * data bytes the journal commits and where in the file they end, the hull
+ * of the device ranges the test may write, and a fingerprint of a few
+ * device blocks outside them.  It is written (and fsync'ed) after the
+ * records it counts and before the device is written, so on replay every
+ * committed record must be there and intact: a journal cut short or
+ * damaged inside its committed part is refused, never replayed partly.
+ * Records after the committed end were never allowed to reach the device.
+ * The slots alternate so that a write torn by a power loss leaves the
+ * previous one; each slot lives in its own 512-byte sector.
+ */
+#ifndef FLASHPROBE_JOURNAL_FORMAT_H
+#define FLASHPROBE_JOURNAL_FORMAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "journal.h"
+
+struct fp_dev;
+
+#define JR_VERSION 2u
+#define JR_HEADER_BYTES 4096u		/* static header, slots, spare */
+#define JR_STATIC_BYTES 2048u
+#define JR_SLOT_BYTES 512u
+#define JR_SLOT_OFFSET(gen) (JR_STATIC_BYTES + ((gen) % 2) * JR_SLOT_BYTES)
+#define JR_REC_BYTES 40u
+#define JR_REC_MAGIC 0x524a5046u	/* "FPJR" */
+#define JR_REC_DATA 1u
+#define JR_REC_COMMIT 2u
+#define JR_PATH_MAX 1024
+#define JR_SERIAL_MAX 256
+#define JR_LINK_MAX 512
+#define JR_FP_MAX 16			/* fingerprint blocks */
+#define JR_FP_BLOCK_BYTES 4096u
+#define JR_POINTER_MAGIC "FPPOINTER 2\n"
+
+/* What identifies the device a journal belongs to. */
+struct jr_identity {
+	uint32_t kind;			/* enum fp_dev_kind */
+	uint32_t sector_bytes;
+	uint64_t size_bytes;
+	uint32_t major, minor;		/* block devices */
+	uint64_t file_dev, file_ino;	/* regular files */
+	char path[JR_PATH_MAX];
+	char serial[JR_SERIAL_MAX];	/* serial, CID, WWID, loop file */
+};
+
+/* One block of the device outside the test's ranges, as it was before
+ * the test: a different card in the same reader will not match. */
+struct jr_fingerprint {
+	uint64_t offset;
+	uint64_t hash;			/* FNV-1a 64 of JR_FP_BLOCK_BYTES */
+};
+
+struct jr_slot {
+	uint64_t gen;			/* 0: no commit yet */
+	uint64_t records;		/* all records, commits included */
+	uint64_t ndata, data_bytes;	/* data records and their bytes */
+	uint64_t end;			/* file offset after the last one */
+	uint64_t area_lo, area_hi;	/* hull of what the test may write */
+	uint32_t nfp;
+	struct jr_fingerprint fp[JR_FP_MAX];
+};
+
+enum jr_slots_state {
+	JR_SLOTS_NONE,			/* never committed: nothing written */
+	JR_SLOTS_OK,
+	JR_SLOTS_DAMAGED,		/* a slot fails its checks */
+};
+
+struct jr_header {
+	struct jr_identity id;
+	uint64_t created_unix;
+	uint32_t record_max;
+	char link[JR_LINK_MAX];		/* pointer file, or "" */
+	/* from the commit slots (header_read) */
+	enum jr_slots_state slots;
+	struct jr_slot slot;		/* the newest valid one */
+	const char *slots_problem;	/* JR_SLOTS_DAMAGED: why */
+};
+
+struct jr_record {
+	uint32_t type;
+	uint64_t seq;
+	uint64_t offset;		/* commit: number of data records */
+	uint64_t length;		/* commit: their total bytes */
+	uint32_t data_crc;
+};
+
+/* ---- encoding ---- */
+uint32_t jr_crc32c(const void *p, size_t n);
+uint64_t jr_fnv1a64(const void *p, size_t n);
+void jr_static_encode(const struct jr_header *h, unsigned char *b);
+void jr_slot_encode(const struct jr_slot *s, unsigned char *b);
+void jr_record_encode(const struct jr_record *r, unsigned char *b);
+bool jr_record_decode(const unsigned char *b, struct jr_record *r);
+
+/* Open a journal (O_RDWR when writable, else read-only) after checking
+ * that it is a regular file of ours that nobody else may write, and read
+ * its header and commit slots.  A damaged static header is -EBADMSG;
+ * damaged slots only set h->slots.  err names the file. */
+int jr_header_read(const char *path, bool writable, int *fdp,
+		   struct jr_header *h, char *err, size_t errlen);
+/* The same on an open journal file. */
+int jr_header_parse(int fd, const char *path, struct jr_header *h,
+		    char *err, size_t errlen);
+
+/* ---- files ---- */
+void jr_copy_str(char *dst, size_t len, const char *src);
+int jr_write_full(int fd, const void *buf, size_t n);
+ssize_t jr_read_full(int fd, void *buf, size_t n);
+ssize_t jr_pread_full(int fd, void *buf, size_t n, uint64_t off);
+void jr_dir_of(const char *path, char *dir, size_t len);
+int jr_fsync_dir_of(const char *path);
+int jr_abs_path(const char *path, char *out, size_t len);
+/* open() path, trusting only a regular file of this user (or root) that
+ * nobody else may write: -FP_EREFUSED otherwise. */
+int jr_open_trusted(const char *path, int flags, int *fdp, char *err,
+		    size_t errlen);
+
+/* ---- identity ---- */
+bool jr_is_sim(const char *spec);
+int jr_identity_of_path(const char *path, struct jr_identity *id);
+int jr_identity_of_dev(struct fp_dev *d, struct jr_identity *id);
+bool jr_same_device(const struct jr_identity *a, const struct jr_identity *b);
+/* "" when a and b are the same device of the same size, else what
+ * differs, in words ("its inode is 12 now, the journal's is 11"). */
+void jr_identity_difference(const struct jr_identity *want,
+			    const struct jr_identity *have, char *buf,
+			    size_t len);
+
+/* ---- default location and the pointer file ---- */
+int jr_default_name(const char *device, char *buf, size_t len);
+/* The pointer file at the default path of a journal kept elsewhere:
+ * which journal, which device, and the hull of what may be written. */
+struct jr_pointer {
+	char journal[JR_LINK_MAX];
+	char device[JR_PATH_MAX];
+	uint64_t area_lo, area_hi;
+};
+int jr_pointer_write(const char *link, const struct jr_pointer *p,
+		     bool create);
+/* 1 with *p filled when path is a pointer file, 0 when it is not one,
+ * -EBADMSG when it looks like one but is damaged, or -errno. */
+int jr_pointer_read(const char *path, struct jr_pointer *p);
+
+/* ---- replay (journal_replay.c), for journal_finish() ---- */
+/* journal_restore() on an open, already locked journal file. */
+int jr_restore_locked(int fd, const char *path, struct fp_dev *dev,
+		      unsigned flags, journal_progress_fn progress,
+		      void *progress_arg, struct journal_restore_report *rep,
+		      char *err, size_t errlen);
+/* Remove the journal and, if it still names it, its pointer file. */
+int jr_delete_journal(const char *path, const char *pointer);
+
+#endif

@@ -1,0 +1,865 @@
+/* journal_replay.c - check a journal, put its data back, find journals
+ * left behind.
+ *
+ * A journal is replayed only when it can prove it is whole: its header's
+ * newest commit slot says how many records it commits and where they end,
+ * and every one of them must be there, intact and in sequence.  Anything
+ * less is refused with the journal kept, because the device may hold test
+ * data exactly where the missing records would have put the original
+ * back.  With --force every intact record in the file is replayed (also
+ * past damage, found again by its magic and checksum), the journal is
+ * still kept and the outcome is still an error when something is missing.
+ *
+ * Records are replayed newest first.  Their device ranges never overlap,
+ * so on a genuine card the order does not matter; on a fake card whose
+ * writes wrap around, a later record may have saved test data that an
+ * earlier test write had put at an aliased address, and replaying it
+ * first lets the earlier (original) record have the last word.
+ */
+#define _XOPEN_SOURCE 700	/* realpath(): POSIX 2008 + XSI */
+#define _DEFAULT_SOURCE		/* flock() */
+#define _FILE_OFFSET_BITS 64
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dev.h"
+#include "errmsg.h"
+#include "journal.h"
+#include "journal_format.h"
+#include "units.h"
+
+#define RESYNC_CHUNK (64u * 1024u)
+
+/* One intact data record: where it is in the file and what it covers. */
+struct jr_entry {
+	uint64_t pos;
+	uint64_t offset, length;
+};
+
+/* What a pass over the records found. */
+struct jr_scan {
+	struct jr_entry *v;		/* intact data records, file order */
+	size_t n, cap;
+	uint64_t data_bytes;
+	uint64_t last_seq;		/* force: of the last record taken */
+	bool any;
+	bool damaged;
+	char problem[256];
+	uint64_t problem_at;		/* byte offset in the journal */
+};
+
+static void scan_free(struct jr_scan *s)
+{
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
+
+static int scan_damaged(struct jr_scan *s, uint64_t at, const char *why)
+{
+	if (!s->damaged) {
+		s->damaged = true;
+		s->problem_at = at;
+		snprintf(s->problem, sizeof(s->problem), "%s", why);
+	}
+	return 0;
+}
+
+static int scan_push(struct jr_scan *s, uint64_t pos,
+		     const struct jr_record *r)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 64;
+		struct jr_entry *v = realloc(s->v, cap * sizeof(*v));
+
+		if (v == NULL)
+			return -ENOMEM;
+		s->v = v;
+		s->cap = cap;
+	}
+	s->v[s->n++] = (struct jr_entry){ pos, r->offset, r->length };
+	s->data_bytes += r->length;
+	return 0;
+}
+
+/* A data record's bounds, before its data is read into a bounded buffer. */
+static bool data_record_sane(const struct jr_header *h,
+			     const struct jr_record *r)
+{
+	const struct jr_identity *id = &h->id;
+
+	return r->length > 0 && r->length <= h->record_max &&
+	       r->length % id->sector_bytes == 0 &&
+	       r->offset % id->sector_bytes == 0 &&
+	       r->offset <= id->size_bytes &&
+	       r->length <= id->size_bytes - r->offset;
+}
+
+static uint64_t record_bytes(const struct jr_record *r)
+{
+	return JR_REC_BYTES + (r->type == JR_REC_DATA ? r->length : 0);
+}
+
+/* The record at pos, its data read into buf and checked: 1, 0 when the
+ * file ends exactly at pos, -EBADMSG with *why (and *header_ok when only
+ * the data is bad, so the record's length is known), or -errno. */
+static int record_at(int fd, const struct jr_header *h, uint64_t pos,
+		     void *buf, struct jr_record *r, bool *header_ok,
+		     const char **why)
+{
+	unsigned char b[JR_REC_BYTES];
+	ssize_t n = jr_pread_full(fd, b, sizeof(b), pos);
+
+	*header_ok = false;
+	if (n <= 0)
+		return (int)n;
+	*why = "a record header is cut short";
+	if (n < (ssize_t)sizeof(b))
+		return -EBADMSG;
+	*why = "a record header fails its checksum";
+	if (!jr_record_decode(b, r))
+		return -EBADMSG;
+	if (r->type == JR_REC_COMMIT)
+		return 1;
+	*why = "a record has impossible values";
+	if (r->type != JR_REC_DATA || !data_record_sane(h, r))
+		return -EBADMSG;
+	*header_ok = true;
+	n = jr_pread_full(fd, buf, (size_t)r->length, pos + JR_REC_BYTES);
+	if (n < 0)
+		return (int)n;
+	*why = "record data is cut short";
+	if ((uint64_t)n < r->length)
+		return -EBADMSG;
+	*why = "record data fails its checksum";
+	if (jr_crc32c(buf, (size_t)r->length) != r->data_crc)
+		return -EBADMSG;
+	return 1;
+}
+
+/* Every record the newest commit slot commits, exactly: anything missing,
+ * damaged, out of sequence or not adding up is damage. */
+static int scan_committed(int fd, const struct jr_header *h, void *buf,
+			  struct jr_scan *s)
+{
+	const struct jr_slot *slot = &h->slot;
+	uint64_t pos = JR_HEADER_BYTES, seq = 0, ndata = 0;
+	bool ends_in_commit = false, header_ok;
+	struct jr_record r;
+	const char *why = "";
+	char msg[256];
+	int rc;
+
+	while (pos < slot->end) {
+		rc = record_at(fd, h, pos, buf, &r, &header_ok, &why);
+		if (rc == 0) {
+			snprintf(msg, sizeof(msg), "the journal is cut short: its "
+				 "header commits %" PRIu64 " records (%" PRIu64
+				 " data bytes) up to byte %" PRIu64 ", the file "
+				 "ends at byte %" PRIu64, slot->ndata,
+				 slot->data_bytes, slot->end, pos);
+			return scan_damaged(s, pos, msg);
+		}
+		if (rc == -EBADMSG)
+			return scan_damaged(s, pos, why);
+		if (rc < 0)
+			return rc;
+		if (pos + record_bytes(&r) > slot->end)
+			return scan_damaged(s, pos, "a record runs past the end "
+					    "the header commits");
+		if (r.seq != seq)
+			return scan_damaged(s, pos, "records out of sequence");
+		ends_in_commit = r.type == JR_REC_COMMIT;
+		if (ends_in_commit && (r.offset != ndata ||
+				       r.length != s->data_bytes))
+			return scan_damaged(s, pos, "a commit marker does not "
+					    "match the records before it");
+		if (!ends_in_commit) {
+			rc = scan_push(s, pos, &r);
+			if (rc < 0)
+				return rc;
+			ndata++;
+		}
+		seq++;
+		pos += record_bytes(&r);
+	}
+	if (!ends_in_commit || seq != slot->records || ndata != slot->ndata ||
+	    s->data_bytes != slot->data_bytes)
+		return scan_damaged(s, pos, "the records do not add up to what "
+				    "the header commits");
+	return 0;
+}
+
+/* The next offset after from where an intact record header starts, or
+ * UINT64_MAX.  Only used by --force, past damage. */
+static uint64_t resync(int fd, uint64_t from)
+{
+	static const unsigned char magic[4] = { 'F', 'P', 'J', 'R' };
+	unsigned char *chunk = malloc(RESYNC_CHUNK + JR_REC_BYTES);
+	uint64_t found = UINT64_MAX;
+	struct jr_record r;
+	ssize_t n;
+
+	if (chunk == NULL)
+		return UINT64_MAX;
+	for (uint64_t at = from; found == UINT64_MAX; at += RESYNC_CHUNK) {
+		n = jr_pread_full(fd, chunk, RESYNC_CHUNK + JR_REC_BYTES, at);
+		if (n < (ssize_t)JR_REC_BYTES)
+			break;
+		for (ssize_t i = 0; i + (ssize_t)JR_REC_BYTES <= n &&
+				    i < (ssize_t)RESYNC_CHUNK; i++) {
+			if (memcmp(chunk + i, magic, 4) == 0 &&
+			    jr_record_decode(chunk + i, &r)) {
+				found = at + (uint64_t)i;
+				break;
+			}
+		}
+	}
+	free(chunk);
+	return found;
+}
+
+/* Force: every intact data record in the file, in sequence order.  A
+ * record found again past damage counts only when it continues the
+ * sequence and lies where the test could write, so that a journal file
+ * that happens to be stored on the device is not taken for ours. */
+static bool plausible(const struct jr_header *h, const struct jr_scan *s,
+		      const struct jr_record *r)
+{
+	if (s->any && r->seq <= s->last_seq)
+		return false;
+	if (h->slots == JR_SLOTS_OK && h->slot.area_lo < h->slot.area_hi)
+		return r->offset >= h->slot.area_lo &&
+		       r->offset + r->length <= h->slot.area_hi;
+	return true;
+}
+
+static int scan_everything(int fd, const struct jr_header *h, void *buf,
+			   struct jr_scan *s)
+{
+	uint64_t pos = JR_HEADER_BYTES;
+	bool header_ok;
+	struct jr_record r;
+	const char *why = "";
+	int rc;
+
+	while (pos != UINT64_MAX) {
+		rc = record_at(fd, h, pos, buf, &r, &header_ok, &why);
+		if (rc == 0)
+			break;
+		if (rc == 1 && plausible(h, s, &r)) {
+			if (r.type == JR_REC_DATA && (rc = scan_push(s, pos, &r)))
+				return rc;
+			s->any = true;
+			s->last_seq = r.seq;
+			pos += record_bytes(&r);
+			continue;
+		}
+		if (rc < 0 && rc != -EBADMSG)
+			return rc;
+		scan_damaged(s, pos, rc == 1 ? "a record out of place" : why);
+		pos = header_ok ? pos + record_bytes(&r) : resync(fd, pos + 1);
+	}
+	return 0;
+}
+
+/* ---- replay ---- */
+
+struct replay {
+	struct fp_dev *dev;
+	void *vbuf;			/* read-back buffer */
+	struct journal_restore_report *rep;
+};
+
+static void add_failed(struct journal_restore_report *rep, uint64_t off,
+		       uint64_t len, int error)
+{
+	struct journal_range *last = rep->nfailed > 0 &&
+				     rep->nfailed <= JOURNAL_MAX_FAILED ?
+				     &rep->failed[rep->nfailed - 1] : NULL;
+
+	rep->failed_bytes += len;
+	if (last != NULL && last->error == error &&
+	    last->offset_bytes + last->length_bytes == off) {
+		last->length_bytes += len;
+		return;
+	}
+	if (rep->nfailed < JOURNAL_MAX_FAILED)
+		rep->failed[rep->nfailed] = (struct journal_range){ off, len,
+								    error };
+	rep->nfailed++;
+}
+
+/* Write one piece, read it back, compare.  On failure split it in halves
+ * down to single sectors, so a bad spot costs only the sectors it covers
+ * and everything around it is still restored. */
+static void restore_piece(struct replay *c, const unsigned char *data,
+			  uint64_t off, uint64_t len)
+{
+	uint32_t sector = fp_dev_sector_bytes(c->dev);
+	int rc = fp_dev_set_write_area(c->dev, off, off + len);
+
+	if (rc == 0)
+		rc = fp_dev_write_timed(c->dev, data, (size_t)len, off, NULL);
+	if (rc == 0)
+		rc = fp_dev_read_timed(c->dev, c->vbuf, (size_t)len, off, NULL);
+	if (rc == 0 && memcmp(c->vbuf, data, (size_t)len) != 0)
+		rc = -EILSEQ;
+	if (rc == 0) {
+		c->rep->restored_bytes += len;
+		return;
+	}
+	if (len <= sector || rc == -EINVAL || rc == -ENOSPC) {
+		add_failed(c->rep, off, len, rc);
+		return;
+	}
+	{
+		uint64_t half = len / 2 - (len / 2) % sector;
+
+		if (half == 0)
+			half = sector;
+		restore_piece(c, data, off, half);
+		restore_piece(c, data + half, off + half, len - half);
+	}
+}
+
+/* Newest record first (see the top of this file). */
+static int replay_all(int fd, const struct jr_header *h,
+		      const struct jr_scan *s, struct fp_dev *dev,
+		      journal_progress_fn progress, void *arg,
+		      struct journal_restore_report *rep, void *buf,
+		      void *vbuf)
+{
+	struct replay c = { .dev = dev, .vbuf = vbuf, .rep = rep };
+	uint64_t done = 0;
+	struct jr_record r;
+	const char *why;
+	bool header_ok;
+	int rc;
+
+	if (progress != NULL)
+		progress(arg, 0, s->data_bytes);
+	for (size_t i = s->n; i-- > 0;) {
+		/* read again: the data was checked, the buffer was reused */
+		rc = record_at(fd, h, s->v[i].pos, buf, &r, &header_ok, &why);
+		if (rc != 1)
+			return rc < 0 && rc != -EBADMSG ? rc : -EIO;
+		restore_piece(&c, buf, r.offset, r.length);
+		rep->records++;
+		done += r.length;
+		if (progress != NULL)
+			progress(arg, done, s->data_bytes);
+	}
+	return 0;
+}
+
+/* ---- checks before writing anything ---- */
+
+static int check_identity(const char *path, const struct jr_header *h,
+			  struct fp_dev *dev, unsigned flags,
+			  struct journal_restore_report *rep, char *err,
+			  size_t errlen)
+{
+	struct jr_identity id;
+	char why[2 * JR_PATH_MAX + 128];
+
+	jr_identity_of_dev(dev, &id);
+	jr_identity_difference(&h->id, &id, why, sizeof(why));
+	if (why[0] == '\0')
+		return 0;
+	if (flags & JOURNAL_RESTORE_FORCE) {
+		rep->identity_forced = true;
+		return 0;
+	}
+	fp_errf(err, errlen, "journal '%s' belongs to '%s', not to '%s' (%s); "
+	    "nothing was restored", path, h->id.path, fp_dev_path(dev), why);
+	return -FP_EREFUSED;
+}
+
+static bool covered(const struct jr_scan *s, uint64_t off, uint64_t len)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (off < s->v[i].offset + s->v[i].length &&
+		    s->v[i].offset < off + len)
+			return true;
+	return false;
+}
+
+/* The blocks the test saw outside its area must read as they did: a
+ * card swapped in the same reader (same serial, same size) would get
+ * the journal's data otherwise.  Blocks inside a saved range are
+ * skipped: the test may have written them. */
+static int check_fingerprint(const char *path, const struct jr_header *h,
+			     const struct jr_scan *s, struct fp_dev *dev,
+			     unsigned flags,
+			     struct journal_restore_report *rep, char *err,
+			     size_t errlen)
+{
+	uint32_t sector = fp_dev_sector_bytes(dev);
+	uint64_t block = (JR_FP_BLOCK_BYTES + sector - 1) / sector * sector;
+	unsigned char *buf = fp_dev_alloc_buf((size_t)block);
+	unsigned checked = 0, differ = 0;
+	uint64_t first = 0;
+
+	if (buf == NULL)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < h->slot.nfp; i++) {
+		const struct jr_fingerprint *f = &h->slot.fp[i];
+
+		if (covered(s, f->offset, block))
+			continue;
+		checked++;
+		if (fp_dev_read_timed(dev, buf, (size_t)block, f->offset,
+				      NULL) == 0 &&
+		    jr_fnv1a64(buf, (size_t)block) == f->hash)
+			continue;
+		if (differ++ == 0)
+			first = f->offset;
+	}
+	free(buf);
+	if (differ == 0)
+		return 0;
+	if (flags & JOURNAL_RESTORE_FORCE) {
+		rep->fingerprint_forced = true;
+		return 0;
+	}
+	fp_errf(err, errlen, "'%s' is probably not the card journal '%s' was "
+	    "made on: %u of %u blocks outside the test area differ from what "
+	    "the test saw (the first at byte %" PRIu64 "); nothing was "
+	    "restored.  If it is the same card (for example a fake card whose "
+	    "writes wrap around), run 'flashprobe restore --force %s'",
+	    fp_dev_path(dev), path, differ, checked, first, path);
+	return -FP_EREFUSED;
+}
+
+/* The header of a journal whose own header is damaged, for --force:
+ * the device's values, every record checked against them. */
+static void forced_header(struct fp_dev *dev, struct jr_header *h)
+{
+	memset(h, 0, sizeof(*h));
+	jr_identity_of_dev(dev, &h->id);
+	h->record_max = JOURNAL_RECORD_MAX_BYTES;
+	h->slots = JR_SLOTS_DAMAGED;
+	h->slots_problem = "the header is damaged";
+}
+
+/* ---- deleting ---- */
+
+int jr_delete_journal(const char *path, const char *pointer)
+{
+	char target[PATH_MAX], jabs[PATH_MAX];
+	struct jr_pointer p;
+	ssize_t n;
+
+	if (unlink(path) != 0)
+		return -errno;
+	jr_fsync_dir_of(path);
+	if (pointer[0] == '\0' || jr_abs_path(path, jabs, sizeof(jabs)) != 0)
+		return 0;
+	if (jr_pointer_read(pointer, &p) == 1) {
+		if (strcmp(p.journal, jabs) != 0)
+			return 0;
+	} else {
+		/* a version 1 pointer: a symbolic link */
+		n = readlink(pointer, target, sizeof(target) - 1);
+		if (n < 0)
+			return 0;
+		target[n] = '\0';
+		if (strcmp(target, jabs) != 0)
+			return 0;
+	}
+	unlink(pointer);
+	jr_fsync_dir_of(pointer);
+	return 0;
+}
+
+/* ---- restore ---- */
+
+/* The outcome, as errno and one line: anything left undone keeps the
+ * journal and is an error, so that no partial restore looks like a
+ * success. */
+static int restore_outcome(const char *path, struct fp_dev *dev,
+			   const struct jr_header *h, const struct jr_scan *s,
+			   unsigned flags, struct journal_restore_report *rep,
+			   char *err, size_t errlen)
+{
+	const struct journal_range *f = &rep->failed[0];
+	char a[32], b[32];
+
+	if (rep->nfailed > 0) {
+		fp_errf(err, errlen, "cannot restore %zu range(s) of '%s' (first at "
+		    "byte %" PRIu64 ", %" PRIu64 " bytes: %s); journal '%s' is "
+		    "kept", rep->nfailed, fp_dev_path(dev), f->offset_bytes,
+		    f->length_bytes, strerror(-f->error), path);
+		return f->error;
+	}
+	if (rep->damaged) {
+		if (h->slots == JR_SLOTS_OK)
+			fp_errf(err, errlen, "replayed the %zu intact records of "
+			    "damaged journal '%s'; %" PRIu64 " of the %" PRIu64
+			    " it commits are missing, so bytes %s to %s of '%s' "
+			    "may still hold test data; the journal is kept",
+			    s->n, path, rep->missing_records,
+			    rep->committed_records,
+			    units_format_bytes(rep->area_lo, a, sizeof(a)),
+			    units_format_bytes(rep->area_hi, b, sizeof(b)),
+			    fp_dev_path(dev));
+		else
+			fp_errf(err, errlen, "replayed the %zu intact records of "
+			    "damaged journal '%s', but its header no longer says "
+			    "how many it commits: '%s' may still hold test data; "
+			    "the journal is kept", s->n, path, fp_dev_path(dev));
+		return -EBADMSG;
+	}
+	if (!(flags & JOURNAL_RESTORE_KEEP) &&
+	    jr_delete_journal(path, h->link) == 0)
+		rep->deleted = true;
+	return 0;
+}
+
+/* Header, slots and records checked: 0 to replay what s holds, 1 when
+ * there is nothing to replay, or a refusal. */
+static int check_records(int fd, const char *path, const struct jr_header *h,
+			 unsigned flags, void *buf, struct jr_scan *s,
+			 struct journal_restore_report *rep, char *err,
+			 size_t errlen)
+{
+	int rc;
+
+	rep->committed_records = h->slot.ndata;
+	rep->area_lo = h->slot.area_lo;
+	rep->area_hi = h->slot.area_hi;
+	if (h->slots == JR_SLOTS_NONE) {
+		rep->nothing_written = true;
+		return 1;
+	}
+	if (h->slots == JR_SLOTS_OK)
+		rc = scan_committed(fd, h, buf, s);
+	else
+		rc = scan_damaged(s, 0, h->slots_problem);
+	if (rc < 0) {
+		fp_errf(err, errlen, "cannot read journal '%s': %s", path,
+		    strerror(-rc));
+		return rc;
+	}
+	if (!s->damaged)
+		return 0;
+	snprintf(rep->note, sizeof(rep->note), "journal damaged at byte %"
+		 PRIu64 ": %s", s->problem_at, s->problem);
+	if (!(flags & JOURNAL_RESTORE_FORCE)) {
+		fp_errf(err, errlen, "journal '%s' is damaged at byte %" PRIu64
+		    " (%s); nothing was restored and the journal is kept: the "
+		    "device may hold test data in the records it lacks; "
+		    "'flashprobe restore --force' replays every intact record",
+		    path, s->problem_at, s->problem);
+		return -EBADMSG;
+	}
+	rep->damaged = true;
+	scan_free(s);
+	rc = scan_everything(fd, h, buf, s);
+	s->damaged = true;
+	if (h->slots == JR_SLOTS_OK && s->n < h->slot.ndata)
+		rep->missing_records = h->slot.ndata - s->n;
+	return rc;
+}
+
+int jr_restore_locked(int fd, const char *path, struct fp_dev *dev,
+		      unsigned flags, journal_progress_fn progress,
+		      void *progress_arg, struct journal_restore_report *rep,
+		      char *err, size_t errlen)
+{
+	struct jr_header h;
+	struct jr_scan s = { 0 };
+	void *buf = NULL, *vbuf = NULL;
+	int rc;
+
+	memset(rep, 0, sizeof(*rep));
+	rc = jr_header_parse(fd, path, &h, err, errlen);
+	if (rc == -EBADMSG && (flags & JOURNAL_RESTORE_FORCE)) {
+		forced_header(dev, &h);
+		rc = 0;
+	}
+	if (rc == 0)
+		rc = check_identity(path, &h, dev, flags, rep, err, errlen);
+	if (rc < 0)
+		return rc;
+	buf = fp_dev_alloc_buf(h.record_max);
+	vbuf = fp_dev_alloc_buf(h.record_max);
+	rc = buf != NULL && vbuf != NULL ?
+	     check_records(fd, path, &h, flags, buf, &s, rep, err, errlen) :
+	     -ENOMEM;
+	if (rc == 1) {
+		/* no commit: the test never wrote the device */
+		rc = 0;
+		if (!(flags & JOURNAL_RESTORE_KEEP) &&
+		    jr_delete_journal(path, h.link) == 0)
+			rep->deleted = true;
+		goto out;
+	}
+	if (rc == 0 && h.slots == JR_SLOTS_OK &&
+	    !(flags & JOURNAL_RESTORE_SAME_DEVICE))
+		rc = check_fingerprint(path, &h, &s, dev, flags, rep, err,
+				       errlen);
+	if (rc == 0)
+		rc = replay_all(fd, &h, &s, dev, progress, progress_arg, rep,
+				buf, vbuf);
+	if (rc == 0)
+		rc = restore_outcome(path, dev, &h, &s, flags, rep, err,
+				     errlen);
+	else if (!err[0])
+		fp_errf(err, errlen, "cannot read journal '%s': %s", path,
+		    strerror(-rc));
+out:
+	scan_free(&s);
+	free(buf);
+	free(vbuf);
+	return rc;
+}
+
+/* A lost journal: what the pointer says may be left on the device. */
+static int lost_journal(const char *pointer, const struct jr_pointer *p,
+			char *err, size_t errlen)
+{
+	char a[32], b[32];
+
+	fp_errf(err, errlen, "the journal of the last test is lost ('%s' no "
+	    "longer exists): '%s' may hold test data in bytes %s to %s.  If "
+	    "that data does not matter or was restored another way, remove "
+	    "'%s' to test again", p->journal, p->device,
+	    units_format_bytes(p->area_lo, a, sizeof(a)),
+	    units_format_bytes(p->area_hi, b, sizeof(b)), pointer);
+	return -FP_ELOST;
+}
+
+/* The journal a path names: itself, or what its pointer file names. */
+static int resolve(const char *path, char *out, size_t len, char *err,
+		   size_t errlen)
+{
+	struct jr_pointer p;
+	char real[PATH_MAX];
+	int rc;
+
+	/* a version 1 pointer was a symbolic link */
+	if (realpath(path, real) != NULL)
+		path = real;
+	rc = jr_pointer_read(path, &p);
+	if (rc == -EBADMSG) {
+		fp_errf(err, errlen, "journal pointer '%s' is damaged", path);
+		return rc;
+	}
+	if (rc == 1 && access(p.journal, F_OK) != 0)
+		return lost_journal(path, &p, err, errlen);
+	jr_copy_str(out, len, rc == 1 ? p.journal : path);
+	return 0;
+}
+
+int journal_restore(const char *journal_path, struct fp_dev *dev,
+		    unsigned flags, journal_progress_fn progress,
+		    void *progress_arg, struct journal_restore_report *rep,
+		    char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	int fd = -1, rc;
+
+	memset(rep, 0, sizeof(*rep));
+	if (journal_path == NULL || dev == NULL)
+		return -EINVAL;
+	rc = resolve(journal_path, path, sizeof(path), err, errlen);
+	if (rc == 0)
+		rc = jr_open_trusted(path, O_RDONLY, &fd, err, errlen);
+	if (rc < 0)
+		return rc;
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		rc = errno == EWOULDBLOCK ? -FP_EREFUSED : -errno;
+		fp_errf(err, errlen, "journal '%s' is held by a flashprobe test "
+		    "that is still running; it restores the device itself when "
+		    "it ends (Ctrl-C stops it and restores at once)", path);
+		close(fd);
+		return rc;
+	}
+	rc = jr_restore_locked(fd, path, dev, flags, progress, progress_arg,
+			       rep, err, errlen);
+	close(fd);
+	return rc;
+}
+
+/* ---- finding journals ---- */
+
+static bool journal_name(const char *name)
+{
+	size_t n = strlen(name), sl = strlen(".journal");
+
+	return strncmp(name, "flashprobe-", 11) == 0 && n > sl &&
+	       strcmp(name + n - sl, ".journal") == 0;
+}
+
+/* A pointer file in the state directory: 1 with the journal it names
+ * when that is this device's, 0 when it is another device's, or a stale
+ * pointer removed (it never covered anything, so nothing was written),
+ * -FP_ELOST when the journal is gone. */
+static int pending_pointer(const char *path, const struct jr_pointer *p,
+			   const struct jr_identity *want, bool own,
+			   char *found, size_t foundlen, char *err,
+			   size_t errlen)
+{
+	struct jr_header h;
+	int fd;
+
+	if (jr_header_read(p->journal, false, &fd, &h, NULL, 0) == 0) {
+		close(fd);
+		if (!jr_same_device(&h.id, want))
+			return 0;
+		jr_copy_str(found, foundlen, p->journal);
+		return 1;
+	}
+	if (access(p->journal, F_OK) == 0) {
+		/* there but unreadable: it may be ours, never test over it */
+		jr_copy_str(found, foundlen, p->journal);
+		return own;
+	}
+	if (!own)
+		return 0;
+	if (p->area_lo == p->area_hi) {
+		unlink(path);
+		return 0;
+	}
+	return lost_journal(path, p, err, errlen);
+}
+
+/* Whether dir/name is a journal of want, directly or through a pointer;
+ * its real path into found.  1, 0, or -FP_ELOST. */
+static int pending_in(const char *dir, const char *name,
+		      const struct jr_identity *want, const char *own_name,
+		      char *found, size_t foundlen, char *err, size_t errlen)
+{
+	char path[PATH_MAX], real[PATH_MAX];
+	bool own = strcmp(name, own_name) == 0;
+	struct jr_pointer p;
+	struct jr_header h;
+	bool hit;
+	int fd, rc;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >=
+	    sizeof(path))
+		return 0;
+	rc = jr_pointer_read(path, &p);
+	if (rc == 1)
+		return pending_pointer(path, &p, want, own, found, foundlen,
+				       err, errlen);
+	if (jr_header_read(path, false, &fd, &h, NULL, 0) == 0) {
+		close(fd);
+		hit = jr_same_device(&h.id, want);
+	} else {
+		/* Unreadable but named after this device: it may be ours. */
+		hit = own && access(path, F_OK) == 0;
+	}
+	if (hit)
+		snprintf(found, foundlen, "%s",
+			 realpath(path, real) != NULL ? real : path);
+	return hit;
+}
+
+static int pending_dir(const char *dir, const struct jr_identity *want,
+		       const char *own_name, char *found, size_t foundlen,
+		       char *err, size_t errlen)
+{
+	struct dirent *e;
+	int hit = 0;
+	DIR *d = opendir(dir);
+
+	if (d == NULL)
+		return errno == ENOENT || errno == EACCES ? 0 : -errno;
+	while (hit == 0 && (e = readdir(d)) != NULL)
+		if (journal_name(e->d_name))
+			hit = pending_in(dir, e->d_name, want, own_name, found,
+					 foundlen, err, errlen);
+	closedir(d);
+	return hit;
+}
+
+int journal_find_pending(const char *device, char *found, size_t foundlen,
+			 char *err, size_t errlen)
+{
+	const char *env = getenv(JOURNAL_STATE_ENV);
+	const char *dirs[2] = { JOURNAL_STATE_DIR, JOURNAL_FALLBACK_DIR };
+	size_t ndirs = 2, i;
+	char own[NAME_MAX + 1];
+	struct jr_identity want;
+	int rc = 0;
+
+	if (device == NULL || found == NULL)
+		return -EINVAL;
+	found[0] = '\0';
+	if (jr_is_sim(device))
+		return 0;
+	rc = jr_identity_of_path(device, &want);
+	if (rc == 0)
+		rc = jr_default_name(device, own, sizeof(own));
+	if (rc < 0) {
+		fp_errf(err, errlen, "cannot open '%s': %s", device, strerror(-rc));
+		return rc;
+	}
+	if (env != NULL && env[0] != '\0') {
+		dirs[0] = env;
+		ndirs = 1;
+	}
+	for (i = 0; i < ndirs && rc == 0; i++)
+		rc = pending_dir(dirs[i], &want, own, found, foundlen, err,
+				 errlen);
+	if (rc < 0 && rc != -FP_ELOST)
+		fp_errf(err, errlen, "cannot look for journals in '%s': %s",
+		    dirs[i - 1], strerror(-rc));
+	return rc;
+}
+
+int journal_device_of(const char *journal_path, char *device, size_t len,
+		      char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	struct jr_header h;
+	int fd, rc = resolve(journal_path, path, sizeof(path), err, errlen);
+
+	if (rc == -FP_ELOST) {
+		struct jr_pointer p;
+
+		/* the device is known even though its journal is gone */
+		if (jr_pointer_read(journal_path, &p) == 1)
+			jr_copy_str(device, len, p.device);
+		return rc;
+	}
+	if (rc == 0)
+		rc = jr_header_read(path, false, &fd, &h, err, errlen);
+	if (rc < 0)
+		return rc;
+	close(fd);
+	snprintf(device, len, "%s", h.id.path);
+	return 0;
+}
+
+bool journal_is_journal_file(const char *path)
+{
+	char magic[sizeof(JR_POINTER_MAGIC)];
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		return false;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return false;
+	n = jr_read_full(fd, magic, sizeof(magic) - 1);
+	close(fd);
+	return (n >= 8 && memcmp(magic, JOURNAL_MAGIC, 8) == 0) ||
+	       (n == (ssize_t)sizeof(magic) - 1 &&
+		memcmp(magic, JR_POINTER_MAGIC, sizeof(magic) - 1) == 0);
+}
