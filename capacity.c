@@ -299,8 +299,10 @@ static int read_probe(struct ctx *c, struct capacity_probe *pr)
 	/* each position is written once: reading it differently later has no
 	 * explanation in the model (unstable media or reader, a cache larger
 	 * than the flush), except another offset's block landing on it,
-	 * which sort_out_aliasing() judges */
-	if (pr->state != CAPACITY_UNREAD && st != pr->state && st != CAPACITY_FOREIGN)
+	 * which sort_out_aliasing() judges; a position set aside for that
+	 * says nothing any more (our own filler may come and go there) */
+	if (!pr->ignored && pr->state != CAPACITY_UNREAD && st != pr->state &&
+	    st != CAPACITY_FOREIGN)
 		c->contradiction = true;
 	if (pr->first == CAPACITY_UNREAD)
 		pr->first = st;

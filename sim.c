@@ -937,9 +937,11 @@ struct sim_leaf {
 	uint8_t fill[SIM_LEAF_BLOCKS];
 };
 
-/* A write cache of 4 KiB logical blocks, filled in FIFO order: a read of
- * a cached block returns what was written last, whatever the flash
- * behind it holds.  An open-addressing table finds the slot of a block. */
+/* A write cache of 4 KiB blocks, filled in FIFO order, in front of the
+ * flash but after the address folding of a wrap card (aliases share an
+ * entry): a read of a cached block returns what was written last, also
+ * when the flash dropped it.  An open-addressing table finds the slot of
+ * a block. */
 struct sim_cache {
 	size_t n;			/* slots: cache_bytes / 4 KiB */
 	size_t next;			/* slot the next new block takes */
@@ -1314,6 +1316,12 @@ static size_t sim_cache_slot(struct sim_cache *c, uint64_t block, bool *fresh)
 	return slot;
 }
 
+/* The cache entry of the block at logical base: its folded position. */
+static uint64_t sim_cache_key(const struct sim *s, uint64_t base)
+{
+	return base % s->period_bytes / SIM_BLOCK_BYTES;
+}
+
 /* Reads see the cached blocks over the flash. */
 static void sim_cached_read(const struct sim *s, uint8_t *dst, size_t len,
 			    uint64_t off)
@@ -1322,7 +1330,7 @@ static void sim_cached_read(const struct sim *s, uint8_t *dst, size_t len,
 
 	sim_flash_read(s, dst, len, off);
 	for (uint64_t b = off / SIM_BLOCK_BYTES; c->n && b * SIM_BLOCK_BYTES < off + len; b++) {
-		long slot = sim_cache_find(c, b);
+		long slot = sim_cache_find(c, sim_cache_key(s, b * SIM_BLOCK_BYTES));
 		uint64_t from = b * SIM_BLOCK_BYTES > off ? b * SIM_BLOCK_BYTES : off;
 		uint64_t to = (b + 1) * SIM_BLOCK_BYTES < off + len ?
 			      (b + 1) * SIM_BLOCK_BYTES : off + len;
@@ -1355,7 +1363,7 @@ static int sim_cached_write(struct sim *s, const uint8_t *src, size_t len,
 
 		if (to - from < whole)
 			sim_cached_read(s, old, (size_t)whole, base);
-		slot = sim_cache_slot(c, b, &fresh);
+		slot = sim_cache_slot(c, sim_cache_key(s, base), &fresh);
 		if (to - from < whole && fresh)
 			memcpy(c->data + slot * SIM_BLOCK_BYTES, old, (size_t)whole);
 		memcpy(c->data + slot * SIM_BLOCK_BYTES + (from - base), src + (from - off),

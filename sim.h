@@ -129,10 +129,11 @@ struct sim_profile {
 	uint64_t real_bytes;		/* flash behind the reported size (fake) */
 	uint64_t period_bytes;		/* wrap: alias period, a power of two
 					 * >= real_bytes (0 = the smallest) */
-	uint64_t cache_bytes;		/* write cache (4 KiB blocks, FIFO):
-					 * reads of the last cache_bytes
-					 * written come from it, not from the
-					 * flash (0 = none) */
+	uint64_t cache_bytes;		/* write cache (4 KiB blocks, FIFO,
+					 * behind the wrap folding): reads of
+					 * the last cache_bytes written come
+					 * from it, not from the flash
+					 * (0 = none) */
 };
 
 /* The built-in profiles, terminated by an entry with an empty name. */
