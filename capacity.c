@@ -54,6 +54,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "clock.h"
 #include "dev.h"
@@ -135,11 +136,23 @@ static bool block_parse(const uint8_t *b, size_t len, uint64_t nonce,
 /* ------------------------------------------------------------------ */
 /* The plan */
 
+/* A fresh nonce per run, so no block of an earlier run (or a controller
+ * that learned one) passes for this run's: the kernel's random bytes,
+ * else the clock. */
+static uint64_t fresh_nonce(void)
+{
+	uint64_t n = 0;
+
+	if (getrandom(&n, sizeof(n), GRND_NONBLOCK) != (ssize_t)sizeof(n))
+		n = clock_now_ns();
+	return stats_hash64(n);
+}
+
 void capacity_opts_default(struct capacity_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->cache_bytes = CAPACITY_DEFAULT_CACHE_BYTES;
-	o->nonce = stats_hash64(clock_now_ns() ^ (uint64_t)(uintptr_t)o);
+	o->nonce = fresh_nonce();
 }
 
 static uint64_t min64(uint64_t a, uint64_t b)
