@@ -531,6 +531,7 @@ static int queue_unit(struct ctx *c, uint64_t u)
 {
 	struct capacity_result *r = c->r;
 	uint64_t off = unit_end(c->p, u, c->top) - c->p->block_bytes;
+	struct capacity_probe again = { .offset_bytes = off, .round = r->rounds };
 
 	for (size_t i = 0; i < r->nprobes; i++) {
 		struct capacity_probe *pr = &r->probes[i];
@@ -539,9 +540,7 @@ static int queue_unit(struct ctx *c, uint64_t u)
 			continue;
 		if (!pr->ignored || pr->offset_bytes != off)
 			return 0;
-		/* move it to the end of the list: it is written again */
-		struct capacity_probe again = { .offset_bytes = off, .round = r->rounds };
-
+		/* clobbered by our own aliasing: to the end of the list, fresh */
 		memmove(pr, pr + 1, (r->nprobes - i - 1) * sizeof(*pr));
 		r->probes[r->nprobes - 1] = again;
 		return 1;
