@@ -70,10 +70,12 @@ demo: $(B)/flashprobe
 	./$(B)/flashprobe probe sim:seed
 
 # Figures and ratios, never pass/fail: cost of the analyzers against
-# flashbench's procedures, and flashprobe's I/O overhead against fio.
+# flashbench's procedures and of the capacity check against f3probe, and
+# flashprobe's I/O overhead against fio; the stability of the verdicts.
 bench: $(B)/flashprobe $(B)/check_flashprobe
 	sh bench/align-cost $(CURDIR)/$(B)/flashprobe
 	sh bench/write-cost $(CURDIR)/$(B)/flashprobe
+	sh bench/capacity-cost $(CURDIR)/$(B)/flashprobe
 	sh bench/overhead $(CURDIR)/$(B)/flashprobe
 	sh bench/stability $(CURDIR)/$(B)/check_flashprobe
 

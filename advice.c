@@ -100,15 +100,16 @@ static void choose_alignment(const struct geometry *g, struct advice *a)
 static void partition_advice(const struct geometry *g, struct advice *a)
 {
 	uint64_t A = a->align_bytes, fat_end = 0, ss = g->sector_bytes;
+	uint64_t end = g->usable_bytes ? g->usable_bytes : g->device_bytes;
 
 	if (g->fat_found)
 		fat_end = g->fat_start_bytes + g->fat_size_bytes;
 	a->part_start_bytes = round_up(fat_end > MIB ? fat_end : MIB, A);
-	if (a->part_start_bytes >= g->device_bytes) {
+	if (a->part_start_bytes >= end) {
 		a->part_size_bytes = 0;
 		return;
 	}
-	a->part_size_bytes = (g->device_bytes - a->part_start_bytes) / A * A;
+	a->part_size_bytes = (end - a->part_start_bytes) / A * A;
 	snprintf(a->sfdisk, ADVICE_LINE,
 		 "echo 'start=%" PRIu64 ", size=%" PRIu64 ", type=83' | sfdisk DEVICE",
 		 a->part_start_bytes / ss, a->part_size_bytes / ss);

@@ -46,6 +46,14 @@ struct geometry {
 	bool fat_found;
 	uint64_t fat_start_bytes, fat_size_bytes;
 	double fat_confidence;
+	/* the fake-capacity check: verdict name (NULL: not verified) and the
+	 * size verified from offset 0; partitions stay inside usable_bytes
+	 * (0: the whole device) */
+	const char *capacity_verdict;
+	double capacity_confidence;
+	enum geo_source capacity_source;
+	struct geo_size capacity_real;
+	uint64_t usable_bytes;
 };
 
 #define ADVICE_LINE 256

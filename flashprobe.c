@@ -15,6 +15,7 @@
 #include "align.h"
 #include "clock.h"
 #include "benchio.h"
+#include "capacity.h"
 #include "dev.h"
 #include "errmsg.h"
 #include "findfat.h"
@@ -24,12 +25,14 @@
 #include "probe.h"
 #include "report.h"
 #include "report_bench.h"
+#include "report_capacity.h"
 #include "report_findfat.h"
 #include "report_openau.h"
 #include "report_probe.h"
 #include "safety.h"
 #include "session.h"
 #include "sim.h"
+#include "stats.h"
 #include "svg.h"
 #include "units.h"
 
@@ -55,6 +58,7 @@ enum fp_command {
 	CMD_BENCH,
 	CMD_RESTORE,
 	CMD_LIST_SIMS,
+	CMD_CAPACITY,
 };
 
 struct cli {
@@ -72,6 +76,8 @@ struct cli {
 	bool warmup_set;
 	const char *workloads;
 	bool seed_set;
+	uint64_t cache_bytes;		/* --cache-size */
+	bool cache_set;
 	char spec[4096];		/* device with the seed folded in */
 };
 
@@ -86,6 +92,7 @@ static const struct {
 	{ "bench", CMD_BENCH },
 	{ "restore", CMD_RESTORE },
 	{ "list-sims", CMD_LIST_SIMS },
+	{ "capacity", CMD_CAPACITY },
 };
 
 static void usage(FILE *out)
@@ -102,6 +109,7 @@ static void usage(FILE *out)
 	      "  align, -a             read-only: the page and erase-block size\n"
 	      "  open-au, -O           writes: count the AUs kept open (linear, random)\n"
 	      "  find-fat, -f          writes from sector 0: find the FAT area\n"
+	      "  capacity              writes: is the capacity real (fake-card check)\n"
 	      "  bench                 1MiB sequential and 4KiB random speed, latency\n"
 	      "  restore               replay an unfinished journal (JOURNAL or DEVICE)\n"
 	      "  list-sims             the built-in simulated cards and their truth\n"
@@ -125,6 +133,8 @@ static void usage(FILE *out)
 	      "      --fat-nr=N        find-fat: units examined (manual) or at least (auto)\n"
 	      "      --manual          find-fat: flashbench's table, no verdict\n"
 	      "      --quick           probe: cheaper, less certain\n"
+	      "      --cache-size=SIZE capacity, probe: write cache to defeat\n"
+	      "                        (default 32MiB; 0 = none)\n"
 	      "      --workload=LIST   bench: seq_read,seq_write,rand_read,rand_write or all\n"
 	      "      --runtime=TIME    bench: seconds per workload and repeat (default 3)\n"
 	      "      --warmup=TIME     bench: unrecorded I/O first (default 1)\n"
@@ -235,7 +245,7 @@ enum {
 	OPT_SEED = 256, OPT_FLASHBENCH, OPT_OPEN_AU_NR, OPT_MAX_OPEN, OPT_RANDOM,
 	OPT_OFFSET, OPT_FAT_NR, OPT_MANUAL, OPT_WRITE, OPT_DESTRUCTIVE,
 	OPT_JOURNAL, OPT_FORCE, OPT_SVG, OPT_QUICK, OPT_READ_ONLY, OPT_RUNTIME,
-	OPT_WARMUP, OPT_REPEAT, OPT_WORKLOAD, OPT_SIZE,
+	OPT_WARMUP, OPT_REPEAT, OPT_WORKLOAD, OPT_SIZE, OPT_CACHE_SIZE,
 };
 
 static const struct option longopts[] = {
@@ -265,6 +275,7 @@ static const struct option longopts[] = {
 	{ "repeat", required_argument, NULL, OPT_REPEAT },
 	{ "workload", required_argument, NULL, OPT_WORKLOAD },
 	{ "size", required_argument, NULL, OPT_SIZE },
+	{ "cache-size", required_argument, NULL, OPT_CACHE_SIZE },
 	{ "seed", required_argument, NULL, OPT_SEED },
 	{ "json", no_argument, NULL, 'j' },
 	{ "flashbench", no_argument, NULL, OPT_FLASHBENCH },
@@ -322,6 +333,12 @@ static int parse_option(struct cli *c, int opt, const char *arg, char **argv)
 	case OPT_WORKLOAD: c->workloads = arg; return FP_EXIT_OK;
 	case OPT_SIZE:
 		return parse_size_option("size", arg, &c->size_bytes);
+	case OPT_CACHE_SIZE:
+		c->cache_set = true;
+		if (units_parse_size(arg, &c->cache_bytes) ||
+		    c->cache_bytes > CAPACITY_MAX_CACHE_BYTES)
+			return fail(FP_EXIT_USAGE, "cache-size '%s' is not a size up to 1GiB", arg);
+		return FP_EXIT_OK;
 	case OPT_REPEAT:
 		return parse_count_option("repeat", arg, BENCHIO_MAX_REPEATS, &c->repeat);
 	case OPT_RUNTIME:
@@ -381,6 +398,8 @@ static int check_combinations(const struct cli *c)
 				   c->device);
 	if (c->open_au_nr && c->command != CMD_OPEN_AU)
 		return usage_error("%s only applies to open-au", "--open-au-nr");
+	if (c->cache_set && c->command != CMD_CAPACITY && c->command != CMD_PROBE)
+		return usage_error("%s only applies to capacity and probe", "--cache-size");
 	if (c->offset_set && c->command != CMD_OPEN_AU && c->command != CMD_BENCH)
 		return usage_error(c->command == CMD_FIND_FAT ?
 				   "%s only applies to open-au and bench (find-fat "
@@ -432,10 +451,10 @@ static int parse_args(int argc, char **argv, struct cli *c)
 
 static int list_sims(void)
 {
-	char e[32], p[32], s[32], f[32];
+	char e[32], p[32], s[32], f[32], cap[80];
 
-	printf("%-14s %8s %8s %8s %5s %5s %-10s %s\n", "name", "size", "erase",
-	       "page", "open", "rand", "fat area", "description");
+	printf("%-14s %8s %8s %8s %5s %5s %-10s %-16s %s\n", "name", "size", "erase",
+	       "page", "open", "rand", "fat area", "capacity", "description");
 	for (const struct sim_profile *sp = sim_profiles; sp->name[0]; sp++) {
 		units_format_bytes(sp->size_bytes, s, sizeof(s));
 		units_format_bytes(sp->erase_bytes, e, sizeof(e));
@@ -447,8 +466,9 @@ static int list_sims(void)
 			units_format_bytes(sp->fat_bytes, f, sizeof(f));
 		else
 			snprintf(f, sizeof(f), "none");
-		printf("%-14s %8s %8s %8s %5u %5u %-10s %s\n", sp->name, s, e, p,
+		printf("%-14s %8s %8s %8s %5u %5u %-10s %-16s %s\n", sp->name, s, e, p,
 		       sp->open_au_linear, sp->open_au_random, f,
+		       sim_capacity_truth(sp, cap, sizeof(cap)),
 		       sp->description ? sp->description : "");
 	}
 	return FP_EXIT_OK;
@@ -890,6 +910,74 @@ out:
 	return close_session(&s, ret);
 }
 
+static void fill_capacity_opts(const struct cli *c, struct capacity_opts *o)
+{
+	capacity_opts_default(o);
+	if (c->cache_set)
+		o->cache_bytes = c->cache_bytes;
+	if (c->seed_set)
+		o->nonce = stats_hash64(c->seed);
+	if (show_progress(c)) {
+		o->progress = progress_line;
+		o->progress_arg = "capacity";
+	}
+}
+
+static void print_capacity(const struct cli *c, struct fp_dev *d,
+			   const struct capacity_result *r)
+{
+	if (c->json) {
+		struct json_writer w;
+
+		begin_json(&w, d);
+		report_capacity_json(&w, r);
+		end_json(&w);
+	} else {
+		report_device_text(stdout, d);
+		report_capacity_text(stdout, r, c->device);
+	}
+}
+
+/* Writes over the whole device, sparsely: each 1 MiB block is backed up
+ * before its first write (--write). */
+static int run_capacity(const struct cli *c)
+{
+	struct capacity_result *r = calloc(1, sizeof(*r));
+	struct capacity_opts o;
+	struct capacity_plan plan;
+	struct session s;
+	char err[512] = "";
+	int ret;
+
+	if (!r)
+		return fail(FP_EXIT_FAILURE, "out of memory");
+	ret = open_session(c, "capacity", true, &s);
+	if (ret) {
+		free(r);
+		return ret;
+	}
+	fill_capacity_opts(c, &o);
+	ret = capacity_plan(fp_dev_size_bytes(s.dev), fp_dev_sector_bytes(s.dev), &o, &plan);
+	if (ret) {
+		ret = fail(FP_EXIT_USAGE, "'%s' is too small for the capacity check "
+			   "(at least 2MiB)", c->device);
+		goto out;
+	}
+	ret = session_protect(&s, "capacity", plan.start_bytes, plan.end_bytes,
+			      plan.max_bytes, true, err, sizeof(err));
+	if (!ret)
+		ret = capacity_run(s.dev, &o, &plan, r);
+	s.may_alias = r->aliasing_seen;
+	if (ret)
+		ret = test_failed("capacity", c, ret, err);
+out:
+	ret = finish_session(&s, ret);
+	if (!ret)
+		print_capacity(c, s.dev, r);
+	free(r);
+	return close_session(&s, ret);
+}
+
 static int protect_area(void *arg, const char *test, uint64_t start,
 			uint64_t end, uint64_t max_bytes)
 {
@@ -971,6 +1059,8 @@ static int run_probe(const struct cli *c)
 	o.writes_allowed = writes;
 	o.quick = c->quick;
 	o.erase_bytes = c->erase_bytes;
+	o.cache_set = c->cache_set;
+	o.cache_bytes = c->cache_bytes;
 	o.seed = c->seed;
 	o.seed_set = c->seed_set;
 	o.protect = protect_area;
@@ -978,6 +1068,7 @@ static int run_probe(const struct cli *c)
 	if (show_progress(c))
 		o.progress = probe_progress;
 	ret = probe_run(s.dev, &o, r);
+	s.may_alias = r->capacity.aliasing_seen;
 	progress_done();
 	ret = finish_session(&s, ret ? test_failed("probe", c, ret, NULL) : FP_EXIT_OK);
 	if (!ret)
@@ -1152,6 +1243,8 @@ static int run_command(const struct cli *c)
 		return run_bench(c);
 	case CMD_RESTORE:
 		return run_restore(c);
+	case CMD_CAPACITY:
+		return run_capacity(c);
 	default:
 		return FP_EXIT_USAGE;
 	}

@@ -1,4 +1,11 @@
-/* probe.c - identity, alignment, open AUs, FAT area, conclusion, advice.
+/* probe.c - identity, capacity, alignment, open AUs, FAT area,
+ * conclusion, advice.
+ *
+ * With consent the fake-capacity check comes first: on a counterfeit or
+ * damaged card every other write test would measure aliased or lost
+ * positions, so they are skipped and the finding leads the conclusion.
+ * Without consent only the card's registers can be compared with the
+ * block device, which proves nothing (fakes program the fake size).
  *
  * The read-only alignment test comes first and gives the erase size the
  * write tests need; when it cannot, a size given on the command line or
@@ -12,6 +19,7 @@
 
 #include "dev.h"
 #include "probe.h"
+#include "stats.h"
 #include "units.h"
 
 /* --quick: a smaller read budget and search limit; confidences show it. */
@@ -54,6 +62,58 @@ static struct geo_size card_au(const struct probe_result *r)
 				       guess ? GEO_KERNEL_GUESS : GEO_CARD };
 	}
 	return s;
+}
+
+static int run_capacity(struct fp_dev *d, const struct probe_opts *o,
+			struct probe_result *r)
+{
+	struct phase_progress pp = { o, "capacity" };
+	struct capacity_opts co;
+	struct capacity_plan plan;
+	int ret;
+
+	capacity_opts_default(&co);
+	if (o->cache_set)
+		co.cache_bytes = o->cache_bytes;
+	if (o->seed_set)
+		co.nonce = stats_hash64(o->seed);
+	if (o->progress) {
+		co.progress = forward_progress;
+		co.progress_arg = &pp;
+	}
+	if (capacity_plan(fp_dev_size_bytes(d), fp_dev_sector_bytes(d), &co, &plan)) {
+		snprintf(r->capacity_note, sizeof(r->capacity_note),
+			 "not verified: the device is too small for the check");
+		return 0;
+	}
+	ret = o->protect(o->protect_arg, "capacity", plan.start_bytes, plan.end_bytes,
+			 plan.max_bytes);
+	if (!ret)
+		ret = capacity_run(d, &co, &plan, &r->capacity);
+	r->capacity_done = ret == 0;
+	return ret;
+}
+
+/* Read-only: the card's CSD capacity against the block device. */
+static void note_unverified_capacity(const struct fp_dev *d, struct probe_result *r)
+{
+	const struct sysinfo_value *csd = &r->identity.capacity;
+	uint64_t dev = fp_dev_size_bytes(d);
+	char a[32], b[32];
+
+	units_format_bytes(csd->bytes, a, sizeof(a));
+	units_format_bytes(dev, b, sizeof(b));
+	if (!r->identity_read || !csd->present || !csd->bytes)
+		snprintf(r->capacity_note, sizeof(r->capacity_note), "not verified (needs "
+			 "--write or --destructive); the card's registers are not visible");
+	else if (csd->bytes == dev)
+		snprintf(r->capacity_note, sizeof(r->capacity_note), "not verified (needs "
+			 "--write or --destructive); the card's CSD reports %s like the block "
+			 "device, which fake cards do too", a);
+	else
+		snprintf(r->capacity_note, sizeof(r->capacity_note), "not verified (needs "
+			 "--write or --destructive); the card's CSD reports %s but the block "
+			 "device has %s: suspicious", a, b);
 }
 
 static int run_align(struct fp_dev *d, const struct probe_opts *o,
@@ -172,6 +232,23 @@ static struct geo_count count_of(const struct openau_count *c)
 	return g;
 }
 
+static void conclude_capacity(struct probe_result *r)
+{
+	const struct capacity_result *c = &r->capacity;
+	struct geometry *g = &r->geo;
+
+	if (!r->capacity_done)
+		return;
+	g->capacity_verdict = capacity_verdict_name(c->verdict);
+	g->capacity_confidence = c->confidence;
+	g->capacity_source = GEO_MEASURED;
+	if (c->verdict != CAPACITY_UNDETERMINED)
+		g->capacity_real = (struct geo_size){ c->real_bytes, c->confidence,
+						      GEO_MEASURED };
+	if (capacity_is_bad(c->verdict))
+		g->usable_bytes = c->real_bytes ? c->real_bytes : 1;	/* 1: none */
+}
+
 static void conclude(const struct fp_dev *d, struct probe_result *r)
 {
 	struct geometry *g = &r->geo;
@@ -198,6 +275,7 @@ static void conclude(const struct fp_dev *d, struct probe_result *r)
 		g->fat_size_bytes = r->fat.size_bytes;
 		g->fat_confidence = r->fat.confidence;
 	}
+	conclude_capacity(r);
 	advice_compute(g, &r->advice);
 }
 
@@ -218,26 +296,46 @@ static void note_conflict(struct probe_result *r)
 		 r->advice.align_reason);
 }
 
+/* The write tests after a capacity check that found the card fake or
+ * damaged would measure aliased or lost positions. */
+static bool skip_for_capacity(struct probe_result *r)
+{
+	if (!r->capacity_done || !capacity_is_bad(r->capacity.verdict))
+		return false;
+	snprintf(r->skipped, sizeof(r->skipped), "the write tests (open AUs, FAT area) "
+		 "were skipped: on a %s card their test positions would not hold "
+		 "their own data", r->capacity.verdict == CAPACITY_DAMAGED ? "damaged" :
+		 "fake");
+	return true;
+}
+
 int probe_run(struct fp_dev *d, const struct probe_opts *o,
 	      struct probe_result *r)
 {
-	int ret;
+	int ret = 0;
 
 	memset(r, 0, sizeof(*r));
 	read_identity(o, r);
-	ret = run_align(d, o, r);
+	if (o->writes_allowed)
+		ret = run_capacity(d, o, r);
+	else
+		note_unverified_capacity(d, r);
+	if (!ret)
+		ret = run_align(d, o, r);
 	if (!ret && !o->writes_allowed)
 		snprintf(r->skipped, sizeof(r->skipped),
 			 "the write tests (open AUs, FAT area) were skipped: they need "
 			 "--write (data backed up and restored) or --destructive");
-	else if (!ret)
+	else if (!ret && !skip_for_capacity(r))
 		r->test_erase_bytes = erase_for_writes(o, r);
 	if (!ret && r->test_erase_bytes)
 		ret = run_open_au(d, o, r);
 	if (!ret && r->test_erase_bytes)
 		ret = run_find_fat(d, o, r);
-	r->bytes_written = r->openau.bytes_written + r->fat.bytes_written;
-	r->elapsed_ns = r->align.elapsed_ns + r->openau.elapsed_ns + r->fat.elapsed_ns;
+	r->bytes_written = r->capacity.bytes_written + r->openau.bytes_written +
+			   r->fat.bytes_written;
+	r->elapsed_ns = r->capacity.elapsed_ns + r->align.elapsed_ns +
+			r->openau.elapsed_ns + r->fat.elapsed_ns;
 	conclude(d, r);
 	note_conflict(r);
 	return ret;

@@ -14,6 +14,7 @@
 
 #include "advice.h"
 #include "align.h"
+#include "capacity.h"
 #include "findfat.h"
 #include "openau.h"
 #include "sysinfo.h"
@@ -35,6 +36,8 @@ struct probe_opts {
 	bool writes_allowed;
 	bool quick;			/* cheaper, less certain */
 	uint64_t erase_bytes;		/* --erasesize, 0 = measure */
+	bool cache_set;			/* --cache-size given (else the default) */
+	uint64_t cache_bytes;		/* capacity check: cache to defeat */
 	uint64_t seed;
 	bool seed_set;
 	probe_protect_fn protect;
@@ -46,6 +49,9 @@ struct probe_opts {
 struct probe_result {
 	struct sysinfo identity;
 	bool identity_read;
+	bool capacity_done;		/* the fake-capacity check ran (first) */
+	struct capacity_result capacity;
+	char capacity_note[320];	/* not verified: what the registers say */
 	struct align_result align;
 	uint64_t test_erase_bytes;	/* erase size the write tests used */
 	const char *test_erase_origin;	/* "measured", "given", "card" */
@@ -62,7 +68,9 @@ struct probe_result {
 	uint64_t elapsed_ns;		/* device time of all tests */
 };
 
-/* Run the probe on d.  Returns 0 (also with undetermined parts), or a
+/* Run the probe on d.  With writes allowed the fake-capacity check runs
+ * first; on a fake or damaged card the other write tests are skipped
+ * (r->skipped says why).  Returns 0 (also with undetermined parts), or a
  * negative errno from the device or from protect() (the result then
  * holds what was done so far). */
 int probe_run(struct fp_dev *d, const struct probe_opts *o,

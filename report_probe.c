@@ -8,6 +8,7 @@
 #include "json.h"
 #include "probe.h"
 #include "report.h"
+#include "report_capacity.h"
 #include "report_findfat.h"
 #include "report_identity.h"
 #include "report_openau.h"
@@ -102,6 +103,8 @@ static void advice_text(FILE *out, const struct probe_result *r, const char *dev
 	char u[32];
 
 	fprintf(out, "\nAdvice\n");
+	if (r->capacity_done)
+		report_capacity_advice(out, &r->capacity, device, !a->sfdisk[0], "  ");
 	if (a->align_bytes)
 		fprintf(out, "  align partitions to %s: %s\n",
 			units_format_bytes(a->align_bytes, u, sizeof(u)), a->align_reason);
@@ -117,13 +120,28 @@ static void advice_text(FILE *out, const struct probe_result *r, const char *dev
 		fprintf(out, "  - %s\n", a->notes[i]);
 }
 
+/* The capacity finding leads: everything else is only as true as it. */
+static void capacity_line(FILE *out, const struct probe_result *r)
+{
+	char h[320];
+
+	if (r->capacity_done)
+		fprintf(out, "  capacity  %s (confidence %.2f)\n",
+			report_capacity_headline(&r->capacity, h, sizeof(h)),
+			r->capacity.confidence);
+	else
+		fprintf(out, "  capacity  %s\n", r->capacity_note);
+}
+
 void report_probe_text(FILE *out, struct fp_dev *d, const struct probe_result *r)
 {
 	const struct geometry *g = &r->geo;
 	char a[32], b[32];
 
 	report_device_text(out, d);
-	fprintf(out, "\nConclusion\n  %-16s %-22s %-10s %s\n", "parameter", "value",
+	fprintf(out, "\nConclusion\n");
+	capacity_line(out, r);
+	fprintf(out, "  %-16s %-22s %-10s %s\n", "parameter", "value",
 		"confidence", "source");
 	size_row(out, "page", &g->page, "undetermined");
 	size_row(out, "erase block", &g->erase, "undetermined");
@@ -139,6 +157,10 @@ void report_probe_text(FILE *out, struct fp_dev *d, const struct probe_result *r
 	if (r->identity_read) {
 		fprintf(out, "\nIdentity\n");
 		sysinfo_text(out, &r->identity);
+	}
+	if (r->capacity_done) {
+		fprintf(out, "\nCapacity\n");
+		report_capacity_evidence(out, &r->capacity);
 	}
 	fprintf(out, "\nAlignment (read-only)\n");
 	report_align_text(out, &r->align);
@@ -215,6 +237,17 @@ static void json_geometry(struct json_writer *w, const struct geometry *g)
 	json_count(w, "open_au_linear", &g->open_linear);
 	json_count(w, "open_au_random", &g->open_random);
 	json_fat(w, g);
+	json_string(w, "capacity_verdict", g->capacity_verdict);
+	json_double(w, "capacity_verdict_confidence", g->capacity_verdict ?
+		    g->capacity_confidence : 0);
+	json_string(w, "capacity_verdict_source",
+		    geo_source_name(g->capacity_verdict ? g->capacity_source : GEO_NONE));
+	if (g->capacity_real.source != GEO_NONE)
+		json_uint(w, "capacity_real_bytes", g->capacity_real.bytes);
+	else
+		json_null(w, "capacity_real_bytes");
+	json_double(w, "capacity_real_confidence", g->capacity_real.confidence);
+	json_string(w, "capacity_real_source", geo_source_name(g->capacity_real.source));
 	json_object_end(w);
 }
 
@@ -249,6 +282,11 @@ void report_probe_json(struct json_writer *w, struct fp_dev *d,
 	else
 		json_null(w, "identity");
 	json_geometry(w, &r->geo);
+	if (r->capacity_done)
+		report_capacity_json(w, &r->capacity);
+	else
+		json_null(w, "capacity");
+	json_string(w, "capacity_note", r->capacity_done ? NULL : r->capacity_note);
 	report_align_json(w, &r->align);
 	if (r->openau_done)
 		report_openau_json(w, &r->openau);

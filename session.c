@@ -209,14 +209,17 @@ int session_protect(struct session *s, const char *what, uint64_t start,
 
 int session_finish(struct session *s, char *err, size_t errlen)
 {
+	unsigned flags = 0;
 	int ret = 0;
 
 	if (s->finished)
 		return 0;
 	s->finished = true;
 	s->bytes_written = s->dev ? fp_dev_bytes_written(s->dev) : 0;
+	if (s->may_alias)	/* the writes changed what the fingerprint reads */
+		flags |= JOURNAL_RESTORE_SAME_DEVICE;
 	if (s->consent == SESSION_WRITE && s->dev && s->dev != s->raw) {
-		ret = journal_finish(s->dev, 0, safety_restore_note,
+		ret = journal_finish(s->dev, flags, safety_restore_note,
 				     (void *)fp_dev_path(s->raw), &s->restore,
 				     err, errlen);
 		safety_restore_end();	/* also when the replay stopped early */

@@ -53,6 +53,10 @@ struct session {
 	bool wrote;			/* session_protect() was called */
 	bool finished;			/* session_finish() ran */
 	uint64_t bytes_written;		/* by the test, known at finish */
+	bool may_alias;			/* the test saw writes land on other
+					 * offsets (a wraparound card): the
+					 * in-process restore skips the
+					 * journal's content fingerprint */
 	char journal[PATH_MAX];		/* --write: the journal file */
 	struct journal_restore_report restore;
 	FILE *notes;

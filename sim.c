@@ -64,6 +64,31 @@
  * cards.tsv; where a source gives none we pick a plausible value and say
  * so in the description. */
 
+/* Geometry, costs and noise shared by a card and its counterfeit twins. */
+#define SIM_SDHC_4M_CARD \
+	.page_bytes = 16 * SIM_KIB, .raw_page_bytes = 8 * SIM_KIB, \
+	.erase_bytes = 4 * SIM_MIB, \
+	.open_au_linear = 3, .open_au_random = 3, \
+	.read_base_ns = 1600 * SIM_US, .read_page_ns = 160 * SIM_US, \
+	.raw_cross_ns = 12 * SIM_US, .page_cross_ns = 300 * SIM_US, \
+	.au_cross_ns = 680 * SIM_US, .erased_reads_fast = true, \
+	.write_base_ns = 1200 * SIM_US, .write_page_ns = 3200 * SIM_US, \
+	.gc_page_ns = 1600 * SIM_US, .erase_ns = 5 * SIM_MS, \
+	.random_write_ns = 9 * SIM_MS, \
+	.jitter_pct = 3, .stall_ppm = 50, .stall_ns = 10 * SIM_MS, \
+	.location_pct = 1
+
+/* the same for the USB stick (Patriot Xporter) */
+#define SIM_USB_8M_STICK \
+	.page_bytes = 0, .erase_bytes = 8 * SIM_MIB, \
+	.open_au_linear = 2, .open_au_random = 0, \
+	.read_base_ns = 600 * SIM_US, .read_page_ns = 450 * SIM_US, \
+	.au_cross_ns = 220 * SIM_US, \
+	.write_base_ns = 500 * SIM_US, .write_page_ns = 1200 * SIM_US, \
+	.gc_page_ns = 500 * SIM_US, .erase_ns = 4 * SIM_MS, \
+	.jitter_pct = 4, .stall_ppm = 200, .stall_ns = 10 * SIM_MS, \
+	.location_pct = 2
+
 const struct sim_profile sim_profiles[] = {
 	{
 		.name = "seed",
@@ -90,17 +115,7 @@ const struct sim_profile sim_profiles[] = {
 		.description = "microSDHC with a clear step: 4MiB erase, 16KiB "
 			       "page, 3/3 open AUs (Kingston SA04G writes)",
 		.size_bytes = SIM_GIB, .sector_bytes = 512,
-		.page_bytes = 16 * SIM_KIB, .raw_page_bytes = 8 * SIM_KIB,
-		.erase_bytes = 4 * SIM_MIB,
-		.open_au_linear = 3, .open_au_random = 3,
-		.read_base_ns = 1600 * SIM_US, .read_page_ns = 160 * SIM_US,
-		.raw_cross_ns = 12 * SIM_US, .page_cross_ns = 300 * SIM_US,
-		.au_cross_ns = 680 * SIM_US, .erased_reads_fast = true,
-		.write_base_ns = 1200 * SIM_US, .write_page_ns = 3200 * SIM_US,
-		.gc_page_ns = 1600 * SIM_US, .erase_ns = 5 * SIM_MS,
-		.random_write_ns = 9 * SIM_MS,
-		.jitter_pct = 3, .stall_ppm = 50, .stall_ns = 10 * SIM_MS,
-		.location_pct = 1, .seed = 41,
+		SIM_SDHC_4M_CARD, .seed = 41,
 	},
 	{
 		.name = "readme",
@@ -256,14 +271,7 @@ const struct sim_profile sim_profiles[] = {
 		.description = "USB stick (Patriot Xporter): 8MiB erase, 220us "
 			       "AU step, page not observable, 2 open AUs",
 		.size_bytes = SIM_GIB, .sector_bytes = 512,
-		.page_bytes = 0, .erase_bytes = 8 * SIM_MIB,
-		.open_au_linear = 2, .open_au_random = 0,
-		.read_base_ns = 600 * SIM_US, .read_page_ns = 450 * SIM_US,
-		.au_cross_ns = 220 * SIM_US,
-		.write_base_ns = 500 * SIM_US, .write_page_ns = 1200 * SIM_US,
-		.gc_page_ns = 500 * SIM_US, .erase_ns = 4 * SIM_MS,
-		.jitter_pct = 4, .stall_ppm = 200, .stall_ns = 10 * SIM_MS,
-		.location_pct = 2, .seed = 8,
+		SIM_USB_8M_STICK, .seed = 8,
 	},
 	{
 		.name = "sandisk-24m",
@@ -282,6 +290,36 @@ const struct sim_profile sim_profiles[] = {
 		.random_write_ns = 500 * SIM_US,
 		.jitter_pct = 4, .stall_ppm = 100, .stall_ns = 10 * SIM_MS,
 		.location_pct = 1, .seed = 64,
+	},
+	{
+		.name = "fake-wrap",
+		.description = "counterfeit 64GiB microSDXC holding 8GiB: the "
+			       "controller ignores the high address bits, so "
+			       "writes past 8GiB wrap to the start (sdhc-4m "
+			       "timing)",
+		.size_bytes = 64 * SIM_GIB, .sector_bytes = 512,
+		SIM_SDHC_4M_CARD, .seed = 81,
+		.fake = SIM_FAKE_WRAP, .real_bytes = 8 * SIM_GIB,
+	},
+	{
+		.name = "fake-limbo",
+		.description = "counterfeit 64GiB card holding 8GiB: writes past "
+			       "8GiB are acknowledged and lost, reads there "
+			       "return zeros (sdhc-4m timing)",
+		.size_bytes = 64 * SIM_GIB, .sector_bytes = 512,
+		SIM_SDHC_4M_CARD, .seed = 82,
+		.fake = SIM_FAKE_LIMBO, .real_bytes = 8 * SIM_GIB,
+	},
+	{
+		.name = "fake-cache",
+		.description = "counterfeit 32GiB USB stick holding 4GiB (limbo) "
+			       "with a 16MiB write cache that serves recent "
+			       "writes: only a cache flush shows the loss "
+			       "(usb-8m timing)",
+		.size_bytes = 32 * SIM_GIB, .sector_bytes = 512,
+		SIM_USB_8M_STICK, .seed = 83,
+		.fake = SIM_FAKE_LIMBO, .real_bytes = 4 * SIM_GIB,
+		.cache_bytes = 16 * SIM_MIB,
 	},
 	{ .name = "" },
 };
@@ -303,6 +341,19 @@ const struct sim_profile *sim_profile_find(const char *name)
 static bool sim_is_pow2(uint64_t x)
 {
 	return x != 0 && (x & (x - 1)) == 0;
+}
+
+/* The alias period of a wrap card: given, or the smallest power of two
+ * holding the real flash (the address bits a controller keeps). */
+static uint64_t sim_wrap_period(const struct sim_profile *p)
+{
+	uint64_t period = 1;
+
+	if (p->period_bytes)
+		return p->period_bytes;
+	while (period < p->real_bytes && period <= UINT64_MAX / 2)
+		period *= 2;
+	return period;
 }
 
 /* The unit pages are programmed, copied and transferred in: the page, or
@@ -359,6 +410,74 @@ static int sim_validate_levels(const struct sim_profile *p, char *err,
 	return 0;
 }
 
+static int sim_validate_range_list(const struct sim_profile *p,
+				   const struct sim_ranges *rs,
+				   const char *key, char *err, size_t errlen)
+{
+	if (rs->n > SIM_MAX_RANGES) {
+		fp_errf(err, errlen, "at most %u %s ranges", SIM_MAX_RANGES, key);
+		return -EINVAL;
+	}
+	for (unsigned i = 0; i < rs->n; i++) {
+		const struct sim_range *r = &rs->r[i];
+
+		if (r->bytes == 0 || r->start_bytes > p->size_bytes ||
+		    r->bytes > p->size_bytes - r->start_bytes) {
+			fp_errf(err, errlen, "%s range %u is empty or passes the "
+				"end of the device", key, i + 1);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* The capacity truth: a fake card's real flash is a positive multiple
+ * of the sector below the reported size; a wrap period is a power of two
+ * that holds the real flash and repeats inside the device. */
+static int sim_validate_capacity(const struct sim_profile *p, char *err,
+				 size_t errlen)
+{
+	if (p->cache_bytes % SIM_BLOCK_BYTES || p->cache_bytes > SIM_MAX_CACHE_BYTES) {
+		fp_errf(err, errlen, "cache must be a multiple of 4KiB up to 256MiB");
+		return -EINVAL;
+	}
+	if (p->fake == SIM_FAKE_NONE)
+		return 0;
+	if (p->real_bytes == 0 || p->real_bytes >= p->size_bytes ||
+	    p->real_bytes % p->sector_bytes) {
+		fp_errf(err, errlen, "real (%llu) must be a multiple of sector "
+			"below size (%llu) on a fake card",
+			(unsigned long long)p->real_bytes,
+			(unsigned long long)p->size_bytes);
+		return -EINVAL;
+	}
+	if (p->fake == SIM_FAKE_WRAP && p->period_bytes &&
+	    (!sim_is_pow2(p->period_bytes) || p->period_bytes < p->real_bytes ||
+	     p->period_bytes >= p->size_bytes)) {
+		fp_errf(err, errlen, "period (%llu) must be a power of two from real "
+			"up to below size", (unsigned long long)p->period_bytes);
+		return -EINVAL;
+	}
+	if (p->fake == SIM_FAKE_WRAP && !p->period_bytes &&
+	    sim_wrap_period(p) >= p->size_bytes) {
+		fp_errf(err, errlen, "real must be at most half the size for fake=wrap");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int sim_validate_ranges(const struct sim_profile *p, char *err,
+			       size_t errlen)
+{
+	int rc = sim_validate_range_list(p, &p->eio, "eio", err, errlen);
+
+	if (rc == 0)
+		rc = sim_validate_range_list(p, &p->lost, "lost", err, errlen);
+	if (rc == 0)
+		rc = sim_validate_capacity(p, err, errlen);
+	return rc;
+}
+
 static int sim_validate_areas(const struct sim_profile *p, char *err,
 			      size_t errlen)
 {
@@ -380,7 +499,7 @@ static int sim_validate_areas(const struct sim_profile *p, char *err,
 		fp_errf(err, errlen, "bad range passes the end of the device");
 		return -EINVAL;
 	}
-	return 0;
+	return sim_validate_ranges(p, err, errlen);
 }
 
 static int sim_validate_counts(const struct sim_profile *p, char *err,
@@ -472,6 +591,8 @@ enum sim_key_kind {
 	SIM_KEY_UINT,		/* unsigned */
 	SIM_KEY_U64,		/* uint64_t, plain decimal */
 	SIM_KEY_BOOL,		/* bool */
+	SIM_KEY_FAKE,		/* enum sim_fake by name */
+	SIM_KEY_RANGE,		/* START+LEN appended to a struct sim_ranges */
 };
 
 struct sim_key {
@@ -516,6 +637,17 @@ static const struct sim_key sim_keys[] = {
 	SIM_KEY("seed", seed, SIM_KEY_U64),
 	SIM_KEY("bad_start", bad_start_bytes, SIM_KEY_BYTES),
 	SIM_KEY("bad", bad_bytes, SIM_KEY_BYTES),
+	SIM_KEY("eio", eio, SIM_KEY_RANGE),
+	SIM_KEY("lost", lost, SIM_KEY_RANGE),
+	SIM_KEY("fake", fake, SIM_KEY_FAKE),
+	SIM_KEY("real", real_bytes, SIM_KEY_BYTES),
+	SIM_KEY("period", period_bytes, SIM_KEY_BYTES),
+	SIM_KEY("cache", cache_bytes, SIM_KEY_BYTES),
+};
+
+static const char *const sim_fake_names[] = {
+	[SIM_FAKE_NONE] = "none", [SIM_FAKE_WRAP] = "wrap",
+	[SIM_FAKE_LIMBO] = "limbo",
 };
 
 static const struct sim_key *sim_key_find(const char *name, size_t len)
@@ -611,8 +743,40 @@ static int sim_key_value(const struct sim_key *k, const char *val,
 		rc = sim_parse_bool(val, &b);
 		*v = b;
 		return rc;
+	case SIM_KEY_FAKE:
+		for (size_t i = 0; i < sizeof(sim_fake_names) / sizeof(sim_fake_names[0]); i++)
+			if (strcmp(val, sim_fake_names[i]) == 0) {
+				*v = i;
+				return 0;
+			}
+		return -EINVAL;
+	case SIM_KEY_RANGE:
+		return -EINVAL;	/* sim_range_append() */
 	}
 	return -EINVAL;
+}
+
+/* "START+LEN" appended to the ranges field k names. */
+static int sim_range_append(const struct sim_key *k, const char *val,
+			    struct sim_profile *p)
+{
+	struct sim_ranges rs;
+	const char *plus = strchr(val, '+');
+	char start[64];
+	uint64_t a, n;
+
+	if (plus == NULL || (size_t)(plus - val) >= sizeof(start))
+		return -EINVAL;
+	memcpy(start, val, (size_t)(plus - val));
+	start[plus - val] = '\0';
+	if (units_parse_size(start, &a) || units_parse_size(plus + 1, &n))
+		return -EINVAL;
+	memcpy(&rs, (char *)p + k->offset, sizeof(rs));
+	if (rs.n >= SIM_MAX_RANGES)
+		return -EINVAL;
+	rs.r[rs.n++] = (struct sim_range){ a, n };
+	memcpy((char *)p + k->offset, &rs, sizeof(rs));
+	return 0;
 }
 
 /* Store v into the field of *p that k names, at the field's width. */
@@ -630,6 +794,14 @@ static void sim_key_store(const struct sim_key *k, uint64_t v,
 		break;
 	case SIM_KEY_UINT:
 		memcpy(dst, &u, sizeof(u));
+		break;
+	case SIM_KEY_FAKE: {
+		enum sim_fake f = (enum sim_fake)v;
+
+		memcpy(dst, &f, sizeof(f));
+		break;
+	}
+	case SIM_KEY_RANGE:
 		break;
 	case SIM_KEY_BOOL:
 		memcpy(dst, &b, sizeof(b));
@@ -671,7 +843,9 @@ static int sim_apply_option(const char *spec, const char *opt, size_t len,
 	if (len < sizeof(val)) {
 		memcpy(val, eq + 1, len);
 		val[len] = '\0';
-		if (sim_key_value(k, val, &v) == 0) {
+		if (k->kind == SIM_KEY_RANGE && sim_range_append(k, val, p) == 0)
+			return 0;
+		if (k->kind != SIM_KEY_RANGE && sim_key_value(k, val, &v) == 0) {
 			sim_key_store(k, v, p);
 			return 0;
 		}
@@ -763,8 +937,25 @@ struct sim_leaf {
 	uint8_t fill[SIM_LEAF_BLOCKS];
 };
 
+/* A write cache of 4 KiB blocks, filled in FIFO order, in front of the
+ * flash but after the address folding of a wrap card (aliases share an
+ * entry): a read of a cached block returns what was written last, also
+ * when the flash dropped it.  An open-addressing table finds the slot of
+ * a block. */
+struct sim_cache {
+	size_t n;			/* slots: cache_bytes / 4 KiB */
+	size_t next;			/* slot the next new block takes */
+	uint64_t *block;		/* logical block + 1 per slot, 0 = free */
+	uint8_t *data;			/* n blocks */
+	size_t *table;			/* slot + 1, 0 = empty */
+	size_t mask;			/* table size - 1 */
+};
+
 struct sim {
 	struct sim_profile prof;
+	uint64_t phys_bytes;		/* flash behind the reported size */
+	uint64_t period_bytes;		/* offsets alias modulo this */
+	struct sim_cache cache;
 	uint64_t now_ns;		/* the virtual clock */
 	struct stats_rng rng;		/* jitter and stalls */
 	uint64_t unit_bytes;		/* program page */
@@ -834,7 +1025,26 @@ static void sim_destroy(struct sim *s)
 		free(s->slots[i].written);
 	free(s->slots);
 	free(s->fat_wp_bytes);
+	free(s->cache.block);
+	free(s->cache.data);
+	free(s->cache.table);
 	free(s);
+}
+
+static int sim_cache_create(struct sim *s)
+{
+	struct sim_cache *c = &s->cache;
+	size_t slots = 1;
+
+	c->n = (size_t)(s->prof.cache_bytes / SIM_BLOCK_BYTES);
+	if (c->n == 0)
+		return 0;
+	while (slots < 2 * c->n)
+		slots *= 2;
+	c->mask = slots - 1;
+	c->block = sim_calloc(s, c->n, sizeof(*c->block));
+	c->table = sim_calloc(s, slots, sizeof(*c->table));
+	return c->block && c->table ? 0 : -ENOMEM;	/* data on first write */
 }
 
 static struct sim *sim_create(const struct sim_profile *p)
@@ -850,6 +1060,8 @@ static struct sim *sim_create(const struct sim_profile *p)
 	s->pages_per_au = p->erase_bytes / s->unit_bytes;
 	s->map_words = (size_t)((s->pages_per_au + 63) / 64);
 	s->nau = p->size_bytes / p->erase_bytes;
+	s->phys_bytes = p->fake == SIM_FAKE_NONE ? p->size_bytes : p->real_bytes;
+	s->period_bytes = p->fake == SIM_FAKE_WRAP ? sim_wrap_period(p) : p->size_bytes;
 	s->nblocks = (p->size_bytes + SIM_BLOCK_BYTES - 1) / SIM_BLOCK_BYTES;
 	s->nleaves = (size_t)((s->nblocks + SIM_LEAF_BLOCKS - 1) /
 			      SIM_LEAF_BLOCKS);
@@ -858,7 +1070,8 @@ static struct sim *sim_create(const struct sim_profile *p)
 	s->fat_wp_bytes = sim_calloc(s, p->fat_bytes / p->erase_bytes + 1,
 				     sizeof(uint64_t));
 	s->leaves = sim_calloc(s, s->nleaves, sizeof(*s->leaves));
-	if (!s->aus || !s->slots || !s->fat_wp_bytes || !s->leaves)
+	if (!s->aus || !s->slots || !s->fat_wp_bytes || !s->leaves ||
+	    sim_cache_create(s) < 0)
 		goto err;
 	for (unsigned i = 0; i < p->open_au_linear; i++) {
 		s->slots[i].written = sim_calloc(s, s->map_words,
@@ -970,6 +1183,193 @@ static void sim_store_read(const struct sim *s, uint8_t *dst, size_t len,
 		off += n;
 		len -= n;
 	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Capacity: where a logical offset lives on a fake card, and the cache */
+
+#define SIM_LOST_OFFSET UINT64_MAX
+
+static bool sim_in_range(const struct sim_range *r, uint64_t off)
+{
+	return off >= r->start_bytes && off - r->start_bytes < r->bytes;
+}
+
+/* The flash offset behind logical off (SIM_LOST_OFFSET: the write is
+ * dropped, a read returns zeros or, in a lost= range, the old data), and
+ * in *seg how many bytes from off (at most len) map the same way. */
+static uint64_t sim_map(const struct sim *s, uint64_t off, uint64_t len,
+			uint64_t *seg, bool *dropped)
+{
+	const struct sim_ranges *lost = &s->prof.lost;
+	uint64_t m = off % s->period_bytes;
+	uint64_t run = m < s->phys_bytes ? s->phys_bytes - m : s->period_bytes - m;
+
+	*dropped = false;
+	for (unsigned i = 0; i < lost->n; i++) {
+		const struct sim_range *r = &lost->r[i];
+
+		if (sim_in_range(r, off)) {
+			*dropped = true;
+			run = run < r->start_bytes + r->bytes - off ?
+			      run : r->start_bytes + r->bytes - off;
+		} else if (r->start_bytes > off && r->start_bytes - off < run) {
+			run = r->start_bytes - off;
+		}
+	}
+	*seg = run < len ? run : len;
+	return m < s->phys_bytes ? m : SIM_LOST_OFFSET;
+}
+
+/* What the flash gives for [off, off + len): no cache. */
+static void sim_flash_read(const struct sim *s, uint8_t *dst, size_t len,
+			   uint64_t off)
+{
+	while (len > 0) {
+		uint64_t seg;
+		bool dropped;
+		uint64_t at = sim_map(s, off, len, &seg, &dropped);
+
+		if (at == SIM_LOST_OFFSET)
+			memset(dst, 0, (size_t)seg);
+		else
+			sim_store_read(s, dst, (size_t)seg, at);
+		dst += seg;
+		off += seg;
+		len -= (size_t)seg;
+	}
+}
+
+static int sim_flash_write(struct sim *s, const uint8_t *src, size_t len,
+			   uint64_t off)
+{
+	while (len > 0) {
+		uint64_t seg;
+		bool dropped;
+		uint64_t at = sim_map(s, off, len, &seg, &dropped);
+		int rc = 0;
+
+		if (at != SIM_LOST_OFFSET && !dropped)
+			rc = sim_store_write(s, src, (size_t)seg, at);
+		if (rc < 0)
+			return rc;
+		src += seg;
+		off += seg;
+		len -= (size_t)seg;
+	}
+	return 0;
+}
+
+static size_t sim_cache_home(const struct sim_cache *c, uint64_t block)
+{
+	return (size_t)stats_hash64(block) & c->mask;
+}
+
+/* The cache slot holding logical block, or -1. */
+static long sim_cache_find(const struct sim_cache *c, uint64_t block)
+{
+	for (size_t h = sim_cache_home(c, block); c->table[h]; h = (h + 1) & c->mask)
+		if (c->block[c->table[h] - 1] == block + 1)
+			return (long)(c->table[h] - 1);
+	return -1;
+}
+
+/* Take slot out of the table (backward-shift deletion keeps every other
+ * key reachable from its home position). */
+static void sim_cache_unlink(struct sim_cache *c, size_t slot)
+{
+	size_t h = sim_cache_home(c, c->block[slot] - 1), j;
+
+	while (c->table[h] != slot + 1)
+		h = (h + 1) & c->mask;
+	c->table[h] = 0;
+	for (j = (h + 1) & c->mask; c->table[j]; j = (j + 1) & c->mask) {
+		size_t k = sim_cache_home(c, c->block[c->table[j] - 1] - 1);
+		bool movable = j > h ? (k <= h || k > j) : (k <= h && k > j);
+
+		if (movable) {
+			c->table[h] = c->table[j];
+			c->table[j] = 0;
+			h = j;
+		}
+	}
+	c->block[slot] = 0;
+}
+
+/* The slot for logical block, evicting the oldest block when it is new. */
+static size_t sim_cache_slot(struct sim_cache *c, uint64_t block, bool *fresh)
+{
+	long found = sim_cache_find(c, block);
+	size_t slot, h;
+
+	*fresh = found < 0;
+	if (found >= 0)
+		return (size_t)found;
+	slot = c->next;
+	c->next = (c->next + 1) % c->n;
+	if (c->block[slot])
+		sim_cache_unlink(c, slot);
+	c->block[slot] = block + 1;
+	for (h = sim_cache_home(c, block); c->table[h]; h = (h + 1) & c->mask)
+		;
+	c->table[h] = slot + 1;
+	return slot;
+}
+
+/* The cache entry of the block at logical base: its folded position. */
+static uint64_t sim_cache_key(const struct sim *s, uint64_t base)
+{
+	return base % s->period_bytes / SIM_BLOCK_BYTES;
+}
+
+/* Reads see the cached blocks over the flash. */
+static void sim_cached_read(const struct sim *s, uint8_t *dst, size_t len,
+			    uint64_t off)
+{
+	const struct sim_cache *c = &s->cache;
+
+	sim_flash_read(s, dst, len, off);
+	for (uint64_t b = off / SIM_BLOCK_BYTES; c->n && b * SIM_BLOCK_BYTES < off + len; b++) {
+		long slot = sim_cache_find(c, sim_cache_key(s, b * SIM_BLOCK_BYTES));
+		uint64_t from = b * SIM_BLOCK_BYTES > off ? b * SIM_BLOCK_BYTES : off;
+		uint64_t to = (b + 1) * SIM_BLOCK_BYTES < off + len ?
+			      (b + 1) * SIM_BLOCK_BYTES : off + len;
+
+		if (slot >= 0)
+			memcpy(dst + (from - off), c->data + (size_t)slot * SIM_BLOCK_BYTES +
+			       (from - b * SIM_BLOCK_BYTES), (size_t)(to - from));
+	}
+}
+
+/* A write goes to the cache (whole blocks: a partial one is completed
+ * from what reads return now) and to the flash. */
+static int sim_cached_write(struct sim *s, const uint8_t *src, size_t len,
+			    uint64_t off)
+{
+	struct sim_cache *c = &s->cache;
+
+	if (c->n && !c->data && !(c->data = sim_calloc(s, c->n, SIM_BLOCK_BYTES)))
+		return -ENOMEM;
+	for (uint64_t b = off / SIM_BLOCK_BYTES; c->n && b * SIM_BLOCK_BYTES < off + len; b++) {
+		uint64_t base = b * SIM_BLOCK_BYTES;
+		uint64_t from = base > off ? base : off;
+		uint64_t to = base + SIM_BLOCK_BYTES < off + len ? base + SIM_BLOCK_BYTES
+								 : off + len;
+		uint64_t whole = s->prof.size_bytes - base < SIM_BLOCK_BYTES ?
+				 s->prof.size_bytes - base : SIM_BLOCK_BYTES;
+		uint8_t old[SIM_BLOCK_BYTES];
+		bool fresh;
+		size_t slot;
+
+		if (to - from < whole)
+			sim_cached_read(s, old, (size_t)whole, base);
+		slot = sim_cache_slot(c, sim_cache_key(s, base), &fresh);
+		if (to - from < whole && fresh)
+			memcpy(c->data + slot * SIM_BLOCK_BYTES, old, (size_t)whole);
+		memcpy(c->data + slot * SIM_BLOCK_BYTES + (from - base), src + (from - off),
+		       (size_t)(to - from));
+	}
+	return sim_flash_write(s, src, len, off);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1260,12 +1660,20 @@ static int sim_write_cost(struct sim *s, uint64_t off, uint64_t len,
 /* ------------------------------------------------------------------ */
 /* Backend */
 
+static bool sim_overlaps(uint64_t start, uint64_t bytes, uint64_t off,
+			 uint64_t len)
+{
+	return bytes != 0 && off < start + bytes && start < off + len;
+}
+
 static bool sim_hits_bad(const struct sim *s, uint64_t off, uint64_t len)
 {
 	const struct sim_profile *p = &s->prof;
 
-	return p->bad_bytes != 0 && off < p->bad_start_bytes + p->bad_bytes &&
-	       p->bad_start_bytes < off + len;
+	for (unsigned i = 0; i < p->eio.n; i++)
+		if (sim_overlaps(p->eio.r[i].start_bytes, p->eio.r[i].bytes, off, len))
+			return true;
+	return sim_overlaps(p->bad_start_bytes, p->bad_bytes, off, len);
 }
 
 static int sim_check(const struct sim *s, size_t len, uint64_t off)
@@ -1284,7 +1692,7 @@ static int sim_pread(void *priv, void *buf, size_t len, uint64_t off)
 
 	if (rc < 0)
 		return rc;
-	sim_store_read(s, buf, len, off);
+	sim_cached_read(s, buf, len, off);
 	s->now_ns += sim_noisy(s, sim_read_cost(s, off, len),
 			       sim_location_factor(s, off));
 	return 0;
@@ -1293,11 +1701,11 @@ static int sim_pread(void *priv, void *buf, size_t len, uint64_t off)
 static int sim_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
 {
 	struct sim *s = priv;
-	uint64_t cost;
+	uint64_t cost = 0;
 	int rc = sim_check(s, len, off);
 
 	if (rc == 0)
-		rc = sim_store_write(s, buf, len, off);
+		rc = sim_cached_write(s, buf, len, off);
 	if (rc == 0)
 		rc = sim_write_cost(s, off, len, &cost);
 	if (rc < 0)
@@ -1351,6 +1759,25 @@ static struct sim *sim_of(const struct fp_dev *d)
 	return fp_dev_priv(d);
 }
 
+const char *sim_capacity_truth(const struct sim_profile *p, char *buf,
+			       size_t len)
+{
+	char real[32], period[32], cache[40] = "";
+
+	if (p->cache_bytes)
+		snprintf(cache, sizeof(cache), " +cache %s",
+			 units_format_bytes(p->cache_bytes, real, sizeof(real)));
+	units_format_bytes(p->real_bytes, real, sizeof(real));
+	units_format_bytes(sim_wrap_period(p), period, sizeof(period));
+	if (p->fake == SIM_FAKE_WRAP)
+		snprintf(buf, len, "wrap %s/%s%s", real, period, cache);
+	else if (p->fake == SIM_FAKE_LIMBO)
+		snprintf(buf, len, "limbo %s%s", real, cache);
+	else
+		snprintf(buf, len, "genuine%s", cache);
+	return buf;
+}
+
 const struct sim_profile *sim_profile_of(const struct fp_dev *d)
 {
 	const struct sim *s = sim_of(d);
@@ -1388,7 +1815,7 @@ int sim_fill_random(struct fp_dev *d, uint64_t seed)
 	if (s == NULL)
 		return -EINVAL;
 	stats_rng_seed(&rng, seed);
-	for (uint64_t b = 0; b < s->nblocks; b++) {
+	for (uint64_t b = 0; b * SIM_BLOCK_BYTES < s->phys_bytes; b++) {
 		struct sim_leaf *leaf = sim_leaf_get(s, b);
 		uint8_t **buf = leaf ? &leaf->buf[b % SIM_LEAF_BLOCKS] : NULL;
 

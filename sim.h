@@ -26,6 +26,30 @@
 struct fp_dev;
 
 #define SIM_NAME_MAX 32
+#define SIM_MAX_RANGES 4		/* eio= and lost= ranges per card */
+#define SIM_MAX_CACHE_BYTES (256u * 1024u * 1024u)
+
+/* What a counterfeit card does with the space past its real flash. */
+enum sim_fake {
+	SIM_FAKE_NONE,		/* genuine: every reported byte is real */
+	SIM_FAKE_WRAP,		/* the controller ignores the address bits
+				 * above the flash: offset X reads and writes
+				 * X mod period (positions of [real, period)
+				 * lose their writes) */
+	SIM_FAKE_LIMBO,		/* writes past real are acknowledged and
+				 * lost; reads there return zeros */
+};
+
+/* A byte range [start, start + bytes). */
+struct sim_range {
+	uint64_t start_bytes;
+	uint64_t bytes;
+};
+
+struct sim_ranges {
+	unsigned n;
+	struct sim_range r[SIM_MAX_RANGES];
+};
 
 /* A card: its true geometry, its costs and its noise.  All sizes in bytes,
  * all times in nanoseconds, all percentages 0..100 (of the request's cost).
@@ -96,6 +120,20 @@ struct sim_profile {
 	 * fails with EIO (bad_bytes 0 = none) */
 	uint64_t bad_start_bytes;
 	uint64_t bad_bytes;
+	struct sim_ranges eio;		/* more ranges failing with EIO */
+	struct sim_ranges lost;		/* ranges that drop writes silently
+					 * (reads return the old data) */
+
+	/* counterfeit capacity: the truth `flashprobe capacity` must find */
+	enum sim_fake fake;
+	uint64_t real_bytes;		/* flash behind the reported size (fake) */
+	uint64_t period_bytes;		/* wrap: alias period, a power of two
+					 * >= real_bytes (0 = the smallest) */
+	uint64_t cache_bytes;		/* write cache (4 KiB blocks, FIFO,
+					 * behind the wrap folding): reads of
+					 * the last cache_bytes written come
+					 * from it, not from the flash
+					 * (0 = none) */
 };
 
 /* The built-in profiles, terminated by an entry with an empty name. */
@@ -115,7 +153,12 @@ const struct sim_profile *sim_profile_find(const char *name);
  *     2.5ms): read_base, read_page, raw_cross, page_cross, subau_cross,
  *     au_cross, write_base, write_page, gc_page, erase_time, random_write,
  *     fat_random, stall;
- *   booleans (1/0, yes/no, true/false, on/off): erased_fast, fresh.
+ *   booleans (1/0, yes/no, true/false, on/off): erased_fast, fresh;
+ *   capacity: fake=none|wrap|limbo, real=SIZE (the flash behind a fake),
+ *     period=SIZE (wrap), cache=SIZE (write cache serving recent writes);
+ *   ranges START+LEN (sizes, repeatable, up to SIM_MAX_RANGES each):
+ *     eio=START+LEN (I/O there fails with EIO), lost=START+LEN (writes
+ *     there are dropped silently).
  * Returns 0, or -EINVAL with a one-line reason in err (unknown profile,
  * unknown key, missing or bad value, inconsistent geometry); *p is only
  * written on success. */
@@ -129,11 +172,17 @@ int sim_profile_validate(const struct sim_profile *p, char *err, size_t errlen);
 /* Create a simulated card; the profile is copied.  0 or negative errno. */
 int sim_open(const struct sim_profile *p, struct fp_dev **out);
 
-/* Fill the whole card with pseudo-random data (seeded) without charging
- * time, as if it had been used; also marks every AU written and closed.
+/* Fill the whole card (a fake card: its real flash) with pseudo-random
+ * data (seeded) without charging time, as if it had been used; also marks
+ * every AU written and closed.
  * For data-preservation tests.  0, -ENOMEM, or -EINVAL when d is not a
  * simulated card. */
 int sim_fill_random(struct fp_dev *d, uint64_t seed);
+
+/* The capacity truth of p in words for list-sims, e.g. "genuine",
+ * "wrap 8GiB/8GiB" (real/period), "limbo 8GiB +cache 16MiB". */
+const char *sim_capacity_truth(const struct sim_profile *p, char *buf,
+			       size_t len);
 
 /* The profile a simulated device was created from, NULL for other devices. */
 const struct sim_profile *sim_profile_of(const struct fp_dev *d);

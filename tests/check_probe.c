@@ -96,10 +96,26 @@ START_TEST(test_probe_every_profile)
 	if (!p->ambiguous)
 		ck_assert_msg(g->erase.bytes == p->erase_bytes, "%s: erase undetermined",
 			      p->name);
+	/* the capacity check runs first and knows the truth */
+	ck_assert(r->capacity_done);
+	ck_assert_msg(r->capacity.verdict == (p->fake == SIM_FAKE_WRAP ? CAPACITY_WRAPAROUND :
+					      p->fake == SIM_FAKE_LIMBO ? CAPACITY_LIMBO :
+					      CAPACITY_GENUINE),
+		      "%s: capacity %s", p->name, capacity_verdict_name(r->capacity.verdict));
+	if (p->fake != SIM_FAKE_NONE) {
+		/* a fake card: the other write tests would lie */
+		ck_assert(!r->openau_done && !r->findfat_done);
+		ck_assert_ptr_nonnull(strstr(r->skipped, "fake card"));
+		ck_assert_uint_eq(r->geo.capacity_real.bytes, p->real_bytes);
+		ck_assert_uint_le(r->advice.part_start_bytes + r->advice.part_size_bytes,
+				  p->real_bytes);
+		ck_assert_uint_eq(fp_dev_bytes_written(d), r->capacity.bytes_written);
+		goto out;
+	}
 	if (!g->erase.bytes) {
 		/* no erase size: the write tests must not run on a guess */
 		ck_assert(!r->openau_done && !r->findfat_done);
-		ck_assert_uint_eq(fp_dev_bytes_written(d), 0);
+		ck_assert_uint_eq(fp_dev_bytes_written(d), r->capacity.bytes_written);
 		goto out;
 	}
 	ck_assert(r->openau_done && r->findfat_done);
@@ -126,10 +142,12 @@ START_TEST(test_probe_read_only)
 	struct fp_dev *d;
 	struct probe_result *r = probe_card(sim_profile_find("sdhc-4m"), false, &d);
 
-	ck_assert(!r->openau_done && !r->findfat_done);
+	ck_assert(!r->openau_done && !r->findfat_done && !r->capacity_done);
 	ck_assert_uint_eq(fp_dev_bytes_written(d), 0);
 	ck_assert_uint_eq(r->bytes_written, 0);
 	ck_assert_ptr_nonnull(strstr(r->skipped, "--write"));
+	ck_assert_ptr_nonnull(strstr(r->capacity_note, "not verified"));
+	ck_assert_ptr_null(r->geo.capacity_verdict);
 	ck_assert_uint_eq(r->geo.erase.bytes, 4 << 20);
 	ck_assert_int_eq(r->geo.open_linear.value, -1);
 	fp_dev_close(d);
@@ -146,7 +164,7 @@ START_TEST(test_probe_skips_writes_without_erase_size)
 
 	ck_assert_uint_eq(r->geo.erase.bytes, 0);
 	ck_assert(!r->openau_done);
-	ck_assert_uint_eq(fp_dev_bytes_written(d), 0);
+	ck_assert_uint_eq(fp_dev_bytes_written(d), r->capacity.bytes_written);
 	ck_assert_ptr_nonnull(strstr(r->skipped, "--erasesize"));
 	fp_dev_close(d);
 	free(r);
@@ -165,7 +183,8 @@ START_TEST(test_probe_json)
 {
 	static const char *const stems[] = { "page_size", "erase_size", "open_au_linear",
 					     "open_au_random", "fat_area_start",
-					     "fat_area_size" };
+					     "fat_area_size", "capacity_verdict",
+					     "capacity_real" };
 	struct fp_dev *d;
 	struct probe_result *r = probe_card(sim_profile_find("seed"), true, &d);
 	struct json_writer w;
@@ -182,7 +201,7 @@ START_TEST(test_probe_json)
 	fclose(f);
 	doc = jsonv_parse(buf);
 	ck_assert_msg(doc != NULL, "not one JSON document");
-	for (size_t i = 0; i < 6; i++) {
+	for (size_t i = 0; i < sizeof(stems) / sizeof(stems[0]); i++) {
 		static const char *const suffix[] = { "_confidence", "_source" };
 
 		for (size_t k = 0; k < 2; k++) {
@@ -196,6 +215,10 @@ START_TEST(test_probe_json)
 	ck_assert_double_eq(member(doc, "geometry.open_au_random")->number, 0);
 	ck_assert_double_eq(member(doc, "geometry.fat_area_size_bytes")->number, 8 << 20);
 	ck_assert_double_eq(member(doc, "geometry.page_size_bytes")->number, 8192);
+	ck_assert_str_eq(member(doc, "geometry.capacity_verdict")->string, "genuine");
+	ck_assert_str_eq(member(doc, "geometry.capacity_verdict_source")->string, "measured");
+	ck_assert_double_eq(member(doc, "geometry.capacity_real_bytes")->number, 1 << 30);
+	ck_assert_str_eq(member(doc, "capacity.verdict")->string, "genuine");
 	ck_assert_int_eq(member(doc, "identity")->type, JSONV_OBJECT);
 	ck_assert_int_eq(member(doc, "align.rows")->type, JSONV_ARRAY);
 	ck_assert_int_eq(member(doc, "open_au.trials")->type, JSONV_ARRAY);

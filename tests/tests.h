@@ -22,5 +22,6 @@ Suite *benchio_suite(void);
 Suite *sysinfo_suite(void);
 Suite *stability_suite(void);
 Suite *datasafety_suite(void);
+Suite *capacity_suite(void);
 
 #endif

@@ -1,0 +1,747 @@
+/* capacity.c - the fake-capacity check (see capacity.h).
+ *
+ * What a counterfeit card is assumed to do: its real flash is a prefix
+ * [0, real) of the reported size.  Past it, a write either lands on a
+ * lower position (wraparound: the controller drops the address bits above
+ * the flash, so offset X reads and writes X mod period, period a power of
+ * two) or is lost (limbo).  A damaged card fails I/O, or loses writes, in
+ * some range inside.  Any of them may hide the loss behind a write cache
+ * that serves the most recent writes (f3probe, ../shared/docs/peers.md
+ * section 2, reports the same types).
+ *
+ * What is measured: test blocks that describe themselves (magic, their
+ * own offset, a per-run nonce, a checksum over the block), so a read-back
+ * tells "my block" from "another offset's block of this run" (aliasing)
+ * from anything else (lost).  Before every read-back, cache_bytes of
+ * other blocks are written and read in a flush area, so no recently
+ * written test block can still be served from a cache of that size.
+ *
+ * How it is decided, in rounds of write, flush, read back everything:
+ *   round 0  offset 0 (the anchor), then every power of two B..N from the
+ *            top down, then one random position in each 16th of the
+ *            device (islands), then the last block.  On a wraparound card
+ *            every power of two at or above the period lands on offset 0,
+ *            the smallest one last: offset 0 then reads the block of the
+ *            period, and so do all larger powers of two; the smallest
+ *            power of two that reads what offset 0 reads is the period.
+ *   search   the last block of 1 MiB units between the end of the last
+ *            good position and the first bad one (below the period on a
+ *            wraparound card), 16 per round evenly spread, until no unit
+ *            is left between them: real_bytes is then at most 1 MiB below
+ *            the truth, and never above it (a good block proves the flash
+ *            up to its end).  Rounds grow with log17(capacity / 1 MiB).
+ *   confirm  every position is read once more; one that reads differently
+ *            makes the answer undetermined.
+ *   verdict  wraparound when offset 0 aliased; else genuine when nothing
+ *            was bad; damaged when the first bad position failed with an
+ *            I/O error or a good position follows it (an island); limbo
+ *            when everything past it lost its writes.  Anything the model
+ *            cannot explain (a block of another offset without a period,
+ *            a position good once and bad later) gives "undetermined".
+ *
+ * Known limits: an island smaller than a 16th of the device may be
+ * missed; a wrap period that is not a power of two is found only when a
+ * probe happens to land on an alias (then "undetermined"); a write cache
+ * larger than cache_bytes can hide a limbo card.  When the card aliases
+ * inside the flush area itself (real flash below ~33 MiB with wraparound),
+ * round 0's flush clobbers some test blocks (they read the filler of an
+ * alias and are set aside); later flushes leave out every block landing
+ * on a test block.
+ */
+#include "capacity.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "clock.h"
+#include "dev.h"
+#include "errmsg.h"
+#include "stats.h"
+
+#define CAPACITY_MAGIC UINT64_C(0x4b4c425041435046)	/* "FPCAPBLK" little-endian */
+#define CAPACITY_CHUNK_BYTES (1024u * 1024u)	/* flush I/O size */
+#define CAPACITY_HDR_OFFSET 8
+#define CAPACITY_HDR_NONCE 16
+#define CAPACITY_HDR_KIND 24
+#define CAPACITY_HDR_SUM 32
+#define CAPACITY_HDR_BYTES 40
+
+enum block_kind {
+	KIND_PROBE = 1,			/* a test position */
+	KIND_FLUSH = 2,			/* cache-flush filler */
+};
+
+/* ------------------------------------------------------------------ */
+/* Self-describing blocks */
+
+static void put64(uint8_t *b, size_t at, uint64_t v)
+{
+	memcpy(b + at, &v, sizeof(v));
+}
+
+static uint64_t get64(const uint8_t *b, size_t at)
+{
+	uint64_t v;
+
+	memcpy(&v, b + at, sizeof(v));
+	return v;
+}
+
+/* Over the whole block with the checksum field read as zero. */
+static uint64_t block_sum(const uint8_t *b, size_t len)
+{
+	uint64_t h = UINT64_C(0x9e3779b97f4a7c15) ^ len;
+
+	for (size_t i = 0; i + 8 <= len; i += 8) {
+		uint64_t w = i == CAPACITY_HDR_SUM ? 0 : get64(b, i);
+
+		h = (h ^ w) * UINT64_C(0x100000001b3);
+		h ^= h >> 29;
+	}
+	return stats_hash64(h);
+}
+
+/* Test blocks carry pseudo-random data (so no two look alike and no
+ * controller can compress them); flush blocks only their header. */
+static void block_fill(uint8_t *b, size_t len, uint64_t off, uint64_t nonce,
+		       enum block_kind kind)
+{
+	if (kind == KIND_PROBE)
+		for (size_t i = CAPACITY_HDR_BYTES; i + 8 <= len; i += 8)
+			put64(b, i, stats_hash64(nonce ^ off ^ (i * UINT64_C(0x9e3779b97f4a7c15))));
+	else
+		memset(b + CAPACITY_HDR_BYTES, 0, len - CAPACITY_HDR_BYTES);
+	put64(b, 0, CAPACITY_MAGIC);
+	put64(b, CAPACITY_HDR_OFFSET, off);
+	put64(b, CAPACITY_HDR_NONCE, nonce);
+	put64(b, CAPACITY_HDR_KIND, kind);
+	put64(b, CAPACITY_HDR_SUM, block_sum(b, len));
+}
+
+/* This run's intact block: its kind and the offset it was written for. */
+static bool block_parse(const uint8_t *b, size_t len, uint64_t nonce,
+			uint64_t *off, enum block_kind *kind)
+{
+	if (get64(b, 0) != CAPACITY_MAGIC || get64(b, CAPACITY_HDR_NONCE) != nonce ||
+	    get64(b, CAPACITY_HDR_SUM) != block_sum(b, len))
+		return false;
+	*off = get64(b, CAPACITY_HDR_OFFSET);
+	*kind = (enum block_kind)get64(b, CAPACITY_HDR_KIND);
+	return *kind == KIND_PROBE || *kind == KIND_FLUSH;
+}
+
+/* ------------------------------------------------------------------ */
+/* The plan */
+
+/* A fresh nonce per run, so no block of an earlier run (or a controller
+ * that learned one) passes for this run's: the kernel's random bytes,
+ * else the clock. */
+static uint64_t fresh_nonce(void)
+{
+	uint64_t n = 0;
+
+	if (getrandom(&n, sizeof(n), GRND_NONBLOCK) != (ssize_t)sizeof(n))
+		n = clock_now_ns();
+	return stats_hash64(n);
+}
+
+void capacity_opts_default(struct capacity_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->cache_bytes = CAPACITY_DEFAULT_CACHE_BYTES;
+	o->nonce = fresh_nonce();
+}
+
+static uint64_t min64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* Units are grid steps; unit u ends at (u + 1) grid, the last one at top. */
+static uint64_t unit_end(const struct capacity_plan *p, uint64_t u, uint64_t top)
+{
+	return u + 1 >= (top + p->grid_bytes - 1) / p->grid_bytes ? top
+								   : (u + 1) * p->grid_bytes;
+}
+
+static bool overlaps(uint64_t a, uint64_t b, uint64_t len)
+{
+	return a < b + len && b < a + len;
+}
+
+static void plan_add(struct capacity_plan *p, uint64_t off)
+{
+	for (size_t i = 0; i < p->nfixed; i++)
+		if (overlaps(p->fixed[i], off, p->block_bytes))
+			return;
+	if (p->nfixed < CAPACITY_MAX_FIXED)
+		p->fixed[p->nfixed++] = off;
+}
+
+/* Rounds the search needs after round 0 to narrow units down to one:
+ * each round splits the interval into ROUND_PROBES + 1 parts. */
+static unsigned search_levels(uint64_t units)
+{
+	unsigned levels = 1;
+
+	for (uint64_t span = CAPACITY_ROUND_PROBES + 1; span < units; levels++)
+		span *= CAPACITY_ROUND_PROBES + 1;
+	return levels;
+}
+
+int capacity_plan(uint64_t device_bytes, uint32_t sector_bytes,
+		  const struct capacity_opts *o, struct capacity_plan *p)
+{
+	uint64_t n = device_bytes, units, c;
+
+	memset(p, 0, sizeof(*p));
+	if (sector_bytes == 0 || n % sector_bytes || sector_bytes > CAPACITY_GRID_BYTES ||
+	    n < 2 * CAPACITY_GRID_BYTES || o->cache_bytes > CAPACITY_MAX_CACHE_BYTES)
+		return -EINVAL;
+	p->device_bytes = n;
+	p->block_bytes = sector_bytes > CAPACITY_BLOCK_BYTES ? sector_bytes
+							     : CAPACITY_BLOCK_BYTES;
+	p->grid_bytes = CAPACITY_GRID_BYTES;
+	p->end_bytes = n;
+	/* right after the first unit, inside the real flash of all but the
+	 * tiniest fakes; at most half the device */
+	p->flush_start_bytes = p->grid_bytes;
+	p->flush_bytes = min64(o->cache_bytes, n / 2 - p->grid_bytes) /
+			 p->block_bytes * p->block_bytes;
+	plan_add(p, 0);
+	for (c = p->block_bytes; c <= (n - p->block_bytes) / 2; c *= 2)
+		;
+	for (; c >= p->block_bytes; c /= 2) {
+		plan_add(p, c);
+		p->npow2++;
+	}
+	units = (n + p->grid_bytes - 1) / p->grid_bytes;
+	for (uint64_t i = 0; i < CAPACITY_STRATA; i++) {
+		uint64_t lo = i * units / CAPACITY_STRATA;
+		uint64_t hi = (i + 1) * units / CAPACITY_STRATA;
+
+		if (hi > lo)
+			plan_add(p, unit_end(p, lo + stats_hash64(o->nonce ^ (i + 1)) %
+						     (hi - lo), n) - p->block_bytes);
+	}
+	plan_add(p, n - p->block_bytes);
+	p->max_rounds = 2 + search_levels(units);
+	p->max_probes = (unsigned)p->nfixed + CAPACITY_ROUND_PROBES * (p->max_rounds - 1);
+	if (p->max_probes > CAPACITY_MAX_PROBES)
+		return -EINVAL;
+	p->max_bytes = p->max_probes * p->block_bytes + p->max_rounds * p->flush_bytes;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Running */
+
+struct ctx {
+	struct fp_dev *d;
+	const struct capacity_opts *o;
+	const struct capacity_plan *p;
+	struct capacity_result *r;
+	uint8_t *blk;			/* one block */
+	uint8_t *chunk;			/* one flush chunk */
+	bool flush_error_noted;
+	bool contradiction;
+	uint64_t top;			/* end of what can be real */
+};
+
+/* -EIO is evidence about the position; everything else stops the test. */
+static bool is_media_error(int rc)
+{
+	return rc == -EIO || rc == -EILSEQ || rc == -ENXIO;
+}
+
+static int add_probe(struct ctx *c, uint64_t off)
+{
+	struct capacity_result *r = c->r;
+
+	if (r->nprobes >= CAPACITY_MAX_PROBES)
+		return -ENOSPC;
+	r->probes[r->nprobes++] = (struct capacity_probe){ .offset_bytes = off,
+							   .round = r->rounds };
+	return 0;
+}
+
+static int write_probe(struct ctx *c, struct capacity_probe *pr)
+{
+	size_t b = (size_t)c->p->block_bytes;
+	int rc;
+
+	block_fill(c->blk, b, pr->offset_bytes, c->o->nonce, KIND_PROBE);
+	rc = fp_dev_write_timed(c->d, c->blk, b, pr->offset_bytes, NULL);
+	c->r->blocks_tested++;
+	if (is_media_error(rc)) {
+		pr->state = pr->first = CAPACITY_IOERR;
+		return 0;
+	}
+	return rc;
+}
+
+static enum capacity_state classify(struct ctx *c, const struct capacity_probe *pr,
+				    uint64_t *claimed)
+{
+	enum block_kind kind;
+
+	if (!block_parse(c->blk, (size_t)c->p->block_bytes, c->o->nonce, claimed, &kind))
+		return CAPACITY_LOST;
+	if (*claimed != pr->offset_bytes)
+		return CAPACITY_FOREIGN;
+	return kind == KIND_PROBE ? CAPACITY_OWN : CAPACITY_LOST;
+}
+
+static int read_probe(struct ctx *c, struct capacity_probe *pr)
+{
+	enum capacity_state st = CAPACITY_IOERR;
+	uint64_t claimed = 0;
+	int rc;
+
+	if (pr->first == CAPACITY_IOERR && pr->state == CAPACITY_IOERR)
+		return 0;	/* its write failed */
+	rc = fp_dev_read_timed(c->d, c->blk, (size_t)c->p->block_bytes, pr->offset_bytes,
+			       NULL);
+	if (rc && !is_media_error(rc))
+		return rc;
+	if (rc == 0)
+		st = classify(c, pr, &claimed);
+	/* each position is written once: reading it differently later has no
+	 * explanation in the model (unstable media or reader, a cache larger
+	 * than the flush), except another offset's block landing on it,
+	 * which sort_out_aliasing() judges; a position set aside for that
+	 * says nothing any more (our own filler may come and go there) */
+	if (!pr->ignored && pr->state != CAPACITY_UNREAD && st != pr->state &&
+	    st != CAPACITY_FOREIGN)
+		c->contradiction = true;
+	if (pr->first == CAPACITY_UNREAD)
+		pr->first = st;
+	pr->state = st;
+	pr->claimed_bytes = claimed;
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* An I/O error in the flush area is evidence like a failed test block:
+ * the first failing block is found once and kept as a failed position. */
+static int note_flush_error(struct ctx *c, uint64_t off, uint64_t end)
+{
+	size_t b = (size_t)c->p->block_bytes;
+	struct capacity_probe *pr;
+	int rc = 0;
+
+	if (c->flush_error_noted)
+		return 0;
+	c->flush_error_noted = true;
+	for (; off < end; off += b) {
+		block_fill(c->blk, b, off, c->o->nonce, KIND_FLUSH);
+		rc = fp_dev_write_timed(c->d, c->blk, b, off, NULL);
+		if (rc == 0)
+			rc = fp_dev_read_timed(c->d, c->blk, b, off, NULL);
+		if (rc)
+			break;
+	}
+	if (!is_media_error(rc))
+		return rc;
+	if (add_probe(c, off))
+		return 0;
+	pr = &c->r->probes[c->r->nprobes - 1];
+	pr->state = pr->first = CAPACITY_IOERR;
+	return 0;
+}
+
+/* Write then read [off, end) of the flush area with filler blocks. */
+static int flush_piece(struct ctx *c, uint64_t off, uint64_t end)
+{
+	size_t b = (size_t)c->p->block_bytes, len = (size_t)(end - off);
+	int rc;
+
+	for (size_t i = 0; i < len; i += b)
+		block_fill(c->chunk + i, min64(b, len - i), off + i, c->o->nonce, KIND_FLUSH);
+	rc = fp_dev_write_timed(c->d, c->chunk, len, off, NULL);
+	if (rc == 0)
+		rc = fp_dev_read_timed(c->d, c->chunk, len, off, NULL);
+	return is_media_error(rc) ? note_flush_error(c, off, end) : rc;
+}
+
+/* Where offset off lands: on a wraparound card off mod period. */
+static uint64_t landing(const struct ctx *c, uint64_t off)
+{
+	return c->r->alias_period_bytes ? off % c->r->alias_period_bytes : off;
+}
+
+/* Whether the filler block at off would land on a test block
+ * (landings sorted, n of them). */
+static bool hits_probe(const struct ctx *c, const uint64_t *landings, size_t n,
+		       uint64_t off)
+{
+	uint64_t at = landing(c, off), b = c->p->block_bytes;
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {	/* the first landing above at - b */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (landings[mid] + b <= at)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && landings[lo] < at + b;
+}
+
+/* Defeat a write cache: cache_bytes of filler written and read in runs
+ * of up to one chunk, leaving out every block that would land on a test
+ * block (on a wraparound card the area itself may alias onto them). */
+static int flush(struct ctx *c)
+{
+	const struct capacity_plan *p = c->p;
+	uint64_t end = p->flush_start_bytes + p->flush_bytes, off = p->flush_start_bytes;
+	uint64_t *landings = malloc((c->r->nprobes + 1) * sizeof(*landings));
+	size_t n = 0;
+	int rc = 0;
+
+	if (!landings)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->r->nprobes; i++)
+		landings[n++] = landing(c, c->r->probes[i].offset_bytes);
+	qsort(landings, n, sizeof(*landings), cmp_u64);
+	while (rc == 0 && off < end) {
+		uint64_t run = off;
+
+		while (run < end && run - off < CAPACITY_CHUNK_BYTES &&
+		       !hits_probe(c, landings, n, run))
+			run += p->block_bytes;
+		if (run > off)
+			rc = flush_piece(c, off, run);
+		off = run > off ? run : off + p->block_bytes;
+	}
+	free(landings);
+	c->r->flushes++;
+	return rc;
+}
+
+/* Write the probes from first on, flush, read back every probe. */
+static int run_round(struct ctx *c, size_t first)
+{
+	struct capacity_result *r = c->r;
+	int rc = 0;
+
+	for (size_t i = first; rc == 0 && i < r->nprobes; i++)
+		rc = write_probe(c, &r->probes[i]);
+	if (!c->p->flush_bytes)
+		r->cache_defeated = false;
+	else if (rc == 0)
+		rc = flush(c);
+	for (size_t i = 0; rc == 0 && i < r->nprobes; i++)
+		rc = read_probe(c, &r->probes[i]);
+	r->rounds++;
+	if (c->o->progress)
+		c->o->progress(c->o->progress_arg, r->rounds, c->p->max_rounds);
+	return rc;
+}
+
+/* What a position reads as an offset claim: its own, or another's. */
+static bool claim_of(const struct capacity_probe *pr, uint64_t *claim)
+{
+	*claim = pr->state == CAPACITY_OWN ? pr->offset_bytes : pr->claimed_bytes;
+	return pr->state == CAPACITY_OWN || pr->state == CAPACITY_FOREIGN;
+}
+
+/* Offset 0 reads another offset's block: the smallest power of two that
+ * reads the same block is the period, and every larger one must too.
+ * 0 when the pattern is not a power-of-two wraparound. */
+static uint64_t find_period(const struct ctx *c)
+{
+	const struct capacity_probe *pr = c->r->probes;
+	uint64_t anchor = pr[0].claimed_bytes, claim, period = 0;
+
+	/* fixed[1..npow2] hold the powers of two from the top down */
+	for (size_t i = c->p->npow2; i >= 1; i--) {
+		bool same = claim_of(&pr[i], &claim) && claim == anchor;
+
+		if (!period && same)
+			period = pr[i].offset_bytes;
+		else if (period && !same)
+			return 0;
+	}
+	return period;
+}
+
+/* Blocks of other offsets that the period explains are our own aliasing,
+ * not evidence about the position; any other one is a contradiction. */
+static void sort_out_aliasing(struct ctx *c, uint64_t period)
+{
+	struct capacity_result *r = c->r;
+
+	for (size_t i = 0; i < r->nprobes; i++) {
+		struct capacity_probe *pr = &r->probes[i];
+
+		if (pr->state != CAPACITY_FOREIGN)
+			continue;
+		r->aliasing_seen = true;
+		if (period && (pr->claimed_bytes - pr->offset_bytes) % period == 0)
+			pr->ignored = true;
+		else
+			c->contradiction = true;
+	}
+}
+
+static bool counts(const struct ctx *c, const struct capacity_probe *pr)
+{
+	return !pr->ignored && pr->offset_bytes + c->p->block_bytes <= c->top;
+}
+
+/* The first bad position below top and the end of the last good one
+ * below it. */
+static void boundary(const struct ctx *c, uint64_t *good_end, bool *bad_found,
+		     uint64_t *bad)
+{
+	const struct capacity_result *r = c->r;
+
+	*bad_found = false;
+	*bad = c->top;
+	for (size_t i = 0; i < r->nprobes; i++)
+		if (counts(c, &r->probes[i]) && r->probes[i].state != CAPACITY_OWN &&
+		    r->probes[i].offset_bytes < *bad) {
+			*bad = r->probes[i].offset_bytes;
+			*bad_found = true;
+		}
+	*good_end = 0;
+	for (size_t i = 0; i < r->nprobes; i++) {
+		uint64_t end = r->probes[i].offset_bytes + c->p->block_bytes;
+
+		if (counts(c, &r->probes[i]) && r->probes[i].state == CAPACITY_OWN &&
+		    (!*bad_found || r->probes[i].offset_bytes < *bad) && end > *good_end)
+			*good_end = end;
+	}
+}
+
+/* Queue the block of unit u, or write a clobbered one again.  Returns 1
+ * when a block was queued, 0 when u is tested already. */
+static int queue_unit(struct ctx *c, uint64_t u)
+{
+	struct capacity_result *r = c->r;
+	uint64_t off = unit_end(c->p, u, c->top) - c->p->block_bytes;
+	struct capacity_probe again = { .offset_bytes = off, .round = r->rounds };
+
+	for (size_t i = 0; i < r->nprobes; i++) {
+		struct capacity_probe *pr = &r->probes[i];
+
+		if (!overlaps(pr->offset_bytes, off, c->p->block_bytes))
+			continue;
+		if (!pr->ignored || pr->offset_bytes != off)
+			return 0;
+		/* clobbered by our own aliasing: to the end of the list, fresh */
+		memmove(pr, pr + 1, (r->nprobes - i - 1) * sizeof(*pr));
+		r->probes[r->nprobes - 1] = again;
+		return 1;
+	}
+	return add_probe(c, off) == 0;
+}
+
+/* One search round's positions: up to ROUND_PROBES unit ends evenly
+ * spread over the units ending after the good end and at or before the
+ * first bad block (or top).  Returns how many were queued. */
+static unsigned queue_search(struct ctx *c)
+{
+	uint64_t g = c->p->grid_bytes, units = (c->top + g - 1) / g;
+	uint64_t good_end, bad, u_lo, u_hi, count, m;
+	unsigned queued = 0;
+	bool bad_found;
+
+	boundary(c, &good_end, &bad_found, &bad);
+	u_lo = good_end / g;	/* the first unit ending after good_end */
+	if (!bad_found)
+		u_hi = units - 1;
+	else if (bad / g == 0)
+		return 0;
+	else
+		u_hi = bad / g - 1;	/* the last unit ending at or before bad */
+	if (u_lo >= units || u_hi < u_lo)
+		return 0;
+	count = u_hi - u_lo + 1;
+	m = min64(CAPACITY_ROUND_PROBES, count);
+	for (uint64_t i = 0; i < m && c->r->nprobes < CAPACITY_MAX_PROBES; i++)
+		queued += (unsigned)queue_unit(c, u_lo + (i + 1) * count / m - 1);
+	return queued;
+}
+
+static bool any_own_above(const struct ctx *c, uint64_t bad)
+{
+	for (size_t i = 0; i < c->r->nprobes; i++)
+		if (!c->r->probes[i].ignored && c->r->probes[i].offset_bytes > bad &&
+		    c->r->probes[i].state == CAPACITY_OWN)
+			return true;
+	return false;
+}
+
+static enum capacity_state state_at(const struct ctx *c, uint64_t off)
+{
+	for (size_t i = 0; i < c->r->nprobes; i++)
+		if (c->r->probes[i].offset_bytes == off && !c->r->probes[i].ignored)
+			return c->r->probes[i].state;
+	return CAPACITY_UNREAD;
+}
+
+static void conclude(struct ctx *c, bool converged)
+{
+	struct capacity_result *r = c->r;
+	uint64_t good_end, bad;
+	bool bad_found, sure = r->cache_defeated;
+
+	boundary(c, &good_end, &bad_found, &bad);
+	r->real_bytes = good_end;
+	r->first_bad_known = bad_found || r->alias_period_bytes;
+	r->first_bad_bytes = bad_found ? bad : r->alias_period_bytes;
+	if (c->contradiction || !converged) {
+		r->verdict = CAPACITY_UNDETERMINED;
+		r->real_bytes = 0;
+		snprintf(r->note, sizeof(r->note), "%s", !converged ?
+			 "the search did not converge" :
+			 "read-backs the fake-card model cannot explain (unstable "
+			 "media, a cache larger than the flush, or aliasing that is "
+			 "not a power-of-two wraparound)");
+	} else if (bad_found && state_at(c, bad) == CAPACITY_IOERR) {
+		r->verdict = CAPACITY_DAMAGED;
+	} else if (r->alias_period_bytes) {
+		r->verdict = CAPACITY_WRAPAROUND;
+	} else if (!bad_found) {
+		r->verdict = CAPACITY_GENUINE;
+	} else {
+		r->verdict = any_own_above(c, bad) ? CAPACITY_DAMAGED : CAPACITY_LIMBO;
+	}
+	if (r->verdict == CAPACITY_UNDETERMINED)
+		r->confidence = 0;
+	else if (r->verdict == CAPACITY_GENUINE)
+		r->confidence = sure ? 0.9 : 0.5;
+	else
+		r->confidence = sure ? 0.95 : 0.7;
+	if (!sure && !r->note[0])
+		snprintf(r->note, sizeof(r->note), "%s", !c->p->flush_bytes ?
+			 "no cache flush: a write cache could have served lost writes" :
+			 "the cache flush was smaller than --cache-size (a small device)");
+}
+
+/* Rounds until no unit is left between the good end and the first bad
+ * position.  0 when converged (or contradicted), -EAGAIN when the rounds
+ * ran out, or the error that stopped it. */
+static int search(struct ctx *c)
+{
+	struct capacity_result *r = c->r;
+
+	while (!c->contradiction) {
+		unsigned queued;
+		int rc;
+
+		if (r->rounds >= c->p->max_rounds)
+			return -EAGAIN;
+		queued = queue_search(c);
+		if (queued == 0)
+			return 0;
+		/* this round's blocks are the last ones (see queue_unit) */
+		rc = run_round(c, r->nprobes - queued);
+		if (rc)
+			return rc;
+		sort_out_aliasing(c, r->alias_period_bytes);
+	}
+	return 0;
+}
+
+/* Read every position once more: a second look at what the verdict
+ * rests on (read_probe() flags any change). */
+static int confirm(struct ctx *c)
+{
+	int rc = 0;
+
+	for (size_t i = 0; rc == 0 && i < c->r->nprobes; i++)
+		rc = read_probe(c, &c->r->probes[i]);
+	if (rc == 0)
+		sort_out_aliasing(c, c->r->alias_period_bytes);
+	return rc;
+}
+
+static int round_zero(struct ctx *c)
+{
+	struct capacity_result *r = c->r;
+	const struct capacity_plan *p = c->p;
+	int rc = 0;
+
+	for (size_t i = 0; rc == 0 && i < p->nfixed; i++)
+		rc = add_probe(c, p->fixed[i]);
+	if (rc == 0)
+		rc = run_round(c, 0);
+	if (rc)
+		return rc;
+	if (r->probes[0].state == CAPACITY_FOREIGN) {
+		r->alias_period_bytes = find_period(c);
+		if (r->alias_period_bytes)
+			c->top = r->alias_period_bytes;
+	}
+	sort_out_aliasing(c, r->alias_period_bytes);
+	return 0;
+}
+
+int capacity_run(struct fp_dev *d, const struct capacity_opts *o,
+		 const struct capacity_plan *p, struct capacity_result *r)
+{
+	struct ctx c = { .d = d, .o = o, .p = p, .r = r, .top = p->device_bytes };
+	uint64_t io0 = fp_dev_io_count(d), ns0 = fp_dev_io_ns(d);
+	uint64_t w0 = fp_dev_bytes_written(d);
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	r->reported_bytes = p->device_bytes;
+	r->flush_bytes = p->flush_bytes;
+	r->cache_defeated = p->flush_bytes > 0 && p->flush_bytes >= o->cache_bytes;
+	if (fp_dev_size_bytes(d) != p->device_bytes)
+		return -EINVAL;
+	c.blk = fp_dev_alloc_buf((size_t)p->block_bytes);
+	c.chunk = fp_dev_alloc_buf(CAPACITY_CHUNK_BYTES);
+	rc = c.blk && c.chunk ? 0 : -ENOMEM;
+	if (rc == 0)
+		rc = round_zero(&c);
+	if (rc == 0)
+		rc = search(&c);
+	if (rc == 0)
+		rc = confirm(&c);
+	if (rc == 0 || rc == -EAGAIN)
+		conclude(&c, rc == 0);
+	if (rc == -EAGAIN)
+		rc = 0;
+	r->bytes_written = fp_dev_bytes_written(d) - w0;
+	r->io_count = fp_dev_io_count(d) - io0;
+	r->elapsed_ns = fp_dev_io_ns(d) - ns0;
+	free(c.blk);
+	free(c.chunk);
+	return rc;
+}
+
+const char *capacity_verdict_name(enum capacity_verdict v)
+{
+	switch (v) {
+	case CAPACITY_GENUINE:
+		return "genuine";
+	case CAPACITY_WRAPAROUND:
+		return "wraparound";
+	case CAPACITY_LIMBO:
+		return "limbo";
+	case CAPACITY_DAMAGED:
+		return "damaged";
+	default:
+		return "undetermined";
+	}
+}
+
+bool capacity_is_bad(enum capacity_verdict v)
+{
+	return v == CAPACITY_WRAPAROUND || v == CAPACITY_LIMBO || v == CAPACITY_DAMAGED;
+}

@@ -1,0 +1,145 @@
+/* capacity.h - is the card's capacity real?  A fake-capacity check.
+ *
+ * Counterfeit cards report more space than their flash holds: writes past
+ * the real end either wrap around onto the start (the controller ignores
+ * the high address bits) or land in limbo (acknowledged and lost).  This
+ * analyzer writes a few self-describing test blocks over the whole
+ * reported capacity, defeats the card's write cache, reads them back and
+ * searches the last good position, so the number of blocks grows with
+ * log(capacity).  See capacity.c for the method.
+ *
+ * The test writes (in the planned positions and the cache-flush area
+ * only); the caller backs those up (session_protect() with sparse=true
+ * over the plan's area) and restores them.  It never prints or exits.
+ *
+ * Use: capacity_opts_default(), capacity_plan() (pure: the positions and
+ * areas to be written, to announce and protect), then capacity_run().
+ */
+#ifndef FLASHPROBE_CAPACITY_H
+#define FLASHPROBE_CAPACITY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct fp_dev;
+
+#define CAPACITY_DEFAULT_CACHE_BYTES (32u * 1024u * 1024u)	/* --cache-size */
+#define CAPACITY_MAX_CACHE_BYTES (1024u * 1024u * 1024u)
+#define CAPACITY_GRID_BYTES (1024u * 1024u)	/* resolution of real_bytes */
+#define CAPACITY_BLOCK_BYTES 4096u		/* test block (or one sector) */
+#define CAPACITY_ROUND_PROBES 16u		/* new positions per search round */
+#define CAPACITY_STRATA 16u			/* random positions in round 0 */
+#define CAPACITY_MAX_FIXED 72u			/* round 0 positions */
+#define CAPACITY_MAX_PROBES 320u
+
+/* Progress: done and total in rounds (total is an upper bound). */
+typedef void (*capacity_progress_fn)(void *arg, uint64_t done, uint64_t total);
+
+struct capacity_opts {
+	uint64_t cache_bytes;		/* written and read before each read-back
+					 * (0: no cache defeat, less certain) */
+	uint64_t nonce;			/* per-run random number in every block
+					 * and the random positions; default
+					 * from the clock */
+	capacity_progress_fn progress;
+	void *progress_arg;
+};
+
+/* What will be written, computed before anything is.  Positions are
+ * block offsets; search positions are chosen while the test runs, all at
+ * multiples of grid_bytes minus one block (the last block of each 1 MiB)
+ * or at the device end. */
+struct capacity_plan {
+	uint64_t device_bytes;
+	uint64_t block_bytes;		/* one test block */
+	uint64_t grid_bytes;		/* search resolution */
+	uint64_t start_bytes;		/* write area [start, end): the whole
+					 * device, written sparsely */
+	uint64_t end_bytes;
+	uint64_t flush_start_bytes;	/* cache-flush area (skips test blocks) */
+	uint64_t flush_bytes;		/* 0: too small a device, or disabled */
+	uint64_t fixed[CAPACITY_MAX_FIXED];	/* round 0, in writing order:
+						 * offset 0, powers of two from
+						 * the top down, random positions,
+						 * the last block */
+	size_t nfixed;
+	size_t npow2;			/* fixed[1..npow2] are the powers of two */
+	unsigned max_rounds;
+	unsigned max_probes;
+	uint64_t max_bytes;		/* upper bound of bytes written, flushes
+					 * included */
+};
+
+enum capacity_verdict {
+	CAPACITY_UNDETERMINED,
+	CAPACITY_GENUINE,		/* every probed position holds its own data */
+	CAPACITY_WRAPAROUND,		/* positions past the real end alias lower ones */
+	CAPACITY_LIMBO,			/* writes past the real end are lost */
+	CAPACITY_DAMAGED,		/* I/O errors or lost writes inside */
+};
+
+/* What a read of a test position returned. */
+enum capacity_state {
+	CAPACITY_UNREAD,
+	CAPACITY_OWN,			/* this run's block for this offset */
+	CAPACITY_FOREIGN,		/* this run's block of another offset */
+	CAPACITY_LOST,			/* anything else: the write did not stick */
+	CAPACITY_IOERR,			/* the write or the read failed (EIO) */
+};
+
+struct capacity_probe {
+	uint64_t offset_bytes;
+	enum capacity_state state;	/* at the last read-back */
+	enum capacity_state first;	/* at the first read-back */
+	uint64_t claimed_bytes;		/* FOREIGN: the offset the block names */
+	bool ignored;			/* explained by the wrap aliasing */
+	unsigned round;
+};
+
+struct capacity_result {
+	enum capacity_verdict verdict;
+	uint64_t reported_bytes;
+	uint64_t real_bytes;		/* verified from offset 0: never more than
+					 * is there, at most grid_bytes less */
+	uint64_t alias_period_bytes;	/* wraparound, else 0 */
+	bool first_bad_known;
+	uint64_t first_bad_bytes;	/* lowest offset shown not to keep its data */
+	double confidence;		/* [0, 1]; 0 when undetermined */
+	bool cache_defeated;		/* every read-back followed a full flush */
+	bool aliasing_seen;		/* some read returned another offset's block */
+	uint64_t flush_bytes;		/* per flush */
+	unsigned flushes;
+	unsigned rounds;
+	uint64_t blocks_tested;		/* test blocks written */
+	uint64_t bytes_written;		/* by this run, flushes included */
+	uint64_t io_count;
+	uint64_t elapsed_ns;		/* device time */
+	struct capacity_probe probes[CAPACITY_MAX_PROBES];
+	size_t nprobes;
+	char note[240];			/* why undetermined, or a limit, or "" */
+};
+
+void capacity_opts_default(struct capacity_opts *o);
+
+/* The plan for a device of device_bytes with sector_bytes sectors.
+ * Pure.  0, or -EINVAL (no sectors, a device smaller than two grid
+ * steps, a cache size over CAPACITY_MAX_CACHE_BYTES). */
+int capacity_plan(uint64_t device_bytes, uint32_t sector_bytes,
+		  const struct capacity_opts *o, struct capacity_plan *p);
+
+/* Run the plan on d (d's size and sector size must be the plan's).
+ * Returns 0 whatever the verdict (I/O errors at test positions are
+ * evidence), -ENOMEM, or a negative errno that stops the test (-EINTR,
+ * -EPERM outside the write area, ...); r then holds what was done. */
+int capacity_run(struct fp_dev *d, const struct capacity_opts *o,
+		 const struct capacity_plan *p, struct capacity_result *r);
+
+/* "genuine", "wraparound", "limbo", "damaged", "undetermined". */
+const char *capacity_verdict_name(enum capacity_verdict v);
+
+/* True for wraparound, limbo and damaged: results of other write tests
+ * on the card would not be trustworthy. */
+bool capacity_is_bad(enum capacity_verdict v);
+
+#endif
