@@ -23,11 +23,12 @@
 
 #define DEFAULT_SEEDS 20
 #define MAX_SEEDS 200
-#define NPARAMS 5
+#define NPARAMS 6
 #define VERDICT_LEN 40
 
 static const char *const param_names[NPARAMS] = {
 	"page", "erase block", "open linear", "open random", "FAT area",
+	"capacity",
 };
 
 /* One parameter's verdicts over the seeds; "" is undetermined. */
@@ -72,6 +73,19 @@ static void fat_verdict(char *out, const struct geometry *g)
 		snprintf(out, VERDICT_LEN, "%s+%s",
 			 units_format_bytes(g->fat_start_bytes, a, sizeof(a)),
 			 units_format_bytes(g->fat_size_bytes, b, sizeof(b)));
+}
+
+/* The fake-capacity verdict with the real size it found. */
+static void capacity_verdict(char *out, const struct probe_result *r)
+{
+	char a[32];
+
+	if (!r->capacity_done || r->capacity.verdict == CAPACITY_UNDETERMINED)
+		out[0] = '\0';
+	else
+		snprintf(out, VERDICT_LEN, "%s %s",
+			 capacity_verdict_name(r->capacity.verdict),
+			 units_format_bytes(r->capacity.real_bytes, a, sizeof(a)));
 }
 
 /* Two verdicts that cannot both be true: different exact values, or an
@@ -144,6 +158,7 @@ static void probe_verdicts(struct fp_dev *d, bool writes, uint64_t seed,
 	count_verdict(t[2].v[t[2].n++], &r->geo.open_linear);
 	count_verdict(t[3].v[t[3].n++], &r->geo.open_random);
 	fat_verdict(t[4].v[t[4].n++], &r->geo);
+	capacity_verdict(t[5].v[t[5].n++], r);
 	free(r);
 }
 
