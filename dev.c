@@ -57,7 +57,19 @@ struct fp_dev {
 	uint64_t write_start_bytes;	/* write area [start, end) */
 	uint64_t write_end_bytes;
 	bool write_area_set;
+	struct fp_dev *inner;		/* a wrapper's device, else NULL */
 };
+
+void fp_dev_set_inner(struct fp_dev *d, struct fp_dev *inner)
+{
+	if (d != NULL)
+		d->inner = inner;
+}
+
+struct fp_dev *fp_dev_inner(const struct fp_dev *d)
+{
+	return d != NULL ? d->inner : NULL;
+}
 
 struct fp_dev *fp_dev_create(const struct fp_dev_ops *ops, void *priv,
 			     enum fp_dev_kind kind, const char *path,

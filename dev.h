@@ -50,6 +50,13 @@ struct fp_dev *fp_dev_create(const struct fp_dev_ops *ops, void *priv,
 			     enum fp_dev_kind kind, const char *path,
 			     uint64_t size_bytes, uint32_t sector_bytes);
 
+/* A wrapper (journal, interruptible device) is a device over an inner
+ * device and says so once, so that lookups needing the backend (is it a
+ * simulated card, which one) walk the stack instead of stopping at the
+ * first wrapper.  fp_dev_inner() is NULL for a backend. */
+void fp_dev_set_inner(struct fp_dev *d, struct fp_dev *inner);
+struct fp_dev *fp_dev_inner(const struct fp_dev *d);
+
 /* Open "sim:NAME[,key=value...]" as a simulated card, anything else as a
  * path (block device or regular file, opened with O_DIRECT).  On failure
  * returns a negative errno and writes a one-line reason (no program prefix,

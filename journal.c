@@ -741,6 +741,7 @@ static int journal_wrap(struct journal *j, struct fp_dev **out)
 			     fp_dev_path(j->inner), fp_dev_size_bytes(j->inner),
 			     fp_dev_sector_bytes(j->inner));
 	j->outer = *out;
+	fp_dev_set_inner(*out, j->inner);
 	return *out != NULL ? 0 : -ENOMEM;
 }
 

@@ -1092,5 +1092,6 @@ int safety_wrap_interruptible(struct fp_dev *inner, struct fp_dev **out)
 	*out = fp_dev_create(&intr_ops, inner, fp_dev_kind(inner),
 			     fp_dev_path(inner), fp_dev_size_bytes(inner),
 			     fp_dev_sector_bytes(inner));
+	fp_dev_set_inner(*out, inner);
 	return *out != NULL ? 0 : -ENOMEM;
 }

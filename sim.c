@@ -1752,11 +1752,22 @@ int sim_open(const struct sim_profile *p, struct fp_dev **out)
 	return 0;
 }
 
-static struct sim *sim_of(const struct fp_dev *d)
+/* d itself as a simulated card, or NULL: for what changes the card,
+ * which must not reach past a wrapper (a journal would miss it). */
+static struct sim *sim_here(const struct fp_dev *d)
 {
 	if (d == NULL || fp_dev_ops_of(d) != &sim_ops)
 		return NULL;
 	return fp_dev_priv(d);
+}
+
+/* The simulated card at the bottom of d's stack, or NULL: for questions
+ * about it, which every wrapper answers alike. */
+static struct sim *sim_of(const struct fp_dev *d)
+{
+	while (d != NULL && sim_here(d) == NULL)
+		d = fp_dev_inner(d);
+	return sim_here(d);
 }
 
 const char *sim_capacity_truth(const struct sim_profile *p, char *buf,
@@ -1809,7 +1820,7 @@ static void sim_close_all_free(struct sim *s)
 
 int sim_fill_random(struct fp_dev *d, uint64_t seed)
 {
-	struct sim *s = sim_of(d);
+	struct sim *s = sim_here(d);
 	struct stats_rng rng;
 
 	if (s == NULL)

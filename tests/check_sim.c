@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "dev.h"
+#include "safety.h"
 #include "sim.h"
 #include "tests.h"
 
@@ -826,6 +827,32 @@ START_TEST(test_open_through_dev)
 }
 END_TEST
 
+/* Wrapped in the interruptible device (as --destructive and reading
+ * tests are) the card is still recognised: every report says the same
+ * about the same device.  Changing the card through a wrapper is not
+ * allowed (a journal would miss it). */
+START_TEST(test_profile_through_wrappers)
+{
+	struct fp_dev *d = NULL, *w1 = NULL, *w2 = NULL;
+	char err[256] = "";
+
+	ck_assert_int_eq(fp_dev_open("sim:emmc", FP_OPEN_WRITE, &d, err,
+				     sizeof(err)), 0);
+	ck_assert_int_eq(safety_wrap_interruptible(d, &w1), 0);
+	ck_assert_int_eq(safety_wrap_interruptible(w1, &w2), 0);
+	ck_assert_ptr_eq(fp_dev_inner(w2), w1);
+	ck_assert_ptr_eq(fp_dev_inner(w1), d);
+	ck_assert_ptr_null(fp_dev_inner(d));
+	ck_assert_ptr_nonnull(sim_profile_of(w2));
+	ck_assert_str_eq(sim_profile_of(w2)->name, "emmc");
+	ck_assert_int_eq(sim_fill_random(w2, 1), -EINVAL);
+	ck_assert_int_eq(sim_fill_random(d, 1), 0);
+	fp_dev_close(w2);
+	fp_dev_close(w1);
+	fp_dev_close(d);
+}
+END_TEST
+
 START_TEST(test_open_rejects_invalid)
 {
 	struct sim_profile p = *sim_profile_find("seed");
@@ -1079,6 +1106,7 @@ Suite *sim_suite(void)
 	tcase_add_test(prof, test_sector_4096);
 	tcase_add_test(prof, test_not_a_sim);
 	tcase_add_test(prof, test_open_through_dev);
+	tcase_add_test(prof, test_profile_through_wrappers);
 	tcase_add_test(prof, test_open_rejects_invalid);
 	suite_add_tcase(s, prof);
 
