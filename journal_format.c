@@ -170,26 +170,8 @@ int jr_write_full(int fd, const void *buf, size_t n)
 	return 0;
 }
 
-/* Bytes read (fewer than n only at end of file) or a negative errno. */
-ssize_t jr_read_full(int fd, void *buf, size_t n)
-{
-	char *p = buf;
-	size_t done = 0;
-
-	while (done < n) {
-		ssize_t r = read(fd, p + done, n - done);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -errno;
-		if (r == 0)
-			break;
-		done += (size_t)r;
-	}
-	return (ssize_t)done;
-}
-
+/* Bytes read at off (fewer than n only at end of file) or a negative
+ * errno. */
 ssize_t jr_pread_full(int fd, void *buf, size_t n, uint64_t off)
 {
 	char *p = buf;
@@ -776,7 +758,7 @@ int jr_pointer_read(const char *path, struct jr_pointer *p)
 	rc = jr_open_trusted(path, O_RDONLY, &fd, NULL, 0);
 	if (rc < 0)
 		return rc;
-	n = jr_read_full(fd, text, sizeof(text) - 1);
+	n = jr_pread_full(fd, text, sizeof(text) - 1, 0);
 	close(fd);
 	if (n < 0)
 		return (int)n;

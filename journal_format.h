@@ -128,7 +128,6 @@ int jr_header_parse(int fd, const char *path, struct jr_header *h,
 /* ---- files ---- */
 void jr_copy_str(char *dst, size_t len, const char *src);
 int jr_write_full(int fd, const void *buf, size_t n);
-ssize_t jr_read_full(int fd, void *buf, size_t n);
 ssize_t jr_pread_full(int fd, void *buf, size_t n, uint64_t off);
 void jr_dir_of(const char *path, char *dir, size_t len);
 int jr_fsync_dir_of(const char *path);

@@ -857,7 +857,7 @@ bool journal_is_journal_file(const char *path)
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return false;
-	n = jr_read_full(fd, magic, sizeof(magic) - 1);
+	n = jr_pread_full(fd, magic, sizeof(magic) - 1, 0);
 	close(fd);
 	return (n >= 8 && memcmp(magic, JOURNAL_MAGIC, 8) == 0) ||
 	       (n == (ssize_t)sizeof(magic) - 1 &&
