@@ -186,6 +186,10 @@ int journal_find_pending(const char *device, char *found, size_t foundlen,
 int journal_device_of(const char *journal_path, char *device, size_t len,
 		      char *err, size_t errlen);
 
+/* Whether a running test holds the journal at path (its lock is taken):
+ * true with "another flashprobe" or "'comm' (pid N)" in who. */
+bool journal_in_use(const char *path, char *who, size_t wholen);
+
 /* Whether path is a regular file starting with the journal's or the
  * pointer file's magic. */
 bool journal_is_journal_file(const char *path);

@@ -36,6 +36,7 @@
 #include "errmsg.h"
 #include "journal.h"
 #include "journal_format.h"
+#include "procfd.h"
 #include "units.h"
 
 #define RESYNC_CHUNK (64u * 1024u)
@@ -843,6 +844,24 @@ int journal_device_of(const char *journal_path, char *device, size_t len,
 	close(fd);
 	snprintf(device, len, "%s", h.id.path);
 	return 0;
+}
+
+bool journal_in_use(const char *path, char *who, size_t wholen)
+{
+	struct procfd_user u;
+	struct stat st;
+	bool held;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0)
+		return false;
+	held = flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+	if (held && fstat(fd, &st) == 0 && procfd_find_user(&st, false, &u) == 1)
+		procfd_describe(&u, who, wholen);
+	else if (held)
+		snprintf(who, wholen, "another flashprobe");
+	close(fd);
+	return held;
 }
 
 bool journal_is_journal_file(const char *path)

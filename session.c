@@ -32,7 +32,7 @@ static bool writing(enum session_consent c)
 static int gate(const struct session_opts *o, char *err, size_t errlen)
 {
 	struct safety_report rep;
-	char pending[PATH_MAX];
+	char pending[PATH_MAX], who[64];
 	int ret;
 
 	ret = safety_check_target(o->device, writing(o->consent) ? SAFETY_WRITE
@@ -45,6 +45,11 @@ static int gate(const struct session_opts *o, char *err, size_t errlen)
 	if (!writing(o->consent))
 		return 0;
 	ret = journal_find_pending(o->device, pending, sizeof(pending), err, errlen);
+	if (ret > 0 && journal_in_use(pending, who, sizeof(who))) {
+		snprintf(err, errlen, "'%s' is being tested by %s (its journal '%s' "
+			 "is in use): wait for it to finish", o->device, who, pending);
+		return -FP_EREFUSED;
+	}
 	if (ret > 0) {
 		snprintf(err, errlen, "'%s' has an unfinished journal '%s': run "
 			 "'flashprobe restore %s' before testing again",

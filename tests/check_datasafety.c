@@ -321,10 +321,10 @@ static void start_bench(struct tu_child *ch, const char *const *extra, const cha
 
 /* A second writer while a --destructive bench writes the same image is
  * refused (status 3) naming the first, and writes nothing. */
-static void second_writer_refused(const char *target)
+static void second_writer_refused(const char *target, const char *consent)
 {
-	static const char *const first_extra[] = { "--destructive", "--offset=8M", NULL };
-	static const char *const second_extra[] = { "--destructive", "--offset=32M", NULL };
+	const char *const first_extra[] = { consent, "--offset=8M", NULL };
+	const char *const second_extra[] = { consent, "--offset=32M", NULL };
 	const char *b[MAX_ARGS];
 	uint64_t untouched = tu_checksum_range(target, 32 * MIB, 32 * MIB);
 	struct run_result r, f;
@@ -338,6 +338,8 @@ static void second_writer_refused(const char *target)
 	tu_wait(&ch, &f);
 	ck_assert_msg(r.status == 3, "second writer: status %d, '%s'", r.status, r.err);
 	ck_assert_msg(strstr(r.err, who), "the refusal does not name %s: '%s'", who, r.err);
+	ck_assert_msg(!strstr(r.err, "run 'flashprobe restore"), "a running test's "
+		      "journal is not one to restore: '%s'", r.err);
 	ck_assert_msg(tu_checksum_range(target, 32 * MIB, 32 * MIB) == untouched,
 		      "the refused writer wrote to the device");
 	ck_assert_msg(f.status == 0, "first writer: status %d, '%s'", f.status, f.err);
@@ -349,7 +351,18 @@ START_TEST(test_second_writer_image)
 {
 	char *img = new_image(IMG_BYTES, 21);
 
-	second_writer_refused(img);
+	second_writer_refused(img, "--destructive");
+	free(img);
+}
+END_TEST
+
+/* With --write the second run meets the first one's journal first: it
+ * is refused as a test in progress (naming it), not sent to restore. */
+START_TEST(test_second_writer_journaled)
+{
+	char *img = new_image(IMG_BYTES, 22);
+
+	second_writer_refused(img, "--write");
 	free(img);
 }
 END_TEST
@@ -378,7 +391,7 @@ static void require_loop(void)
 START_TEST(test_second_writer_loop)
 {
 	require_loop();
-	second_writer_refused(loop.dev);
+	second_writer_refused(loop.dev, "--destructive");
 }
 END_TEST
 
@@ -1001,6 +1014,7 @@ Suite *datasafety_suite(void)
 	tcase_add_unchecked_fixture(img, root_setup, root_teardown);
 	tcase_add_checked_fixture(img, work_setup, NULL);
 	tcase_add_test(img, test_second_writer_image);
+	tcase_add_test(img, test_second_writer_journaled);
 	tcase_add_test(img, test_restore_refused_during_test);
 	tcase_add_test(img, test_sigpipe_on_notes);
 	tcase_add_test(img, test_report_to_closed_pipe);
