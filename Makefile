@@ -66,6 +66,11 @@ check: check-lib $(B)/flashprobe $(B)/check_flashprobe $(S)/flashprobe $(S)/chec
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	    FLASHPROBE_BIN=$(CURDIR)/$(S)/flashprobe ./$(S)/check_flashprobe
 
+# The partition suite over every generated geometry, not a sample (minutes).
+check-long: check-lib $(B)/flashprobe $(B)/check_flashprobe
+	FLASHPROBE_LONG=1 CK_RUN_SUITE=partition FLASHPROBE_BIN=$(CURDIR)/$(B)/flashprobe \
+	    ./$(B)/check_flashprobe
+
 demo: $(B)/flashprobe
 	./$(B)/flashprobe probe sim:seed
 
@@ -129,6 +134,6 @@ uninstall:
 clean:
 	rm -rf $(B) flashprobe
 
-.PHONY: all check check-lib demo bench fuzz fuzz-toolchain install uninstall clean
+.PHONY: all check check-long check-lib demo bench fuzz fuzz-toolchain install uninstall clean
 
 -include $(wildcard $(B)/*.d $(B)/tests/*.d $(S)/*.d $(S)/tests/*.d $(FZ)/*.d $(FZ)/lib/*.d)

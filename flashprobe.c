@@ -21,6 +21,7 @@
 #include "openau.h"
 #include "probe.h"
 #include "report.h"
+#include "report_advice.h"
 #include "report_bench.h"
 #include "report_findfat.h"
 #include "report_openau.h"
@@ -53,6 +54,7 @@ enum fp_command {
 	CMD_BENCH,
 	CMD_RESTORE,
 	CMD_LIST_SIMS,
+	CMD_ADVISE,
 };
 
 struct cli {
@@ -71,6 +73,9 @@ struct cli {
 	const char *workloads;
 	bool seed_set;
 	char spec[4096];		/* device with the seed folded in */
+	uint64_t page_bytes, fat_area_bytes;	/* advise: known geometry */
+	bool fat_area_set;
+	enum advice_label label;
 };
 
 static const struct {
@@ -84,6 +89,7 @@ static const struct {
 	{ "bench", CMD_BENCH },
 	{ "restore", CMD_RESTORE },
 	{ "list-sims", CMD_LIST_SIMS },
+	{ "advise", CMD_ADVISE },
 };
 
 static void usage(FILE *out)
@@ -103,6 +109,8 @@ static void usage(FILE *out)
 	      "  bench                 1MiB sequential and 4KiB random speed, latency\n"
 	      "  restore               replay an unfinished journal (JOURNAL or DEVICE)\n"
 	      "  list-sims             the built-in simulated cards and their truth\n"
+	      "  advise                partitioning advice from known numbers (--erasesize,\n"
+	      "                        --page, --fat-area, --size, --label); DEVICE optional\n"
 	      "\n"
 	      "Write consent (simulated cards need none):\n"
 	      "      --write           back the test area up, test, restore, verify\n"
@@ -129,6 +137,10 @@ static void usage(FILE *out)
 	      "      --size=SIZE       bench: test area size (default 256MiB)\n"
 	      "      --read-only       bench: only the read workloads\n"
 	      "      --seed=N          measurement order and simulated noise\n"
+	      "      --page=SIZE       advise: the page (program unit)\n"
+	      "      --fat-area=SIZE   advise: the FAT area at the start of the card\n"
+	      "      --size=SIZE       advise: the partition size (default: the device)\n"
+	      "      --label=dos|gpt   advise: the partition table (default: dos up to 2TiB)\n"
 	      "\n"
 	      "Output:\n"
 	      "  -j, --json            one JSON document on stdout\n"
@@ -232,6 +244,7 @@ enum {
 	OPT_OFFSET, OPT_FAT_NR, OPT_MANUAL, OPT_WRITE, OPT_DESTRUCTIVE,
 	OPT_JOURNAL, OPT_FORCE, OPT_SVG, OPT_QUICK, OPT_READ_ONLY, OPT_RUNTIME,
 	OPT_WARMUP, OPT_REPEAT, OPT_WORKLOAD, OPT_SIZE,
+	OPT_PAGE, OPT_FAT_AREA, OPT_LABEL,
 };
 
 static const struct option longopts[] = {
@@ -262,6 +275,9 @@ static const struct option longopts[] = {
 	{ "workload", required_argument, NULL, OPT_WORKLOAD },
 	{ "size", required_argument, NULL, OPT_SIZE },
 	{ "seed", required_argument, NULL, OPT_SEED },
+	{ "page", required_argument, NULL, OPT_PAGE },
+	{ "fat-area", required_argument, NULL, OPT_FAT_AREA },
+	{ "label", required_argument, NULL, OPT_LABEL },
 	{ "json", no_argument, NULL, 'j' },
 	{ "flashbench", no_argument, NULL, OPT_FLASHBENCH },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -325,6 +341,18 @@ static int parse_option(struct cli *c, int opt, const char *arg, char **argv)
 	case OPT_WARMUP:
 		c->warmup_set = true;
 		return parse_seconds("warmup", arg, true, &c->warmup_ms);
+	case OPT_PAGE:
+		return parse_size_option("page", arg, &c->page_bytes);
+	case OPT_FAT_AREA:
+		c->fat_area_set = true;
+		if (units_parse_size(arg, &c->fat_area_bytes))
+			return fail(FP_EXIT_USAGE, "fat-area '%s' is not a size", arg);
+		return FP_EXIT_OK;
+	case OPT_LABEL:
+		if (strcmp(arg, "dos") && strcmp(arg, "gpt"))
+			return usage_error("label '%s' is not dos or gpt", arg);
+		c->label = strcmp(arg, "dos") ? ADVICE_LABEL_GPT : ADVICE_LABEL_DOS;
+		return FP_EXIT_OK;
 	case 'j': c->json = true; return FP_EXIT_OK;
 	case OPT_FLASHBENCH: c->flashbench = true; return FP_EXIT_OK;
 	case 'q': c->quiet = true; return FP_EXIT_OK;
@@ -347,7 +375,7 @@ static int check_combinations(const struct cli *c)
 		return usage_error("%s: choose one output format", "--json and --flashbench");
 	if (c->write && c->destructive)
 		return usage_error("%s: choose one", "--write and --destructive");
-	if (c->command != CMD_LIST_SIMS && !c->device)
+	if (c->command != CMD_LIST_SIMS && c->command != CMD_ADVISE && !c->device)
 		return usage_error("%s", "no device given");
 	if (c->open_au_nr && c->command != CMD_OPEN_AU)
 		return usage_error("%s only applies to open-au", "--open-au-nr");
@@ -1003,6 +1031,75 @@ static int run_restore(const struct cli *c)
 	return FP_EXIT_OK;
 }
 
+/* The geometry the user gave: advise and check use no measurement. */
+static void given_geometry(const struct cli *c, struct geometry *g)
+{
+	memset(g, 0, sizeof(*g));
+	g->sector_bytes = 512;
+	g->erase = (struct geo_size){ c->erase_bytes, 1.0, GEO_GIVEN };
+	if (c->page_bytes)
+		g->page = (struct geo_size){ c->page_bytes, 1.0, GEO_GIVEN };
+	g->open_linear = g->open_random = (struct geo_count){ -1, false, 0, GEO_NONE };
+	g->fat_tested = c->fat_area_set;
+	g->fat_found = c->fat_area_bytes > 0;
+	g->fat_size_bytes = c->fat_area_bytes;
+	g->fat_confidence = 1.0;
+}
+
+/* advise: the Advice section from known numbers; the device, when given,
+ * is only opened read-only for its size and sector size. */
+static int run_advise(const struct cli *c)
+{
+	struct advice_request q = { c->size_bytes, c->label };
+	struct advice *a = calloc(1, sizeof(*a));
+	struct fp_dev *d = NULL;
+	struct geometry g;
+	char err[512] = "";
+	int ret;
+
+	if (!a)
+		return fail(FP_EXIT_FAILURE, "out of memory");
+	if (!c->erase_bytes || (!c->device && !c->size_bytes)) {
+		free(a);
+		return usage_error("%s", !c->erase_bytes ?
+				   "advise needs --erasesize (measure it with 'flashprobe align DEVICE')" :
+				   "advise needs a DEVICE or --size");
+	}
+	given_geometry(c, &g);
+	if (c->device) {
+		ret = fp_dev_open(c->spec, FP_OPEN_READ, &d, err, sizeof(err));
+		if (ret) {
+			free(a);
+			return fail(status_for_error(ret, false), "%s", err);
+		}
+		g.device_bytes = fp_dev_size_bytes(d);
+		g.sector_bytes = fp_dev_sector_bytes(d);
+	}
+	advice_compute_for(&g, &q, a);
+	if (c->json) {
+		struct json_writer w;
+
+		json_init(&w, stdout);
+		json_object_begin(&w, NULL);
+		if (d)
+			report_device_json(&w, d);
+		else
+			json_null(&w, "device");
+		report_given_geometry_json(&w, &g);
+		report_advice_json(&w, a);
+		end_json(&w);
+	} else {
+		if (d)
+			report_device_text(stdout, d);
+		report_given_geometry_text(stdout, &g);
+		report_advice_text(stdout, a, c->device ? c->device : "DEVICE");
+	}
+	if (d)
+		fp_dev_close(d);
+	free(a);
+	return FP_EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
 	struct cli c = { 0 };
@@ -1025,6 +1122,8 @@ int main(int argc, char **argv)
 		return run_bench(&c);
 	case CMD_RESTORE:
 		return run_restore(&c);
+	case CMD_ADVISE:
+		return run_advise(&c);
 	default:
 		return FP_EXIT_USAGE;
 	}

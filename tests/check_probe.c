@@ -73,11 +73,12 @@ static void check_advice(const struct sim_profile *p, const struct probe_result 
 	ck_assert_msg(!p->fat_bytes || a->part_start_bytes >= p->fat_start_bytes + p->fat_bytes,
 		      "%s: partition at %" PRIu64 " inside the FAT area", p->name,
 		      a->part_start_bytes);
-	ck_assert_uint_eq(tu_number_after(a->mkfs_ext4, "stripe_width="), a->align_bytes / 4096);
-	ck_assert_uint_eq(tu_number_after(a->mkfs_ext4, "stride="),
+	ck_assert_uint_eq(tu_number_after(advice_command(a, "ext4")->line, "stripe_width="),
+			  a->align_bytes / 4096);
+	ck_assert_uint_eq(tu_number_after(advice_command(a, "ext4")->line, "stride="),
 			  g->page.bytes > 4096 ? g->page.bytes / 4096 : 1);
-	ck_assert_uint_eq(tu_number_after(a->sfdisk, "start=") * g->sector_bytes,
-			  a->part_start_bytes);
+	ck_assert_uint_eq(tu_number_after(advice_command(a, "partition")->stdin_text, "start=") *
+			  g->sector_bytes, a->part_start_bytes);
 }
 
 START_TEST(test_probe_every_profile)

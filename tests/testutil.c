@@ -56,7 +56,9 @@ static int temp_fd(void)
 	return fd;
 }
 
-void tu_run(struct run_result *r, const char *const *argv)
+/* Run path with args (argv[0] = path), stdin from in, capture output. */
+static void run_program(struct run_result *r, const char *path,
+			const char *const *argv, int in, bool search)
 {
 	int out = temp_fd(), err = temp_fd(), st = 0;
 	size_t n = 0;
@@ -68,16 +70,18 @@ void tu_run(struct run_result *r, const char *const *argv)
 	pid = fork();
 	if (pid == 0) {
 		const char **args = calloc(n + 2, sizeof(*args));
-		int in = open("/dev/null", O_RDONLY);
 
 		if (!args || in < 0)
 			_exit(127);
-		args[0] = tu_binary();
+		args[0] = path;
 		memcpy(args + 1, argv, n * sizeof(*args));
 		dup2(in, 0);
 		dup2(out, 1);
 		dup2(err, 2);
-		execv(args[0], (char *const *)args);
+		if (search)
+			execvp(args[0], (char *const *)args);
+		else
+			execv(args[0], (char *const *)args);
 		_exit(127);
 	}
 	waitpid(pid, &st, 0);
@@ -86,6 +90,46 @@ void tu_run(struct run_result *r, const char *const *argv)
 	r->err = slurp_fd(err);
 	close(out);
 	close(err);
+}
+
+void tu_run(struct run_result *r, const char *const *argv)
+{
+	int in = open("/dev/null", O_RDONLY);
+
+	run_program(r, tu_binary(), argv, in, false);
+	if (in >= 0)
+		close(in);
+}
+
+void tu_run_tool(struct run_result *r, const char *const *argv, const char *input)
+{
+	int in = temp_fd();
+	size_t len = input ? strlen(input) : 0;
+
+	if (in >= 0 && (write(in, input ? input : "", len) != (ssize_t)len ||
+			lseek(in, 0, SEEK_SET) != 0)) {
+		close(in);
+		in = -1;
+	}
+	run_program(r, argv[0], argv + 1, in, true);
+	if (in >= 0)
+		close(in);
+}
+
+bool tu_have_tool(const char *name)
+{
+	const char *path = getenv("PATH");
+	char buf[PATH_MAX];
+
+	for (const char *p = path ? path : "/usr/sbin:/usr/bin:/sbin:/bin"; *p;) {
+		size_t n = strcspn(p, ":");
+
+		snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, p, name);
+		if (access(buf, X_OK) == 0)
+			return true;
+		p += n + (p[n] == ':');
+	}
+	return false;
 }
 
 void tu_run_free(struct run_result *r)

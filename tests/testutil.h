@@ -21,6 +21,13 @@ const char *tu_binary(void);
 void tu_run(struct run_result *r, const char *const *argv);
 void tu_run_free(struct run_result *r);
 
+/* Run another program (argv[0] looked up in PATH) with input (or nothing)
+ * on its stdin; capture as tu_run(). */
+void tu_run_tool(struct run_result *r, const char *const *argv, const char *input);
+
+/* Whether name is an executable in PATH. */
+bool tu_have_tool(const char *name);
+
 /* A child running the binary, started without waiting, so that a test can
  * signal it: stdin from /dev/null, stdout and stderr captured as in
  * tu_run(). */
