@@ -17,12 +17,14 @@
 #include "dev.h"
 #include "findfat.h"
 #include "journal.h"
+#include "layoutcheck.h"
 #include "json.h"
 #include "openau.h"
 #include "probe.h"
 #include "report.h"
 #include "report_advice.h"
 #include "report_bench.h"
+#include "report_check.h"
 #include "report_findfat.h"
 #include "report_openau.h"
 #include "report_probe.h"
@@ -55,6 +57,7 @@ enum fp_command {
 	CMD_RESTORE,
 	CMD_LIST_SIMS,
 	CMD_ADVISE,
+	CMD_CHECK,
 };
 
 struct cli {
@@ -90,6 +93,7 @@ static const struct {
 	{ "restore", CMD_RESTORE },
 	{ "list-sims", CMD_LIST_SIMS },
 	{ "advise", CMD_ADVISE },
+	{ "check", CMD_CHECK },
 };
 
 static void usage(FILE *out)
@@ -111,6 +115,9 @@ static void usage(FILE *out)
 	      "  list-sims             the built-in simulated cards and their truth\n"
 	      "  advise                partitioning advice from known numbers (--erasesize,\n"
 	      "                        --page, --fat-area, --size, --label); DEVICE optional\n"
+	      "  check                 read-only: does the card's partition table and file\n"
+	      "                        systems fit its geometry (--erasesize, --page, --fat-area\n"
+	      "                        or the card's AU or a read-only align run)\n"
 	      "\n"
 	      "Write consent (simulated cards need none):\n"
 	      "      --write           back the test area up, test, restore, verify\n"
@@ -137,8 +144,8 @@ static void usage(FILE *out)
 	      "      --size=SIZE       bench: test area size (default 256MiB)\n"
 	      "      --read-only       bench: only the read workloads\n"
 	      "      --seed=N          measurement order and simulated noise\n"
-	      "      --page=SIZE       advise: the page (program unit)\n"
-	      "      --fat-area=SIZE   advise: the FAT area at the start of the card\n"
+	      "      --page=SIZE       advise, check: the page (program unit)\n"
+	      "      --fat-area=SIZE   advise, check: the FAT area at the start of the card\n"
 	      "      --size=SIZE       advise: the partition size (default: the device)\n"
 	      "      --label=dos|gpt   advise: the partition table (default: dos up to 2TiB)\n"
 	      "\n"
@@ -1100,6 +1107,82 @@ static int run_advise(const struct cli *c)
 	return FP_EXIT_OK;
 }
 
+/* check's geometry: given, else the card's AU, else a read-only align run. */
+static void check_geometry_of(const struct cli *c, struct fp_dev *d,
+			      struct check_geometry *g)
+{
+	struct sysinfo *si = calloc(1, sizeof(*si));
+	struct align_result *r = NULL;
+	struct align_opts o;
+
+	memset(g, 0, sizeof(*g));
+	g->fat_area_bytes = c->fat_area_bytes;
+	g->fat_source = c->fat_area_set ? GEO_GIVEN : GEO_NONE;
+	g->erase_bytes = c->erase_bytes;
+	g->erase_source = c->erase_bytes ? GEO_GIVEN : GEO_NONE;
+	g->page_bytes = c->page_bytes;
+	g->page_source = c->page_bytes ? GEO_GIVEN : GEO_NONE;
+	if (!g->erase_bytes && si && fp_dev_kind(d) == FP_DEV_BLOCK &&
+	    !sysinfo_read(c->device, "/sys", si) && si->au.present && si->au.bytes) {
+		g->erase_bytes = si->au.bytes;
+		g->erase_source = GEO_CARD;
+	}
+	free(si);
+	if (g->erase_bytes && g->page_bytes)
+		return;
+	r = calloc(1, sizeof(*r));
+	fill_align_opts(c, &o);
+	if (r && !align_run(d, &o, r)) {
+		if (!g->erase_bytes && r->erase_size_bytes) {
+			g->erase_bytes = r->erase_size_bytes;
+			g->erase_source = GEO_MEASURED;
+		}
+		if (!g->page_bytes && r->page_size_bytes) {
+			g->page_bytes = r->page_size_bytes;
+			g->page_source = GEO_MEASURED;
+		}
+	}
+	free(r);
+}
+
+/* check: read-only, allowed on a mounted card, no consent. */
+static int run_check(const struct cli *c)
+{
+	struct check_result *r = calloc(1, sizeof(*r));
+	struct check_geometry g;
+	struct fp_dev *d;
+	struct disk disk;
+	char err[512] = "";
+	int ret;
+
+	if (!r)
+		return fail(FP_EXIT_FAILURE, "out of memory");
+	ret = fp_dev_open(c->spec, FP_OPEN_READ, &d, err, sizeof(err));
+	if (ret) {
+		free(r);
+		return fail(status_for_error(ret, false), "%s", err);
+	}
+	check_geometry_of(c, d, &g);
+	layoutcheck_disk_of(d, &disk);
+	ret = layoutcheck_run(&disk, &g, r);
+	if (ret) {
+		ret = fail(FP_EXIT_FAILURE, "cannot read the layout of '%s': %s", c->device,
+			   strerror(-ret));
+	} else if (c->json) {
+		struct json_writer w;
+
+		begin_json(&w, d);
+		report_check_json(&w, r);
+		end_json(&w);
+	} else {
+		report_device_text(stdout, d);
+		report_check_text(stdout, r, c->device);
+	}
+	fp_dev_close(d);
+	free(r);
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	struct cli c = { 0 };
@@ -1124,6 +1207,8 @@ int main(int argc, char **argv)
 		return run_restore(&c);
 	case CMD_ADVISE:
 		return run_advise(&c);
+	case CMD_CHECK:
+		return run_check(&c);
 	default:
 		return FP_EXIT_USAGE;
 	}
