@@ -213,6 +213,7 @@ static int check_whole_device(const struct disk *d, const struct check_geometry 
 				 "known file system");
 		return 0;
 	}
+	t->kind = PT_NONE;	/* an empty MBR that is really a boot sector */
 	r->nparts = 1;
 	return check_part(d, g, &whole, &r->parts[0]);
 }

@@ -10,7 +10,6 @@
  * 0-16 MiB), each with three partition sizes.  `make check` samples the
  * generated ones; FLASHPROBE_LONG=1 (make check-long) runs them all.
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -91,64 +90,30 @@ static void generated_case(size_t i, struct geo_case *c)
 
 /* ---- files ---- */
 
-/* Disk images live on a disk file system (flashprobe opens them with
- * O_DIRECT, which tmpfs refuses); partition files, which only the tools
- * touch, on tmpfs when there is one, so that their fsyncs cost nothing. */
-static char *sparse_file_in(const char *dir, uint64_t size)
+static char *image_file(uint64_t size)
 {
-	char *path = malloc(strlen(dir) + 32);
-	int fd;
+	char *path = tu_sparse_file(TU_DISK_DIR, size);
 
 	ck_assert_ptr_nonnull(path);
-	sprintf(path, "%s/flashprobe-part-XXXXXX", dir);
-	fd = mkstemp(path);
-	ck_assert_msg(fd >= 0, "mkstemp: %s", strerror(errno));
-	ck_assert_int_eq(ftruncate(fd, (off_t)size), 0);
-	close(fd);
+	return path;
+}
+
+static char *partition_file(uint64_t size)
+{
+	char *path = tu_sparse_file(tu_fast_dir(), size);
+
+	ck_assert_ptr_nonnull(path);
 	return path;
 }
 
 static void read_at(const char *path, uint64_t off, void *buf, size_t len)
 {
-	int fd = open(path, O_RDONLY);
-
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(pread(fd, buf, len, (off_t)off), (ssize_t)len);
-	close(fd);
+	ck_assert_int_eq(tu_read_at(path, off, buf, len), 0);
 }
 
-static char *image_file(uint64_t size)
-{
-	return sparse_file_in("/var/tmp", size);
-}
-
-static char *partition_file(uint64_t size)
-{
-	return sparse_file_in(access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/var/tmp", size);
-}
-
-/* Copy the data parts of src into dst at off (holes stay holes). */
 static void copy_into(const char *src, const char *dst, uint64_t off)
 {
-	int in = open(src, O_RDONLY), out = open(dst, O_WRONLY);
-	static char buf[1 << 20];
-	off_t pos = 0, end, hole;
-
-	ck_assert(in >= 0 && out >= 0);
-	end = lseek(in, 0, SEEK_END);
-	while (pos < end && (pos = lseek(in, pos, SEEK_DATA)) >= 0) {
-		hole = lseek(in, pos, SEEK_HOLE);
-		while (pos < hole) {
-			size_t n = (size_t)(hole - pos) < sizeof(buf) ? (size_t)(hole - pos)
-								       : sizeof(buf);
-
-			ck_assert_int_eq(pread(in, buf, n, pos), (ssize_t)n);
-			ck_assert_int_eq(pwrite(out, buf, n, pos + (off_t)off), (ssize_t)n);
-			pos += (off_t)n;
-		}
-	}
-	close(in);
-	close(out);
+	ck_assert_int_eq(tu_copy_sparse(src, dst, off), 0);
 }
 
 static uint64_t le(const unsigned char *p, int n)

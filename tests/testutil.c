@@ -1,4 +1,6 @@
-/* testutil.c - end-to-end helpers: run the binary, loop devices, checksums. */
+/* testutil.c - end-to-end helpers: run the binary, loop devices, checksums,
+ * sparse image files. */
+#define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -349,4 +351,79 @@ uint64_t tu_number_after(const char *s, const char *key)
 	if (at)
 		sscanf(at + strlen(key), "%" SCNu64, &v);
 	return v;
+}
+
+char *tu_sparse_file(const char *dir, uint64_t size)
+{
+	size_t n = strlen(dir) + 32;
+	char *path = malloc(n);
+	int fd;
+
+	if (!path)
+		return NULL;
+	snprintf(path, n, "%s/flashprobe-part-XXXXXX", dir);
+	fd = mkstemp(path);
+	if (fd < 0 || ftruncate(fd, (off_t)size)) {
+		if (fd >= 0) {
+			close(fd);
+			unlink(path);
+		}
+		free(path);
+		return NULL;
+	}
+	close(fd);
+	return path;
+}
+
+const char *tu_fast_dir(void)
+{
+	return access("/dev/shm", W_OK) == 0 ? "/dev/shm" : TU_DISK_DIR;
+}
+
+int tu_read_at(const char *path, uint64_t off, void *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n = fd >= 0 ? pread(fd, buf, len, (off_t)off) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	return n == (ssize_t)len ? 0 : -EIO;
+}
+
+int tu_write_at(const char *path, uint64_t off, const void *buf, size_t len)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n = fd >= 0 ? pwrite(fd, buf, len, (off_t)off) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	return n == (ssize_t)len ? 0 : -EIO;
+}
+
+int tu_copy_sparse(const char *src, const char *dst, uint64_t off)
+{
+	static char buf[1 << 20];
+	int in = open(src, O_RDONLY), out = open(dst, O_WRONLY), ret = 0;
+	off_t pos = 0, end = in >= 0 ? lseek(in, 0, SEEK_END) : -1;
+
+	if (in < 0 || out < 0 || end < 0)
+		ret = -EIO;
+	while (!ret && pos < end && (pos = lseek(in, pos, SEEK_DATA)) >= 0) {
+		off_t hole = lseek(in, pos, SEEK_HOLE);
+
+		while (!ret && pos < hole) {
+			size_t n = (size_t)(hole - pos) < sizeof(buf) ? (size_t)(hole - pos)
+								       : sizeof(buf);
+
+			if (pread(in, buf, n, pos) != (ssize_t)n ||
+			    pwrite(out, buf, n, pos + (off_t)off) != (ssize_t)n)
+				ret = -EIO;
+			pos += (off_t)n;
+		}
+	}
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	return ret;
 }

@@ -80,4 +80,19 @@ void tu_rm_tree(const char *dir);
 void tu_skip(const char *test, const char *why);
 unsigned tu_skipped(void);
 
+/* Sparse files: a new one of size bytes in dir (malloc'ed path, NULL on
+ * error).  Images flashprobe opens belong in TU_DISK_DIR (O_DIRECT needs a
+ * disk file system); files only other tools touch in tu_fast_dir() (tmpfs
+ * when there is one: their fsyncs cost nothing). */
+#define TU_DISK_DIR "/var/tmp"
+char *tu_sparse_file(const char *dir, uint64_t size);
+const char *tu_fast_dir(void);
+
+/* Exactly len bytes at off; 0 or -EIO. */
+int tu_read_at(const char *path, uint64_t off, void *buf, size_t len);
+int tu_write_at(const char *path, uint64_t off, const void *buf, size_t len);
+
+/* Copy the data of src (not its holes) into dst at off; 0 or -EIO. */
+int tu_copy_sparse(const char *src, const char *dst, uint64_t off);
+
 #endif
