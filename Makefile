@@ -81,7 +81,8 @@ bench: $(B)/flashprobe
 	sh bench/write-cost $(CURDIR)/$(B)/flashprobe
 	sh bench/overhead $(CURDIR)/$(B)/flashprobe
 
-# libFuzzer harnesses for the parsers of what users type (fuzz/*.c), built
+# libFuzzer harnesses for the parsers of what users type and of what check
+# reads from a card (fuzz/*.c), built
 # with clang, ASan and UBSan and run FUZZ_TIME seconds each.  Not part of
 # check.  New corpus entries go to build/fuzz/corpus-NAME, crashes to
 # build/fuzz/NAME-crash-*; fuzz/corpus/NAME holds the seeds.

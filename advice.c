@@ -273,6 +273,7 @@ static bool place_partition(const struct geometry *g, const struct advice_reques
 	if (a->part_start_bytes >= end) {
 		add_note(a, "the device is too small for a partition that starts at %s",
 			 fmt_bytes(a->part_start_bytes, s, sizeof(s)));
+		a->part_size_bytes = 0;
 		return false;
 	}
 	if (!a->part_size_bytes || a->part_start_bytes + a->part_size_bytes > end) {
