@@ -282,7 +282,7 @@ static const char *missing_tool(void)
 /* ---- one geometry, one partition size ---- */
 
 static struct jsonv *advise_json(const struct geo_case *g, const char *image,
-				 uint64_t size)
+				 uint64_t size, const char *label)
 {
 	char e[32], p[32], f[32], s[32];
 	const char *argv[16] = { "advise", "--json", "--erasesize", e };
@@ -300,6 +300,10 @@ static struct jsonv *advise_json(const struct geo_case *g, const char *image,
 	}
 	argv[n++] = "--fat-area";
 	argv[n++] = f;
+	if (label) {
+		argv[n++] = "--label";
+		argv[n++] = label;
+	}
 	if (size) {
 		argv[n++] = "--size";
 		argv[n++] = s;
@@ -316,12 +320,13 @@ static struct jsonv *advise_json(const struct geo_case *g, const char *image,
 
 /* flashprobe check on the image agrees that partition 1 and its file
  * system start aligned, and finds no problem. */
-static void check_agrees(const struct geo_case *g, const char *image,
+static void check_agrees(const struct geo_case *g, const char *image, const char *label,
 			 const char *purpose, uint64_t start, uint64_t data_start,
 			 bool data_aligned);
 
 static void make_filesystem(const struct geo_case *g, const struct jsonv *cmd,
-			    const char *image, const struct part_entry *pe, uint64_t align)
+			    const char *image, const char *label, const struct part_entry *pe,
+			    uint64_t align)
 {
 	char *part = partition_file(pe->size);
 	const char *fsck[8];
@@ -344,7 +349,7 @@ static void make_filesystem(const struct geo_case *g, const struct jsonv *cmd,
 		ck_assert_uint_eq(align % c.data_align, 0);
 	if (g->sector == 512) {
 		copy_into(part, image, pe->start);
-		check_agrees(g, image, c.purpose, pe->start, pe->start + off,
+		check_agrees(g, image, label, c.purpose, pe->start, pe->start + off,
 			     (pe->start + off) % align == 0);
 	}
 	unlink(part);
@@ -354,6 +359,7 @@ static void make_filesystem(const struct geo_case *g, const struct jsonv *cmd,
 /* One partition size: its image and the advice for it. */
 struct size_run {
 	uint64_t size;
+	const char *label;		/* --label, or NULL for the default */
 	char *image;
 	struct jsonv *doc;
 	pid_t pid;
@@ -395,6 +401,9 @@ static void check_advice_numbers(const struct geo_case *g, struct size_run *s)
 
 	ck_assert_msg(jsonv_len(cmds) >= 4, "%s: only %zu commands", g->name, jsonv_len(cmds));
 	ck_assert_str_eq(jsonv_get(jsonv_at(cmds, 0), "purpose")->string, "partition");
+	ck_assert_str_eq(jsonv_get(s->doc, "advice.label")->string, s->label ? s->label : "dos");
+	ck_assert_ptr_nonnull(strstr(jsonv_get(jsonv_at(cmds, 0), "stdin")->string,
+				     s->label ? "label: gpt\n" : "label: dos\n"));
 	ck_assert_uint_eq(start % align, 0);
 	ck_assert_uint_eq(psize % align, 0);
 	ck_assert_uint_ge(start, g->fat);
@@ -439,23 +448,25 @@ static void finish_case(const struct geo_case *g, struct size_run *s)
 		ck_assert_uint_eq(got.size, pe.size);
 	}
 	for (size_t i = 1; i < jsonv_len(cmds); i++)
-		make_filesystem(g, jsonv_at(cmds, i), s->image, &pe, align);
+		make_filesystem(g, jsonv_at(cmds, i), s->image,
+				jsonv_get(s->doc, "advice.label")->string, &pe, align);
 	jsonv_free(s->doc);
 	unlink(s->image);
 	free(s->image);
 }
 
-/* The device, about half of it, and a size that fits nothing evenly. */
+/* The device, about half of it, and a size that fits nothing evenly (on
+ * a GPT). */
 static void run_sizes(const struct geo_case *g)
 {
 	struct size_run runs[3] = {
 		{ .size = 0 }, { .size = g->device / 2 + 5 * MIB + 7 * 512 },
-		{ .size = 700 * MIB + 123 * 512 },
+		{ .size = 700 * MIB + 123 * 512, .label = "gpt" },
 	};
 
 	for (int i = 0; i < 3; i++) {
 		runs[i].image = image_file(g->device);
-		runs[i].doc = advise_json(g, runs[i].image, runs[i].size);
+		runs[i].doc = advise_json(g, runs[i].image, runs[i].size, runs[i].label);
 		check_advice_numbers(g, &runs[i]);
 		runs[i].pid = -1;
 		if (g->sector == 512)
@@ -493,7 +504,7 @@ static const char *fs_name(const char *purpose)
 	return !strcmp(purpose, "fat32") ? "vfat" : purpose;
 }
 
-static void check_agrees(const struct geo_case *g, const char *image,
+static void check_agrees(const struct geo_case *g, const char *image, const char *label,
 			 const char *purpose, uint64_t start, uint64_t data_start,
 			 bool data_aligned)
 {
@@ -511,7 +522,7 @@ static void check_agrees(const struct geo_case *g, const char *image,
 	ck_assert_msg(r.status == 0, "%s: check failed: %s", g->name, r.err);
 	doc = jsonv_parse(r.out);
 	ck_assert_ptr_nonnull(doc);
-	ck_assert_str_eq(jsonv_get(doc, "check.table")->string, "dos");
+	ck_assert_str_eq(jsonv_get(doc, "check.table")->string, label);
 	ck_assert_uint_eq(jsonv_len(jsonv_get(doc, "check.problems")), 0);
 	ck_assert_uint_eq(jsonv_len(jsonv_get(doc, "check.partitions")), 1);
 	part = jsonv_at(jsonv_get(doc, "check.partitions"), 0);

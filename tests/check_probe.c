@@ -203,6 +203,14 @@ START_TEST(test_probe_json)
 	ck_assert(member(doc, "fat_area.found")->boolean);
 	ck_assert_double_eq(member(doc, "advice.align_bytes")->number, 2 << 20);
 	ck_assert_int_eq(member(doc, "advice.notes")->type, JSONV_ARRAY);
+	/* the same commands as advise --json: argv arrays with placeholders */
+	ck_assert_uint_eq(jsonv_len(member(doc, "advice.commands")), 5);
+	ck_assert_str_eq(jsonv_get(jsonv_at(member(doc, "advice.commands"), 0), "purpose")->string,
+			 "partition");
+	ck_assert_str_eq(jsonv_at(jsonv_get(jsonv_at(member(doc, "advice.commands"), 0), "argv"),
+				  3)->string, "DEVICE");
+	ck_assert_str_eq(jsonv_at(jsonv_get(jsonv_at(member(doc, "advice.commands"), 1), "argv"),
+				  0)->string, "mkfs.fat");
 	ck_assert_double_eq(member(doc, "bytes_written")->number, (double)r->bytes_written);
 	ck_assert(member(doc, "elapsed_ns")->number > 0);
 	jsonv_free(doc);
