@@ -1145,6 +1145,19 @@ static void check_geometry_of(const struct cli *c, struct fp_dev *d,
 	free(r);
 }
 
+/* A partition device: its offset on the disk and its number, from sysfs. */
+static bool partition_of(const struct cli *c, struct fp_dev *d, uint64_t *offset,
+			 unsigned *number)
+{
+	struct sysinfo *si = calloc(1, sizeof(*si));
+	bool found = si && fp_dev_kind(d) == FP_DEV_BLOCK &&
+		     !sysinfo_read(c->device, "/sys", si) && si->is_partition &&
+		     !sysinfo_partition_start("/sys", si, offset, number);
+
+	free(si);
+	return found;
+}
+
 /* check: read-only, allowed on a mounted card, no consent. */
 static int run_check(const struct cli *c)
 {
@@ -1152,6 +1165,8 @@ static int run_check(const struct cli *c)
 	struct check_geometry g;
 	struct fp_dev *d;
 	struct disk disk;
+	uint64_t offset;
+	unsigned number;
 	char err[512] = "";
 	int ret;
 
@@ -1164,7 +1179,10 @@ static int run_check(const struct cli *c)
 	}
 	check_geometry_of(c, d, &g);
 	layoutcheck_disk_of(d, &disk);
-	ret = layoutcheck_run(&disk, &g, r);
+	if (partition_of(c, d, &offset, &number))
+		ret = layoutcheck_run_partition(&disk, &g, offset, number, r);
+	else
+		ret = layoutcheck_run(&disk, &g, r);
 	if (ret) {
 		ret = fail(FP_EXIT_FAILURE, "cannot read the layout of '%s': %s", c->device,
 			   strerror(-ret));

@@ -240,6 +240,42 @@ int layoutcheck_run(const struct disk *d, const struct check_geometry *g,
 	return 0;
 }
 
+/* ---- a partition device ---- */
+
+struct shifted {
+	const struct disk *inner;
+	uint64_t offset;
+};
+
+/* The partition seen at its offset on the disk, so that every position
+ * the verdicts use is the disk's. */
+static int shifted_read(void *arg, uint64_t off, void *buf, size_t len)
+{
+	const struct shifted *s = arg;
+
+	if (off < s->offset)
+		return -EINVAL;
+	return disk_read(s->inner, off - s->offset, buf, len);
+}
+
+int layoutcheck_run_partition(const struct disk *d, const struct check_geometry *g,
+			      uint64_t offset, unsigned number, struct check_result *r)
+{
+	struct shifted sh = { d, offset };
+	struct disk view = { shifted_read, &sh, d->size_bytes + offset, d->sector_bytes };
+	struct pt_entry e = { .number = number, .start_bytes = offset,
+			      .size_bytes = d->size_bytes };
+
+	memset(r, 0, sizeof(*r));
+	r->device_bytes = d->size_bytes;
+	r->sector_bytes = d->sector_bytes;
+	r->geo = *g;
+	r->partition_device = true;
+	r->table.kind = PT_NONE;
+	r->nparts = 1;
+	return check_part(&view, g, &e, &r->parts[0]);
+}
+
 /* ---- reading through a flashprobe device ---- */
 
 static int dev_read(void *arg, uint64_t off, void *buf, size_t len)

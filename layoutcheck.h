@@ -45,6 +45,7 @@ struct check_part {
 };
 
 struct check_result {
+	bool partition_device;		/* a partition given: one entry, at its offset */
 	uint64_t device_bytes;
 	uint32_t sector_bytes;
 	struct check_geometry geo;
@@ -57,6 +58,12 @@ struct check_result {
  * found), or a negative errno from the device. */
 int layoutcheck_run(const struct disk *d, const struct check_geometry *g,
 		    struct check_result *r);
+
+/* d is one partition (a /dev/mmcblk0p1) that starts offset bytes into its
+ * disk: judge it as partition number of that disk.  The fix then names the
+ * disk's commands for a partition of this size. */
+int layoutcheck_run_partition(const struct disk *d, const struct check_geometry *g,
+			      uint64_t offset, unsigned number, struct check_result *r);
 
 /* A disk reading through a flashprobe device (sector-aligned bounce
  * buffers; reads only). */

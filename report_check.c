@@ -65,7 +65,11 @@ void report_check_text(FILE *out, const struct check_result *r, const char *devi
 	size_t problems = r->table.nproblems;
 
 	text_geometry(out, &r->geo);
-	fprintf(out, "Partition table: %s\n", parttable_kind_name(r->table.kind));
+	if (r->partition_device)
+		fprintf(out, "A partition: its offset on the disk comes from sysfs; the "
+			"disk's partition table is not read\n");
+	else
+		fprintf(out, "Partition table: %s\n", parttable_kind_name(r->table.kind));
 	for (size_t i = 0; i < r->table.nproblems; i++)
 		fprintf(out, "  - %s\n", r->table.problems[i]);
 	for (size_t i = 0; i < r->nparts; i++) {
@@ -137,6 +141,7 @@ void report_check_json(struct json_writer *w, const struct check_result *r)
 
 	json_object_begin(w, "check");
 	json_string(w, "table", parttable_kind_name(r->table.kind));
+	json_bool(w, "partition_device", r->partition_device);
 	json_array_begin(w, "problems");
 	for (size_t i = 0; i < r->table.nproblems; i++)
 		json_string(w, NULL, r->table.problems[i]);

@@ -10,7 +10,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+
 #include "jsonv.h"
+#include "layoutcheck.h"
+#include "sysinfo.h"
 #include "testutil.h"
 #include "tests.h"
 
@@ -463,6 +467,82 @@ START_TEST(test_check_is_read_only)
 }
 END_TEST
 
+/* ---- a partition device (/dev/mmcblk0p1) ---- */
+
+/* Its offset and number come from sysfs (a tree made here). */
+START_TEST(test_partition_start_from_sysfs)
+{
+	char root[] = "/var/tmp/flashprobe-sysfs-XXXXXX", path[256];
+	struct sysinfo *si = calloc(1, sizeof(*si));
+	uint64_t start = 0;
+	unsigned number = 0;
+	FILE *f;
+
+	ck_assert_ptr_nonnull(si);
+	ck_assert_ptr_nonnull(mkdtemp(root));
+	snprintf(path, sizeof(path), "mkdir -p %s/class/block/mmcblk0p2", root);
+	ck_assert_int_eq(system(path), 0);
+	snprintf(path, sizeof(path), "%s/class/block/mmcblk0p2/start", root);
+	ck_assert_ptr_nonnull(f = fopen(path, "w"));
+	fputs("137216\n", f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/class/block/mmcblk0p2/partition", root);
+	ck_assert_ptr_nonnull(f = fopen(path, "w"));
+	fputs("2\n", f);
+	fclose(f);
+	snprintf(si->name, sizeof(si->name), "mmcblk0p2");
+	ck_assert_int_eq(sysinfo_partition_start(root, si, &start, &number), -EINVAL);
+	si->is_partition = true;
+	ck_assert_int_eq(sysinfo_partition_start(root, si, &start, &number), 0);
+	ck_assert_uint_eq(start, 137216 * 512ULL);
+	ck_assert_uint_eq(number, 2);
+	tu_rm_tree(root);
+	free(si);
+}
+END_TEST
+
+static int file_read(void *arg, uint64_t off, void *buf, size_t len)
+{
+	return pread(*(int *)arg, buf, len, (off_t)off) == (ssize_t)len ? 0 : -EIO;
+}
+
+/* A FAT32 file system alone (what a partition device shows), judged at
+ * the offset sysfs would give. */
+START_TEST(test_partition_device)
+{
+	static const uint64_t offsets[] = { 3 * MIB, 4 * MIB };
+	char *part = tu_sparse_file(tu_fast_dir(), 300 * MIB);
+	const char *mkfs[] = { "mkfs.fat", "-F", "32", "-s", "8", part, NULL };
+	struct check_geometry g = { .erase_bytes = 4 * MIB, .erase_source = GEO_GIVEN };
+	struct check_result *r = calloc(1, sizeof(*r));
+	uint64_t offset = offsets[_i], data;
+	unsigned char b[512];
+	struct disk d;
+	int fd;
+
+	ck_assert(part && r);
+	tool_ok(mkfs, NULL);
+	ck_assert_int_eq(tu_read_at(part, 0, b, sizeof(b)), 0);
+	data = (get(b + 14, 2) + b[16] * get(b + 36, 4)) * 512;
+	fd = open(part, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	d = (struct disk){ file_read, &fd, 300 * MIB, 512 };
+	ck_assert_int_eq(layoutcheck_run_partition(&d, &g, offset, 3, r), 0);
+	close(fd);
+	ck_assert(r->partition_device);
+	ck_assert_uint_eq(r->nparts, 1);
+	ck_assert_uint_eq(r->parts[0].entry.number, 3);
+	ck_assert_uint_eq(r->parts[0].entry.start_bytes, offset);
+	ck_assert_int_eq(r->parts[0].start_aligned, offset % (4 * MIB) == 0);
+	ck_assert_int_eq(r->parts[0].fs.type, FS_VFAT);
+	ck_assert_uint_eq(r->parts[0].data_start_bytes, offset + data);
+	if (!r->parts[0].start_aligned)
+		ck_assert_ptr_nonnull(strstr(r->parts[0].problems[0], "(sector 6144)"));
+	free(r);
+	drop(part);
+}
+END_TEST
+
 Suite *layout_suite(void)
 {
 	static const char *const tools[] = { "sfdisk", "mkfs.fat", "mkfs.ext4", "mkfs.f2fs", NULL };
@@ -485,6 +565,7 @@ Suite *layout_suite(void)
 		tcase_add_test(tc, test_flaw_gpt_1mib_start);
 		tcase_add_test(tc, test_flaw_f2fs_main_area);
 		tcase_add_loop_test(tc, test_gpt_damage, 0, 3);
+		tcase_add_loop_test(tc, test_partition_device, 0, 2);
 	}
 	tcase_add_test(tc, test_overlapping_partitions);
 	tcase_add_test(tc, test_partition_past_end);
@@ -494,6 +575,7 @@ Suite *layout_suite(void)
 	tcase_add_loop_test(tc, test_garbage_boot_sectors, 0, 3);
 	tcase_add_test(tc, test_no_table);
 	tcase_add_test(tc, test_check_is_read_only);
+	tcase_add_test(tc, test_partition_start_from_sysfs);
 	suite_add_tcase(s, tc);
 	return s;
 }
