@@ -35,15 +35,6 @@ const char *fsprobe_type_name(enum fs_type t)
 	return (unsigned)t < sizeof(names) / sizeof(names[0]) ? names[t] : "unknown";
 }
 
-static uint64_t le(const unsigned char *p, int n)
-{
-	uint64_t v = 0;
-
-	for (int i = n - 1; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
 static bool pow2(uint64_t x)
 {
 	return x && !(x & (x - 1));
@@ -91,28 +82,28 @@ static bool fits(struct fsinfo *fi, const char *what, uint64_t fs_bytes, uint64_
 static bool parse_ext(const unsigned char *b, uint64_t size, struct fsinfo *fi)
 {
 	const unsigned char *sb = b + SB_OFFSET;
-	uint64_t log = le(sb + 24, 4), incompat = le(sb + 96, 4), blocks;
+	uint64_t log = disk_le(sb + 24, 4), incompat = disk_le(sb + 96, 4), blocks;
 
-	if (le(sb + 56, 2) != EXT_MAGIC)
+	if (disk_le(sb + 56, 2) != EXT_MAGIC)
 		return false;
 	if (log > 6) {
 		inconsistent(fi, "ext superblock", "block size 2^%" PRIu64 " KiB", log);
 		return true;
 	}
 	fi->cluster_bytes = 1024ULL << log;
-	blocks = le(sb + 4, 4);
+	blocks = disk_le(sb + 4, 4);
 	if (incompat & EXT_INCOMPAT_64BIT)
-		blocks |= le(sb + 0x150, 4) << 32;
+		blocks |= disk_le(sb + 0x150, 4) << 32;
 	if (!blocks) {
 		inconsistent(fi, "ext superblock", "no blocks");
 		return true;
 	}
 	if (!fits(fi, "ext superblock", blocks * fi->cluster_bytes, size))
 		return true;
-	fi->type = (incompat & EXT_INCOMPAT_EXT4) || (le(sb + 100, 4) & EXT_RO_COMPAT_EXT4) ?
-		   FS_EXT4 : le(sb + 92, 4) & EXT_COMPAT_JOURNAL ? FS_EXT3 : FS_EXT2;
-	fi->stride_blocks = le(sb + 0x164, 2);
-	fi->stripe_blocks = le(sb + 0x170, 4);
+	fi->type = (incompat & EXT_INCOMPAT_EXT4) || (disk_le(sb + 100, 4) & EXT_RO_COMPAT_EXT4) ?
+		   FS_EXT4 : disk_le(sb + 92, 4) & EXT_COMPAT_JOURNAL ? FS_EXT3 : FS_EXT2;
+	fi->stride_blocks = disk_le(sb + 0x164, 2);
+	fi->stripe_blocks = disk_le(sb + 0x170, 4);
 	fi->data_offset_bytes = 0;
 	fi->data_name = "block 0";
 	return true;
@@ -123,12 +114,12 @@ static bool parse_ext(const unsigned char *b, uint64_t size, struct fsinfo *fi)
 static bool parse_f2fs(const unsigned char *b, uint64_t size, struct fsinfo *fi)
 {
 	const unsigned char *sb = b + SB_OFFSET;
-	uint64_t segs = le(sb + 24, 4), secs = le(sb + 28, 4);
-	uint64_t seg0 = le(sb + 72, 4), main_blk = le(sb + 92, 4);
+	uint64_t segs = disk_le(sb + 24, 4), secs = disk_le(sb + 28, 4);
+	uint64_t seg0 = disk_le(sb + 72, 4), main_blk = disk_le(sb + 92, 4);
 
-	if (le(sb, 4) != F2FS_MAGIC)
+	if (disk_le(sb, 4) != F2FS_MAGIC)
 		return false;
-	if (le(sb + 16, 4) != F2FS_BLOCK_LOG || le(sb + 20, 4) != F2FS_SEGMENT_LOG) {
+	if (disk_le(sb + 16, 4) != F2FS_BLOCK_LOG || disk_le(sb + 20, 4) != F2FS_SEGMENT_LOG) {
 		inconsistent(fi, "f2fs superblock", "block or segment size not 4KiB/2MiB");
 		return true;
 	}
@@ -142,7 +133,7 @@ static bool parse_f2fs(const unsigned char *b, uint64_t size, struct fsinfo *fi)
 			     " is outside the partition", main_blk);
 		return true;
 	}
-	if (!fits(fi, "f2fs superblock", le(sb + 36, 8) << F2FS_BLOCK_LOG, size))
+	if (!fits(fi, "f2fs superblock", disk_le(sb + 36, 8) << F2FS_BLOCK_LOG, size))
 		return true;
 	fi->type = FS_F2FS;
 	fi->cluster_bytes = 1u << F2FS_BLOCK_LOG;
@@ -157,8 +148,8 @@ static bool parse_f2fs(const unsigned char *b, uint64_t size, struct fsinfo *fi)
 
 static bool parse_exfat(const unsigned char *b, uint64_t size, struct fsinfo *fi)
 {
-	uint64_t bpss = b[108], spcs = b[109], volume = le(b + 72, 8);
-	uint64_t fat = le(b + 80, 4), fat_len = le(b + 84, 4), heap = le(b + 88, 4);
+	uint64_t bpss = b[108], spcs = b[109], volume = disk_le(b + 72, 8);
+	uint64_t fat = disk_le(b + 80, 4), fat_len = disk_le(b + 84, 4), heap = disk_le(b + 88, 4);
 
 	if (memcmp(b + 3, "EXFAT   ", 8))
 		return false;
@@ -186,22 +177,22 @@ static bool parse_exfat(const unsigned char *b, uint64_t size, struct fsinfo *fi
 /* The jump instruction and the signature every FAT boot sector has. */
 static bool looks_like_fat(const unsigned char *b)
 {
-	return (b[0] == 0xeb || b[0] == 0xe9) && le(b + 510, 2) == 0xaa55 &&
-	       (!memcmp(b + 54, "FAT", 3) || !memcmp(b + 82, "FAT", 3) || le(b + 11, 2) == 512);
+	return (b[0] == 0xeb || b[0] == 0xe9) && disk_le(b + 510, 2) == 0xaa55 &&
+	       (!memcmp(b + 54, "FAT", 3) || !memcmp(b + 82, "FAT", 3) || disk_le(b + 11, 2) == 512);
 }
 
 static bool parse_fat(const unsigned char *b, uint64_t size, struct fsinfo *fi)
 {
-	uint64_t bps = le(b + 11, 2), spc = b[13], reserved = le(b + 14, 2), nfats = b[16];
-	uint64_t root = le(b + 17, 2), total = le(b + 19, 2), fatsz = le(b + 22, 2);
+	uint64_t bps = disk_le(b + 11, 2), spc = b[13], reserved = disk_le(b + 14, 2), nfats = b[16];
+	uint64_t root = disk_le(b + 17, 2), total = disk_le(b + 19, 2), fatsz = disk_le(b + 22, 2);
 	uint64_t start, clusters;
 
 	if (!looks_like_fat(b))
 		return false;
 	if (!total)
-		total = le(b + 32, 4);
+		total = disk_le(b + 32, 4);
 	if (!fatsz)
-		fatsz = le(b + 36, 4);
+		fatsz = disk_le(b + 36, 4);
 	if (!pow2(bps) || bps < 512 || bps > 4096 || !pow2(spc) || spc > 128 || !reserved ||
 	    !nfats || nfats > 4 || !fatsz || !total) {
 		inconsistent(fi, "FAT boot sector", "%" PRIu64 "-byte sectors, %" PRIu64

@@ -62,15 +62,6 @@ uint32_t parttable_crc32(const void *buf, size_t len)
 	return ~c;
 }
 
-static uint64_t le(const unsigned char *p, int n)
-{
-	uint64_t v = 0;
-
-	for (int i = n - 1; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
 static void table_problem(struct parttable *t, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
@@ -116,7 +107,7 @@ static bool is_extended(uint8_t type)
  * table usually fails the second test (boot code lies there). */
 static bool valid_mbr(const unsigned char *s)
 {
-	if (le(s + 510, 2) != MBR_SIGNATURE)
+	if (disk_le(s + 510, 2) != MBR_SIGNATURE)
 		return false;
 	for (int i = 0; i < 4; i++) {
 		uint8_t flag = s[MBR_ENTRIES + 16 * i];
@@ -161,24 +152,24 @@ static int read_logical(const struct disk *d, uint64_t ext_lba, struct parttable
 		}
 		if (ret)
 			return ret;
-		if (le(s + 510, 2) != MBR_SIGNATURE) {
+		if (disk_le(s + 510, 2) != MBR_SIGNATURE) {
 			table_problem(t, "the logical partition table at sector %" PRIu64
 				      " is damaged (no signature): logical partitions from "
 				      "there on are missing", ebr);
 			return 0;
 		}
-		if (e0[4] && le(e0 + 12, 4)) {
-			struct pt_entry *p = add_part(t, number++, (ebr + le(e0 + 8, 4)) * ss,
-						      le(e0 + 12, 4) * ss);
+		if (e0[4] && disk_le(e0 + 12, 4)) {
+			struct pt_entry *p = add_part(t, number++, (ebr + disk_le(e0 + 8, 4)) * ss,
+						      disk_le(e0 + 12, 4) * ss);
 
 			if (p) {
 				p->mbr_type = e0[4];
 				p->logical = true;
 			}
 		}
-		if (!is_extended(e1[4]) || !le(e1 + 8, 4))
+		if (!is_extended(e1[4]) || !disk_le(e1 + 8, 4))
 			return 0;
-		ebr = ext_lba + le(e1 + 8, 4);
+		ebr = ext_lba + disk_le(e1 + 8, 4);
 	}
 	table_problem(t, "more than %d logical partitions: the rest are not checked",
 		      PT_MAX_LOGICAL);
@@ -198,7 +189,7 @@ static int read_mbr(const struct disk *d, const unsigned char *s, struct parttab
 	t->kind = PT_DOS;
 	for (unsigned i = 0; i < 4 && !ret; i++) {
 		const unsigned char *e = s + MBR_ENTRIES + 16 * i;
-		uint64_t lba = le(e + 8, 4), count = le(e + 12, 4);
+		uint64_t lba = disk_le(e + 8, 4), count = disk_le(e + 12, 4);
 		struct pt_entry *p;
 
 		if (!e[4] || !count)
@@ -233,7 +224,7 @@ static const char *parse_header(const struct disk *d, const unsigned char *s, ui
 				struct gpt_header *h)
 {
 	unsigned char copy[GPT_MAX_SECTOR];
-	uint64_t hsize = le(s + 12, 4), sectors = d->size_bytes / d->sector_bytes;
+	uint64_t hsize = disk_le(s + 12, 4), sectors = d->size_bytes / d->sector_bytes;
 
 	if (memcmp(s, "EFI PART", 8))
 		return "no GPT signature";
@@ -241,14 +232,14 @@ static const char *parse_header(const struct disk *d, const unsigned char *s, ui
 		return "a header size out of range";
 	memcpy(copy, s, hsize);
 	memset(copy + 16, 0, 4);
-	if (parttable_crc32(copy, hsize) != le(s + 16, 4))
+	if (parttable_crc32(copy, hsize) != disk_le(s + 16, 4))
 		return "a wrong header CRC";
-	h->my_lba = le(s + 24, 8);
-	h->alternate_lba = le(s + 32, 8);
-	h->entries_lba = le(s + 72, 8);
-	h->nentries = (uint32_t)le(s + 80, 4);
-	h->entry_size = (uint32_t)le(s + 84, 4);
-	h->entries_crc = (uint32_t)le(s + 88, 4);
+	h->my_lba = disk_le(s + 24, 8);
+	h->alternate_lba = disk_le(s + 32, 8);
+	h->entries_lba = disk_le(s + 72, 8);
+	h->nentries = (uint32_t)disk_le(s + 80, 4);
+	h->entry_size = (uint32_t)disk_le(s + 84, 4);
+	h->entries_crc = (uint32_t)disk_le(s + 88, 4);
 	memcpy(h->disk_guid, s + 56, 16);
 	if (h->my_lba != lba)
 		return "a header that names another sector as its own";
@@ -288,7 +279,8 @@ static int read_entries(const struct disk *d, const struct gpt_header *h,
 static void format_guid(const unsigned char *g, char *out, size_t len)
 {
 	snprintf(out, len, "%08" PRIX64 "-%04" PRIX64 "-%04" PRIX64
-		 "-%02X%02X-%02X%02X%02X%02X%02X%02X", le(g, 4), le(g + 4, 2), le(g + 6, 2),
+		 "-%02X%02X-%02X%02X%02X%02X%02X%02X", disk_le(g, 4), disk_le(g + 4, 2),
+		 disk_le(g + 6, 2),
 		 g[8], g[9], g[10], g[11], g[12], g[13], g[14], g[15]);
 }
 
@@ -299,7 +291,7 @@ static void add_gpt_entries(const struct disk *d, const struct gpt_header *h,
 
 	for (uint32_t i = 0; i < h->nentries; i++) {
 		const unsigned char *e = entries + (size_t)i * h->entry_size;
-		uint64_t first = le(e + 32, 8), last = le(e + 40, 8);
+		uint64_t first = disk_le(e + 32, 8), last = disk_le(e + 40, 8);
 		struct pt_entry *p;
 
 		if (!memcmp(e, unused, 16))
@@ -419,7 +411,7 @@ int parttable_read(const struct disk *d, struct parttable *t)
 	ret = read_sector(d, 0, s);
 	if (ret)
 		return ret == -ENOSPC ? 0 : ret;
-	t->boot_signature = le(s + 510, 2) == MBR_SIGNATURE;
+	t->boot_signature = disk_le(s + 510, 2) == MBR_SIGNATURE;
 	if (!valid_mbr(s))
 		return 0;
 	ret = read_mbr(d, s, t);

@@ -25,6 +25,16 @@ struct disk {
 /* Read exactly len bytes at off through d (range checked). */
 int disk_read(const struct disk *d, uint64_t off, void *buf, size_t len);
 
+/* The little-endian number of n bytes at p (on-disk fields). */
+static inline uint64_t disk_le(const unsigned char *p, int n)
+{
+	uint64_t v = 0;
+
+	for (int i = n - 1; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
 /* A disk over a memory buffer (tests and fuzzers). */
 void disk_from_memory(struct disk *d, const void *buf, size_t len, uint32_t sector_bytes);
 

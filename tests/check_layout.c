@@ -274,32 +274,24 @@ END_TEST
 
 /* ---- malformed tables and boot sectors, built here ---- */
 
-START_TEST(test_overlapping_partitions)
+/* Two entries of one MBR: overlapping, or the first past the end. */
+START_TEST(test_bad_mbr_entries)
 {
+	static const struct { uint64_t lba[2], count[2]; const char *words; } cases[] = {
+		/* the second aligned, but inside the first */
+		{ { 8192, 16384 }, { 40000, 40000 }, "partition 2 overlaps partition 1" },
+		{ { 8192, 0 }, { 4000000, 0 }, "past the end of the device" },
+	};
 	char *image = new_image(64 * MIB);
 	unsigned char s[512] = { 0 };
 	struct checked c;
 
-	mbr_entry(s, 0, 0x83, 8192, 40000);
-	mbr_entry(s, 1, 0x83, 16384, 40000);	/* aligned, but inside the first */
+	for (int i = 0; i < 2; i++)
+		if (cases[_i].count[i])
+			mbr_entry(s, i, 0x83, cases[_i].lba[i], cases[_i].count[i]);
 	write_sector(image, 0, s);
 	run_check(image, "4M", &c);
-	expect_one(&c, "partition 2 overlaps partition 1");
-	jsonv_free(c.doc);
-	drop(image);
-}
-END_TEST
-
-START_TEST(test_partition_past_end)
-{
-	char *image = new_image(64 * MIB);
-	unsigned char s[512] = { 0 };
-	struct checked c;
-
-	mbr_entry(s, 0, 0x83, 8192, 4000000);
-	write_sector(image, 0, s);
-	run_check(image, "4M", &c);
-	expect_one(&c, "past the end of the device");
+	expect_one(&c, cases[_i].words);
 	jsonv_free(c.doc);
 	drop(image);
 }
@@ -567,8 +559,7 @@ Suite *layout_suite(void)
 		tcase_add_loop_test(tc, test_gpt_damage, 0, 3);
 		tcase_add_loop_test(tc, test_partition_device, 0, 2);
 	}
-	tcase_add_test(tc, test_overlapping_partitions);
-	tcase_add_test(tc, test_partition_past_end);
+	tcase_add_loop_test(tc, test_bad_mbr_entries, 0, 2);
 	tcase_add_test(tc, test_extended_loop);
 	tcase_add_test(tc, test_image_below_a_sector);
 	tcase_add_loop_test(tc, test_truncated_images, 0, 3);
