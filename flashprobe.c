@@ -389,6 +389,11 @@ static int check_combinations(const struct cli *c)
 	if (c->offset_set && c->command != CMD_OPEN_AU && c->command != CMD_BENCH)
 		return usage_error("%s only applies to open-au and bench (find-fat "
 				   "writes from sector 0)", "--offset");
+	if ((c->page_bytes || c->fat_area_set) && c->command != CMD_ADVISE &&
+	    c->command != CMD_CHECK)
+		return usage_error("%s only apply to advise and check", "--page and --fat-area");
+	if (c->label != ADVICE_LABEL_AUTO && c->command != CMD_ADVISE)
+		return usage_error("%s only applies to advise", "--label");
 	return FP_EXIT_OK;
 }
 

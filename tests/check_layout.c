@@ -535,6 +535,35 @@ START_TEST(test_partition_device)
 }
 END_TEST
 
+/* advise and check on the command line: what they need, what they
+ * refuse, one line each. */
+START_TEST(test_advise_check_usage)
+{
+	static const struct { const char *argv[8]; int status; const char *words; } cases[] = {
+		{ { "advise", "--size", "1G", NULL }, 2, "advise needs --erasesize" },
+		{ { "advise", "-e", "4M", NULL }, 2, "advise needs a DEVICE or --size" },
+		{ { "advise", "-e", "4M", "--size", "1G", "--label", "mbr", NULL }, 2,
+		  "label 'mbr' is not dos or gpt" },
+		{ { "check", "-e", "4M", NULL }, 2, "no device given" },
+		{ { "probe", "--page", "16K", "sim:seed", NULL }, 2, "only apply to advise and check" },
+		{ { "check", "--label", "gpt", "sim:seed", NULL }, 2, "only applies to advise" },
+		{ { "advise", "-e", "4M", "--size", "1G", "--json", NULL }, 0, "\"device\": null" },
+	};
+	struct run_result r;
+
+	tu_run(&r, cases[_i].argv);
+	ck_assert_int_eq(r.status, cases[_i].status);
+	if (cases[_i].status) {
+		ck_assert_ptr_nonnull(strstr(r.err, cases[_i].words));
+		ck_assert_uint_eq(tu_count_lines(r.err), 2);	/* and the --help hint */
+		ck_assert_str_eq(r.out, "");
+	} else {
+		ck_assert_ptr_nonnull(strstr(r.out, cases[_i].words));
+	}
+	tu_run_free(&r);
+}
+END_TEST
+
 Suite *layout_suite(void)
 {
 	static const char *const tools[] = { "sfdisk", "mkfs.fat", "mkfs.ext4", "mkfs.f2fs", NULL };
@@ -567,6 +596,7 @@ Suite *layout_suite(void)
 	tcase_add_test(tc, test_no_table);
 	tcase_add_test(tc, test_check_is_read_only);
 	tcase_add_test(tc, test_partition_start_from_sysfs);
+	tcase_add_loop_test(tc, test_advise_check_usage, 0, 7);
 	suite_add_tcase(s, tc);
 	return s;
 }
