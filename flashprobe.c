@@ -1150,15 +1150,18 @@ static void check_geometry_of(const struct cli *c, struct fp_dev *d,
 	free(r);
 }
 
-/* A partition device: its offset on the disk and its number, from sysfs. */
+/* A partition device: its offset on the disk, its number and the disk's
+ * path, from sysfs. */
 static bool partition_of(const struct cli *c, struct fp_dev *d, uint64_t *offset,
-			 unsigned *number)
+			 unsigned *number, char *disk, size_t len)
 {
 	struct sysinfo *si = calloc(1, sizeof(*si));
 	bool found = si && fp_dev_kind(d) == FP_DEV_BLOCK &&
 		     !sysinfo_read(c->device, "/sys", si) && si->is_partition &&
 		     !sysinfo_partition_start("/sys", si, offset, number);
 
+	if (found)
+		snprintf(disk, len, "/dev/%s", si->disk_name);
 	free(si);
 	return found;
 }
@@ -1172,7 +1175,7 @@ static int run_check(const struct cli *c)
 	struct disk disk;
 	uint64_t offset;
 	unsigned number;
-	char err[512] = "";
+	char err[512] = "", disk_path[PATH_MAX] = "";
 	int ret;
 
 	if (!r)
@@ -1184,7 +1187,7 @@ static int run_check(const struct cli *c)
 	}
 	check_geometry_of(c, d, &g);
 	layoutcheck_disk_of(d, &disk);
-	if (partition_of(c, d, &offset, &number))
+	if (partition_of(c, d, &offset, &number, disk_path, sizeof(disk_path)))
 		ret = layoutcheck_run_partition(&disk, &g, offset, number, r);
 	else
 		ret = layoutcheck_run(&disk, &g, r);
@@ -1199,7 +1202,7 @@ static int run_check(const struct cli *c)
 		end_json(&w);
 	} else {
 		report_device_text(stdout, d);
-		report_check_text(stdout, r, c->device);
+		report_check_text(stdout, r, c->device, disk_path[0] ? disk_path : NULL);
 	}
 	fp_dev_close(d);
 	free(r);

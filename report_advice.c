@@ -20,24 +20,20 @@ static const char *label_of(const char *purpose)
 	return purpose;
 }
 
-void report_advice_substitute(const char *s, const char *device, char *out,
-			      size_t len)
+void report_advice_substitute_names(const char *s, const char *device, const char *part,
+				    char *out, size_t len)
 {
-	char part[256];
-	size_t n = strlen(device), o = 0;
-	bool real = !strncmp(device, "/dev/", 5) && n > 5;
+	size_t o = 0;
 
-	snprintf(part, sizeof(part), "%s%s1", device,
-		 real && device[n - 1] >= '0' && device[n - 1] <= '9' ? "p" : "");
 	if (!len)
 		return;
 	while (*s && o + 1 < len) {
 		const char *word = NULL;
 		size_t skip = 0;
 
-		if (real && !strncmp(s, "DEVICE", 6))
+		if (device && !strncmp(s, "DEVICE", 6))
 			word = device, skip = 6;
-		else if (real && !strncmp(s, "PARTITION", 9))
+		else if (part && !strncmp(s, "PARTITION", 9))
 			word = part, skip = 9;
 		if (word) {
 			o += (size_t)snprintf(out + o, len - o, "%s", word);
@@ -49,6 +45,18 @@ void report_advice_substitute(const char *s, const char *device, char *out,
 		}
 	}
 	out[o] = '\0';
+}
+
+void report_advice_substitute(const char *s, const char *device, char *out,
+			      size_t len)
+{
+	char part[256];
+	size_t n = strlen(device);
+	bool real = !strncmp(device, "/dev/", 5) && n > 5;
+
+	snprintf(part, sizeof(part), "%s%s1", device,
+		 real && device[n - 1] >= '0' && device[n - 1] <= '9' ? "p" : "");
+	report_advice_substitute_names(s, real ? device : NULL, real ? part : NULL, out, len);
 }
 
 /* Calls fn for each line of text (the reasons are one per line). */

@@ -15,6 +15,10 @@ struct json_writer;
 void report_advice_substitute(const char *s, const char *device, char *out,
 			      size_t len);
 
+/* The same with both names given (NULL leaves the word). */
+void report_advice_substitute_names(const char *s, const char *device, const char *part,
+				    char *out, size_t len);
+
 /* "Advice" heading, the alignment, each command with its reasons, notes. */
 void report_advice_text(FILE *out, const struct advice *a, const char *device);
 

@@ -30,7 +30,8 @@ static void text_geometry(FILE *out, const struct check_geometry *g)
 			"give --erasesize\n");
 }
 
-static void text_part(FILE *out, const struct check_part *p, const char *device)
+static void text_part(FILE *out, const struct check_part *p, const char *device,
+		      const char *disk)
 {
 	char s[32], z[32], d[32], c[32], line[2 * ADVICE_TEXT];
 
@@ -55,12 +56,17 @@ static void text_part(FILE *out, const struct check_part *p, const char *device)
 	if (p->nfix)
 		fprintf(out, "  fix (this destroys the data on it: copy it first):\n");
 	for (size_t i = 0; i < p->nfix; i++) {
-		report_advice_substitute(p->fix[i], device, line, sizeof(line));
+		if (disk)	/* a partition device: the table is the disk's */
+			report_advice_substitute_names(p->fix[i], disk, device, line,
+						       sizeof(line));
+		else
+			report_advice_substitute(p->fix[i], device, line, sizeof(line));
 		fprintf(out, "    %s\n", line);
 	}
 }
 
-void report_check_text(FILE *out, const struct check_result *r, const char *device)
+void report_check_text(FILE *out, const struct check_result *r, const char *device,
+		       const char *disk)
 {
 	size_t problems = r->table.nproblems;
 
@@ -73,11 +79,13 @@ void report_check_text(FILE *out, const struct check_result *r, const char *devi
 	for (size_t i = 0; i < r->table.nproblems; i++)
 		fprintf(out, "  - %s\n", r->table.problems[i]);
 	for (size_t i = 0; i < r->nparts; i++) {
-		text_part(out, &r->parts[i], device);
+		text_part(out, &r->parts[i], device, disk);
 		problems += r->parts[i].nproblems;
 	}
-	if (!r->nparts)
-		fprintf(out, "No partitions and no file system found.\n");
+	if (!r->nparts && !problems) {
+		fprintf(out, "\nNo partitions and no file system found: nothing to judge.\n");
+		return;
+	}
 	fprintf(out, "\n%s\n", problems ? "Problems found: see above." :
 		r->geo.erase_bytes ? "No problems found: the layout fits the card." :
 		"No structural problems found.");

@@ -14,6 +14,7 @@
 
 #include "jsonv.h"
 #include "layoutcheck.h"
+#include "report_advice.h"
 #include "sysinfo.h"
 #include "testutil.h"
 #include "tests.h"
@@ -564,6 +565,27 @@ START_TEST(test_advise_check_usage)
 }
 END_TEST
 
+/* The placeholders become the disk and its partition: the first one for
+ * a disk (p1 after a digit), the partition given for a partition device;
+ * anything but a /dev path keeps the words. */
+START_TEST(test_placeholders)
+{
+	const char *cmd = "sfdisk DEVICE; mkfs.ext4 PARTITION";
+	char out[256];
+
+	report_advice_substitute(cmd, "/dev/sdb", out, sizeof(out));
+	ck_assert_str_eq(out, "sfdisk /dev/sdb; mkfs.ext4 /dev/sdb1");
+	report_advice_substitute(cmd, "/dev/mmcblk0", out, sizeof(out));
+	ck_assert_str_eq(out, "sfdisk /dev/mmcblk0; mkfs.ext4 /dev/mmcblk0p1");
+	report_advice_substitute(cmd, "card.img", out, sizeof(out));
+	ck_assert_str_eq(out, cmd);
+	report_advice_substitute_names(cmd, "/dev/mmcblk0", "/dev/mmcblk0p2", out, sizeof(out));
+	ck_assert_str_eq(out, "sfdisk /dev/mmcblk0; mkfs.ext4 /dev/mmcblk0p2");
+	report_advice_substitute(cmd, "/dev/mmcblk0", out, 12);
+	ck_assert_str_eq(out, "sfdisk /dev");
+}
+END_TEST
+
 Suite *layout_suite(void)
 {
 	static const char *const tools[] = { "sfdisk", "mkfs.fat", "mkfs.ext4", "mkfs.f2fs", NULL };
@@ -597,6 +619,7 @@ Suite *layout_suite(void)
 	tcase_add_test(tc, test_check_is_read_only);
 	tcase_add_test(tc, test_partition_start_from_sysfs);
 	tcase_add_loop_test(tc, test_advise_check_usage, 0, 7);
+	tcase_add_test(tc, test_placeholders);
 	suite_add_tcase(s, tc);
 	return s;
 }
