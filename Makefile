@@ -66,6 +66,11 @@ check: check-lib $(B)/flashprobe $(B)/check_flashprobe $(S)/flashprobe $(S)/chec
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	    FLASHPROBE_BIN=$(CURDIR)/$(S)/flashprobe ./$(S)/check_flashprobe
 
+# The partition suite over every generated geometry, not a sample (minutes).
+check-long: check-lib $(B)/flashprobe $(B)/check_flashprobe
+	FLASHPROBE_LONG=1 CK_RUN_SUITE=partition FLASHPROBE_BIN=$(CURDIR)/$(B)/flashprobe \
+	    ./$(B)/check_flashprobe
+
 demo: $(B)/flashprobe
 	./$(B)/flashprobe probe sim:seed
 
@@ -79,7 +84,8 @@ bench: $(B)/flashprobe $(B)/check_flashprobe
 	sh bench/overhead $(CURDIR)/$(B)/flashprobe
 	sh bench/stability $(CURDIR)/$(B)/check_flashprobe
 
-# libFuzzer harnesses for the parsers of what users type (fuzz/*.c), built
+# libFuzzer harnesses for the parsers of what users type and of what check
+# reads from a card (fuzz/*.c), built
 # with clang, ASan and UBSan and run FUZZ_TIME seconds each.  Not part of
 # check.  New corpus entries go to build/fuzz/corpus-NAME, crashes to
 # build/fuzz/NAME-crash-*; fuzz/corpus/NAME holds the seeds.
@@ -132,6 +138,6 @@ uninstall:
 clean:
 	rm -rf $(B) flashprobe
 
-.PHONY: all check check-lib demo bench fuzz fuzz-toolchain install uninstall clean
+.PHONY: all check check-long check-lib demo bench fuzz fuzz-toolchain install uninstall clean
 
 -include $(wildcard $(B)/*.d $(B)/tests/*.d $(S)/*.d $(S)/tests/*.d $(FZ)/*.d $(FZ)/lib/*.d)

@@ -1,25 +1,42 @@
-/* advice.c - partitioning and file-system advice from measured geometry.
+/* advice.c - partitioning and file-system advice from geometry.
  *
  * The alignment unit is the erase block measured by read timing, or the
  * allocation unit the card reports when that is a multiple of it: cards
  * often combine two erase blocks into one AU (flash-model.md section 3),
  * and aligning to the larger unit also aligns to the smaller.  Partitions
- * start on that unit past the FAT area, FAT32 clusters follow the page and
- * its data area the unit, ext4 stripes and f2fs sections the unit.
+ * start on that unit past the FAT area and span whole units; FAT32 and
+ * exFAT clusters follow the page and their data areas the unit; ext4
+ * stripes and f2fs sections and zones follow the erase block and the unit.
+ *
+ * Each command is built as an argv array first; the shell line shown to
+ * people is made from the same array, so the two cannot disagree.
  */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "advice.h"
 #include "units.h"
 
-#define MIB ((uint64_t)1024 * 1024)
-#define FAT32_MIN_CLUSTERS 65525ULL
-#define FAT32_MAX_CLUSTER (64 * 1024ULL)
-#define FAT32_MIN_RESERVED 32ULL
+#define KIB ((uint64_t)1024)
+#define MIB (1024 * KIB)
+#define TIB (MIB * MIB)
+#define FAT32_MIN_CLUSTERS 65525ULL	/* mkfs.fat's MIN_CLUST_32 */
+#define FAT32_MAX_CLUSTERS 268435446ULL	/* mkfs.fat's MAX_CLUST_32 */
+#define FAT32_MAX_CLUSTER (64 * KIB)
+#define FAT32_MAX_SPC 128u		/* mkfs.fat -s accepts 1..128 */
+#define FAT32_DEFAULT_RESERVED 32u
+#define FAT_MAX_RESERVED 65535u		/* a 16-bit field */
+#define FAT_TRACK_SECTORS 32u		/* the -g 64/32 of the advice */
+#define MIN_CLUSTER (4 * KIB)
+#define UNKNOWN_PAGE_CLUSTER (32 * KIB)	/* SDHC cards' own format */
+#define FS_BLOCK 4096u			/* ext4 and f2fs block */
 #define F2FS_SEGMENT (2 * MIB)
+#define F2FS_MIN_SECTIONS 40		/* mkfs.f2fs reserves about 28 for cleaning */
 #define MAX_SANE_ALIGN (64 * MIB)
+#define DOS_MAX_SECTORS 0xffffffffULL
+#define GPT_BACKUP_ENTRIES_BYTES (16 * KIB)
 
 const char *geo_source_name(enum geo_source s)
 {
@@ -30,6 +47,8 @@ const char *geo_source_name(enum geo_source s)
 		return "card";
 	case GEO_KERNEL_GUESS:
 		return "kernel_guess";
+	case GEO_GIVEN:
+		return "given";
 	default:
 		return "none";
 	}
@@ -56,35 +75,149 @@ static uint64_t round_up(uint64_t x, uint64_t unit)
 	return (x + unit - 1) / unit * unit;
 }
 
-static void add_note(struct advice *a, const char *fmt, const char *s1,
-		     const char *s2)
+static uint64_t div_up(uint64_t x, uint64_t d)
 {
-	if (a->nnotes < ADVICE_MAX_NOTES)
-		snprintf(a->notes[a->nnotes++], ADVICE_LINE, fmt, s1, s2);
+	return (x + d - 1) / d;
 }
+
+/* The largest power of two that is at most x (x > 0). */
+static uint64_t pow2_floor(uint64_t x)
+{
+	uint64_t p = 1;
+
+	while (p <= x / 2)
+		p *= 2;
+	return p;
+}
+
+/* The largest power of two that divides x (x > 0). */
+static uint64_t pow2_factor(uint64_t x)
+{
+	return x & (~x + 1);
+}
+
+static const char *fmt_bytes(uint64_t bytes, char *buf, size_t len)
+{
+	return units_format_bytes(bytes, buf, len);
+}
+
+static void add_note(struct advice *a, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void add_note(struct advice *a, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (a->nnotes >= ADVICE_MAX_NOTES)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(a->notes[a->nnotes++], ADVICE_LINE, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- building commands ---- */
+
+static struct advice_command *new_command(struct advice *a, const char *purpose)
+{
+	struct advice_command *c = &a->commands[a->ncommands++];
+
+	memset(c, 0, sizeof(*c));
+	c->purpose = purpose;
+	return c;
+}
+
+static void arg(struct advice_command *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void arg(struct advice_command *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (c->argc >= ADVICE_MAX_ARGS)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(c->argv[c->argc++], ADVICE_ARG, fmt, ap);
+	va_end(ap);
+}
+
+static void why(struct advice_command *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Reasons accumulate one per line. */
+static void why(struct advice_command *c, const char *fmt, ...)
+{
+	size_t n = strlen(c->why);
+	va_list ap;
+
+	if (n && n + 1 < sizeof(c->why)) {
+		memcpy(c->why + n, "\n", 2);
+		n += 1;
+	}
+	va_start(ap, fmt);
+	vsnprintf(c->why + n, sizeof(c->why) - n, fmt, ap);
+	va_end(ap);
+}
+
+/* The shell line: the input, if any, through printf (newlines as \n),
+ * then the arguments separated by spaces. */
+static void make_line(struct advice_command *c)
+{
+	size_t n = 0, cap = sizeof(c->line);
+
+	c->line[0] = '\0';
+	if (c->stdin_text[0]) {
+		n += (size_t)snprintf(c->line, cap, "printf '");
+		for (const char *p = c->stdin_text; *p && n + 3 < cap; p++) {
+			if (*p == '\n') {
+				c->line[n++] = '\\';
+				c->line[n++] = 'n';
+			} else {
+				c->line[n++] = *p;
+			}
+		}
+		c->line[n] = '\0';
+		if (n < cap)
+			n += (size_t)snprintf(c->line + n, cap - n, "' | ");
+	}
+	for (size_t i = 0; i < c->argc && n < cap; i++)
+		n += (size_t)snprintf(c->line + n, cap - n, "%s%s", i ? " " : "", c->argv[i]);
+}
+
+const struct advice_command *advice_command(const struct advice *a,
+					    const char *purpose)
+{
+	for (size_t i = 0; i < a->ncommands; i++)
+		if (!strcmp(a->commands[i].purpose, purpose))
+			return &a->commands[i];
+	return NULL;
+}
+
+/* ---- the alignment unit ---- */
 
 /* The measured erase block and the card's AU: agree on one unit. */
 static void choose_alignment(const struct geometry *g, struct advice *a)
 {
 	uint64_t e = g->erase.bytes, c = g->card_au.bytes;
 	char eb[32], cb[32], ab[32];
+	const char *what = g->erase.source == GEO_GIVEN ? "given" : "measured";
 
-	units_format_bytes(e, eb, sizeof(eb));
-	units_format_bytes(c, cb, sizeof(cb));
+	fmt_bytes(e, eb, sizeof(eb));
+	fmt_bytes(c, cb, sizeof(cb));
 	if (e && c && c != e) {
 		uint64_t l = lcm64(e, c);
 
 		a->align_bytes = l <= MAX_SANE_ALIGN ? l : e;
-		units_format_bytes(a->align_bytes, ab, sizeof(ab));
+		fmt_bytes(a->align_bytes, ab, sizeof(ab));
 		snprintf(a->align_reason, ADVICE_LINE,
-			 "the measured erase block (%s) and the %s AU (%s) differ: "
-			 "aligning to %s suits both", eb,
-			 g->card_au.source == GEO_CARD ? "card-reported" : "kernel-guessed",
+			 "the %s erase block (%s) and the %s AU (%s) differ: "
+			 "aligning to %s suits both", what, eb,
+			 g->card_au.source == GEO_CARD ? "card-reported" :
+			 g->card_au.source == GEO_GIVEN ? "given" : "kernel-guessed",
 			 cb, ab);
 	} else if (e) {
 		a->align_bytes = e;
-		snprintf(a->align_reason, ADVICE_LINE, "the measured erase block (%s)%s",
-			 eb, c == e ? ", which the card's AU confirms" : "");
+		snprintf(a->align_reason, ADVICE_LINE, "the %s erase block (%s)%s",
+			 what, eb, c == e ? ", which the card's AU confirms" : "");
 	} else if (c && g->card_au.source == GEO_CARD) {
 		a->align_bytes = c;
 		snprintf(a->align_reason, ADVICE_LINE,
@@ -97,141 +230,398 @@ static void choose_alignment(const struct geometry *g, struct advice *a)
 	}
 }
 
-static void partition_advice(const struct geometry *g, struct advice *a)
+/* ---- the partition table ---- */
+
+static bool want_gpt(const struct geometry *g, const struct advice_request *q)
 {
-	uint64_t A = a->align_bytes, fat_end = 0, ss = g->sector_bytes;
-	uint64_t end = g->usable_bytes ? g->usable_bytes : g->device_bytes;
+	uint64_t size = g->device_bytes ? g->device_bytes : q->part_bytes;
+
+	if (q->label != ADVICE_LABEL_AUTO)
+		return q->label == ADVICE_LABEL_GPT;
+	return size > 2 * TIB;
+}
+
+/* Where the partition can end: before GPT's backup entries and header, and
+ * within the 32-bit sector numbers of an MBR. */
+static uint64_t usable_end(const struct geometry *g, const struct advice *a,
+			   bool gpt)
+{
+	uint64_t ss = g->sector_bytes, end = g->device_bytes;
+
+	if (!end)	/* no device: the partition as asked */
+		return a->part_start_bytes + a->part_size_bytes;
+	if (g->usable_bytes && g->usable_bytes < end)
+		end = g->usable_bytes;	/* a fake card: only the verified part */
+	if (gpt && end > GPT_BACKUP_ENTRIES_BYTES + ss)
+		end -= GPT_BACKUP_ENTRIES_BYTES + ss;
+	if (!gpt && end > DOS_MAX_SECTORS * ss)
+		end = DOS_MAX_SECTORS * ss;
+	return end;
+}
+
+/* Start after the FAT area (at least 1 MiB in, where partitioning tools
+ * start) on the unit; the requested size or the rest, in whole units. */
+static bool place_partition(const struct geometry *g, const struct advice_request *q,
+			    bool gpt, struct advice *a)
+{
+	uint64_t A = a->align_bytes, fat_end = 0, end;
+	char s[32];
 
 	if (g->fat_found)
 		fat_end = g->fat_start_bytes + g->fat_size_bytes;
 	a->part_start_bytes = round_up(fat_end > MIB ? fat_end : MIB, A);
+	a->part_size_bytes = q->part_bytes / A * A;
+	end = usable_end(g, a, gpt);
 	if (a->part_start_bytes >= end) {
+		add_note(a, "the device is too small for a partition that starts at %s",
+			 fmt_bytes(a->part_start_bytes, s, sizeof(s)));
 		a->part_size_bytes = 0;
-		return;
+		return false;
 	}
-	a->part_size_bytes = (end - a->part_start_bytes) / A * A;
-	snprintf(a->sfdisk, ADVICE_LINE,
-		 "echo 'start=%" PRIu64 ", size=%" PRIu64 ", type=83' | sfdisk DEVICE",
-		 a->part_start_bytes / ss, a->part_size_bytes / ss);
+	if (!a->part_size_bytes || a->part_start_bytes + a->part_size_bytes > end) {
+		if (q->part_bytes && g->device_bytes)
+			add_note(a, "the requested partition does not fit: it gets the "
+				 "rest of the device instead");
+		a->part_size_bytes = (end - a->part_start_bytes) / A * A;
+	}
+	if (!a->part_size_bytes) {
+		add_note(a, "the partition would be smaller than one alignment unit");
+		return false;
+	}
+	return true;
 }
 
-/* FAT32 as mkfs.fat lays it out: reserved sectors, two FATs, data.  The
- * FAT length depends on the cluster count, which depends on the FAT
- * length: iterate to the fixed point, then move the data area onto the
- * alignment unit by growing the reserved area. */
-static uint64_t fat_sectors_for(uint64_t total, uint64_t reserved, uint64_t spc,
-				uint64_t ss)
+/* FAT32 (SDHC's format) up to 32 GiB, exFAT (SDXC's) above. */
+static const char *partition_type(bool gpt, uint64_t part_bytes, const char **name)
 {
-	uint64_t fat = 1;
+	bool small = part_bytes <= 32 * 1024 * MIB;
 
-	for (int i = 0; i < 16; i++) {
-		uint64_t data = total > reserved + 2 * fat ? total - reserved - 2 * fat : 0;
-		uint64_t clusters = data / spc;
-		uint64_t need = round_up((clusters + 2) * 4, ss) / ss;
-
-		need = round_up(need, spc);	/* mkfs.fat aligns the FATs to clusters */
-		if (need == fat)
-			break;
-		fat = need;
-	}
-	return fat;
+	*name = gpt ? "Microsoft basic data" : small ? "W95 FAT32 (LBA)" : "exFAT/NTFS";
+	if (gpt)
+		return "EBD0A0A2-B9E5-4433-87C0-68B6B72699C7";
+	return small ? "c" : "7";
 }
 
+static void partition_advice(const struct geometry *g, const struct advice_request *q,
+			     struct advice *a)
+{
+	bool gpt = want_gpt(g, q);
+	uint64_t ss = g->sector_bytes;
+	struct advice_command *c;
+	const char *type, *type_name;
+	char s[32], u[32], z[32];
+
+	a->label = gpt ? "gpt" : "dos";
+	if (!place_partition(g, q, gpt, a))
+		return;
+	type = partition_type(gpt, a->part_size_bytes, &type_name);
+	snprintf(a->sized_for, ADVICE_LINE, "a %s partition (%" PRIu64 " sectors of %" PRIu64
+		 " bytes)", fmt_bytes(a->part_size_bytes, s, sizeof(s)),
+		 a->part_size_bytes / ss, ss);
+	snprintf(a->warning, ADVICE_LINE,
+		 "this replaces the partition table of DEVICE and everything on it is lost: "
+		 "copy the files you need first and save the old table with "
+		 "'sfdisk --dump DEVICE > table.txt'");
+	c = new_command(a, "partition");
+	arg(c, "sfdisk");
+	arg(c, "--wipe");
+	arg(c, "always");
+	arg(c, "DEVICE");
+	snprintf(c->stdin_text, sizeof(c->stdin_text),
+		 "label: %s\nunit: sectors\n\nstart=%" PRIu64 ", size=%" PRIu64 ", type=%s\n",
+		 a->label, a->part_start_bytes / ss, a->part_size_bytes / ss, type);
+	fmt_bytes(a->part_start_bytes, s, sizeof(s));
+	fmt_bytes(a->align_bytes, u, sizeof(u));
+	why(c, "label %s: %s", a->label, gpt ? (q->label == ADVICE_LABEL_GPT ?
+		"as asked" : "the device is larger than MBR's 2TiB") :
+	    "what SD cards ship with (MBR, up to 2TiB)");
+	why(c, "the partition starts at %s, a multiple of the %s alignment unit%s", s, u,
+	    g->fat_found ? " past the card's FAT area" : " and at least 1MiB in");
+	why(c, "it is %s: whole alignment units, so it also ends on one%s",
+	    a->sized_for, g->device_bytes ? "" : " (no device: the size given)");
+	if (g->device_bytes)
+		why(c, "computed for a %s device", fmt_bytes(g->device_bytes, z, sizeof(z)));
+	why(c, "type %s (%s); for ext4 or f2fs use type=%s", type, type_name,
+	    gpt ? "0FC63DAF-8483-4772-8E79-3D69D8477DE4" : "83");
+	c->data_align_bytes = a->align_bytes;
+	a->sector_bytes = g->sector_bytes;
+}
+
+/* ---- FAT32 ---- */
+
+/* mkfs.fat (dosfstools 4.x, setup_tables) with two FATs and aligned
+ * structures: the cluster count estimate, the FAT length from it rounded
+ * up to whole clusters, then the clusters that really fit. */
+bool advice_fat32_for_reserved(uint64_t total_sectors, uint32_t sector_bytes,
+			       uint32_t spc, uint32_t reserved,
+			       struct fat32_layout *out)
+{
+	uint64_t ss = sector_bytes, total = total_sectors / FAT_TRACK_SECTORS * FAT_TRACK_SECTORS;
+	uint64_t fatdata, clusters, fat, maxclusters;
+
+	if (!ss || !spc || reserved % spc || total <= reserved)
+		return false;
+	fatdata = total - reserved;
+	clusters = (fatdata * ss + 2 * 8) / (spc * ss + 2 * 4);
+	fat = round_up(div_up((clusters + 2) * 4, ss), spc);
+	if (2 * fat >= fatdata)
+		return false;
+	clusters = (fatdata - 2 * fat) / spc;
+	maxclusters = fat * ss / 4;
+	if (maxclusters > FAT32_MAX_CLUSTERS)
+		maxclusters = FAT32_MAX_CLUSTERS;
+	if (clusters > maxclusters || clusters < FAT32_MIN_CLUSTERS)
+		return false;
+	out->sectors_per_cluster = spc;
+	out->reserved_sectors = reserved;
+	out->fat_sectors = (uint32_t)fat;
+	out->clusters = clusters;
+	return true;
+}
+
+/* The fewest reserved sectors (at least mkfs.fat's 32, whole clusters)
+ * that put the first data cluster on the unit.  The FAT length shrinks as
+ * the reserved area grows, so every candidate is tried in turn. */
 bool advice_fat32_layout(uint64_t part_bytes, uint32_t sector_bytes,
 			 uint64_t cluster_bytes, uint64_t align_bytes,
 			 struct fat32_layout *out)
 {
-	uint64_t ss = sector_bytes, total = part_bytes / ss;
-	uint64_t spc = cluster_bytes / ss, unit = align_bytes / ss;
-	uint64_t reserved = round_up(FAT32_MIN_RESERVED, spc), fat = 0;
+	uint64_t ss = sector_bytes, spc = ss ? cluster_bytes / ss : 0;
+	uint64_t unit = ss ? align_bytes / ss : 0;
 
-	if (!spc || !unit || cluster_bytes % ss || align_bytes % ss)
+	if (!spc || !unit || spc > FAT32_MAX_SPC || cluster_bytes % ss || align_bytes % ss ||
+	    unit % spc)
 		return false;
-	for (int i = 0; i < 16; i++) {
-		uint64_t want;
+	for (uint64_t r = round_up(FAT32_DEFAULT_RESERVED, spc); r <= FAT_MAX_RESERVED; r += spc) {
+		struct fat32_layout l;
 
-		fat = fat_sectors_for(total, reserved, spc, ss);
-		want = round_up(reserved + 2 * fat, unit) - 2 * fat;
-		want = round_up(want, spc);
-		if (want < FAT32_MIN_RESERVED)
-			want += round_up(unit, spc);
-		if (want == reserved)
-			break;
-		reserved = want;
-	}
-	if (reserved > 65535 || (reserved + 2 * fat) % unit ||
-	    (total - reserved - 2 * fat) / spc < FAT32_MIN_CLUSTERS)
-		return false;
-	out->sectors_per_cluster = (uint32_t)spc;
-	out->reserved_sectors = (uint32_t)reserved;
-	out->fat_sectors = (uint32_t)fat;
-	return true;
-}
-
-/* Cluster = the page (small writes then never share a page), 4-64 KiB;
- * smaller when the partition is too small for FAT32 at that size. */
-static void fat_advice(const struct geometry *g, struct advice *a)
-{
-	uint64_t cluster = g->page.bytes ? g->page.bytes : 32 * 1024;
-	struct fat32_layout l;
-
-	if (cluster < 4096)
-		cluster = 4096;
-	if (cluster > FAT32_MAX_CLUSTER)
-		cluster = FAT32_MAX_CLUSTER;
-	for (; cluster >= g->sector_bytes; cluster /= 2) {
-		if (advice_fat32_layout(a->part_size_bytes, g->sector_bytes, cluster,
-					a->align_bytes, &l)) {
-			snprintf(a->mkfs_fat, ADVICE_LINE,
-				 "mkfs.fat -F 32 -S %u -s %u -R %u PARTITION",
-				 g->sector_bytes, l.sectors_per_cluster,
-				 l.reserved_sectors);
-			return;
+		if (!advice_fat32_for_reserved(part_bytes / ss, sector_bytes, (uint32_t)spc,
+					       (uint32_t)r, &l))
+			return false;
+		if ((r + 2ULL * l.fat_sectors) % unit == 0) {
+			*out = l;
+			return true;
 		}
 	}
-	snprintf(a->mkfs_fat, ADVICE_LINE, "(the partition is too small for an aligned FAT32)");
+	return false;
 }
+
+/* Clusters of one page (the largest power of two within it), 4 to 64
+ * KiB, and at least one sector. */
+static uint64_t cluster_for_page(const struct geometry *g, uint64_t max,
+				 struct advice_command *c)
+{
+	uint64_t page = g->page.bytes, cluster;
+	char p[32], k[32];
+
+	if (!page) {
+		why(c, "the page is unknown: %s clusters, what SD cards are formatted with",
+		    fmt_bytes(UNKNOWN_PAGE_CLUSTER, k, sizeof(k)));
+		return UNKNOWN_PAGE_CLUSTER;
+	}
+	cluster = pow2_floor(page);
+	fmt_bytes(page, p, sizeof(p));
+	if (cluster > max) {
+		cluster = max;
+		why(c, "clusters of %s, the largest allowed, within the %s page",
+		    fmt_bytes(cluster, k, sizeof(k)), p);
+	} else if (cluster < MIN_CLUSTER) {
+		cluster = MIN_CLUSTER;
+		why(c, "clusters of %s, whole %s pages (smaller ones only make the FAT larger)",
+		    fmt_bytes(cluster, k, sizeof(k)), p);
+	} else if (cluster != page) {
+		why(c, "clusters of %s: the largest power of two (which mkfs requires) "
+		    "within the %s page", fmt_bytes(cluster, k, sizeof(k)), p);
+	} else {
+		why(c, "clusters of %s, one page: a cluster write never shares a page",
+		    fmt_bytes(cluster, k, sizeof(k)));
+	}
+	if (cluster < g->sector_bytes)
+		cluster = g->sector_bytes;
+	return cluster;
+}
+
+static void fat_advice(const struct geometry *g, struct advice *a)
+{
+	struct advice_command *c = new_command(a, "fat32");
+	uint64_t cluster = cluster_for_page(g, FAT32_MAX_CLUSTER, c), first = cluster;
+	char k[32], u[32], d[32];
+
+	for (; cluster >= g->sector_bytes; cluster /= 2)
+		if (advice_fat32_layout(a->part_size_bytes, g->sector_bytes, cluster,
+					a->align_bytes, &a->fat32))
+			break;
+	if (cluster < g->sector_bytes) {
+		a->ncommands--;
+		add_note(a, "FAT32: %s is too small for an aligned FAT32 (it needs 65525 "
+			 "clusters); use exFAT", a->sized_for);
+		return;
+	}
+	a->fat32_ok = true;
+	if (cluster != first)
+		why(c, "%s clusters would be fewer than FAT32's 65525 in %s: %s instead",
+		    fmt_bytes(first, k, sizeof(k)), a->sized_for, fmt_bytes(cluster, d, sizeof(d)));
+	arg(c, "mkfs.fat");
+	arg(c, "-F");
+	arg(c, "32");
+	arg(c, "-S");
+	arg(c, "%u", g->sector_bytes);
+	arg(c, "-s");
+	arg(c, "%u", a->fat32.sectors_per_cluster);
+	arg(c, "-R");
+	arg(c, "%u", a->fat32.reserved_sectors);
+	arg(c, "-g");
+	arg(c, "64/32");
+	arg(c, "PARTITION");
+	fmt_bytes(a->align_bytes, u, sizeof(u));
+	why(c, "-R %u: with mkfs.fat's two FATs of %u sectors the first data cluster "
+	    "starts %s in, on the %s unit; this holds for %s only (for another size run "
+	    "'flashprobe advise --size SIZE')", a->fat32.reserved_sectors,
+	    a->fat32.fat_sectors,
+	    fmt_bytes(((uint64_t)a->fat32.reserved_sectors + 2ULL * a->fat32.fat_sectors) *
+		      g->sector_bytes, d, sizeof(d)), u, a->sized_for);
+	why(c, "-g 64/32 fixes the track size mkfs.fat rounds the size to (it differs "
+	    "between card readers and image files), so the FAT length is the one -R is "
+	    "computed for");
+	c->data_align_bytes = a->align_bytes;
+}
+
+/* ---- exFAT ---- */
+
+static void exfat_advice(const struct geometry *g, struct advice *a)
+{
+	struct advice_command *c = new_command(a, "exfat");
+	uint64_t cluster = cluster_for_page(g, 32 * MIB, c);
+	uint64_t boundary = pow2_factor(a->align_bytes);
+	char b[32], u[32];
+
+	arg(c, "mkfs.exfat");
+	arg(c, "-c");
+	arg(c, "%" PRIu64 "K", cluster / KIB);
+	arg(c, "--boundary-align=%" PRIu64 "K", boundary / KIB);
+	arg(c, "PARTITION");
+	fmt_bytes(boundary, b, sizeof(b));
+	fmt_bytes(a->align_bytes, u, sizeof(u));
+	if (boundary == a->align_bytes)
+		why(c, "--boundary-align=%s puts the FAT and the cluster heap on the "
+		    "alignment unit, for any partition size", b);
+	else
+		why(c, "mkfs.exfat accepts only powers of two: the cluster heap starts on a "
+		    "boundary of %s, which is on the %s unit only by chance (FAT32 or f2fs "
+		    "can be aligned fully)", b, u);
+	c->data_align_bytes = boundary;
+}
+
+/* ---- ext4 ---- */
 
 static void ext4_advice(const struct geometry *g, struct advice *a)
 {
-	uint64_t stride = g->page.bytes > 4096 ? g->page.bytes / 4096 : 1;
+	struct advice_command *c = new_command(a, "ext4");
+	uint64_t stripe = a->align_bytes / FS_BLOCK;
+	uint64_t page_blocks = g->page.bytes > FS_BLOCK ? g->page.bytes / FS_BLOCK : 1;
+	uint64_t stride = gcd64(page_blocks, stripe ? stripe : 1);
+	char u[32], p[32];
 
-	snprintf(a->mkfs_ext4, ADVICE_LINE,
-		 "mkfs.ext4 -b 4096 -E stride=%" PRIu64 ",stripe_width=%" PRIu64 " PARTITION",
-		 stride, a->align_bytes / 4096);
+	arg(c, "mkfs.ext4");
+	arg(c, "-b");
+	arg(c, "%u", FS_BLOCK);
+	if (stripe)
+		arg(c, "-E");
+	if (stripe)
+		arg(c, "stride=%" PRIu64 ",stripe_width=%" PRIu64, stride, stripe);
+	arg(c, "PARTITION");
+	fmt_bytes(g->page.bytes, p, sizeof(p));
+	if (!g->page.bytes)
+		why(c, "stride=1: the page is unknown");
+	else if (stride == page_blocks && page_blocks > 1)
+		why(c, "stride=%" PRIu64 ": one %s page is %" PRIu64 " blocks, so related "
+		    "blocks are kept within a page", stride, p, page_blocks);
+	else if (page_blocks == 1)
+		why(c, "stride=1: the %s page is not larger than a 4KiB block", p);
+	else
+		why(c, "stride=%" PRIu64 ": the %s page is %" PRIu64 " blocks, reduced to "
+		    "divide the stripe", stride, p, page_blocks);
+	if (stripe)
+		why(c, "stripe_width=%" PRIu64 ": one %s alignment unit, so the allocator "
+		    "starts large files on erase-block boundaries", stripe,
+		    fmt_bytes(a->align_bytes, u, sizeof(u)));
+	why(c, "block 0 is the partition start, aligned already; the values do not "
+	    "depend on the partition size");
+	c->data_align_bytes = a->align_bytes;
 }
 
-/* f2fs sections are whole 2 MiB segments: the smallest section that is a
- * multiple of the alignment unit. */
-static void f2fs_advice(struct advice *a)
+/* ---- f2fs ---- */
+
+/* Sections (f2fs's unit of garbage collection) of whole erase blocks;
+ * zones of whole alignment units, because the main area starts on a zone. */
+static void f2fs_advice(const struct geometry *g, struct advice *a)
 {
-	uint64_t section = lcm64(a->align_bytes, F2FS_SEGMENT);
+	uint64_t erase = g->erase.bytes ? g->erase.bytes : a->align_bytes;
+	uint64_t section = lcm64(erase, F2FS_SEGMENT);
+	uint64_t zone = lcm64(a->align_bytes, section);
+	uint64_t segs = section / F2FS_SEGMENT, secs = zone / section;
+	struct advice_command *c;
+	char e[32], s[32], z[32];
 
-	snprintf(a->mkfs_f2fs, ADVICE_LINE, "mkfs.f2fs -s %" PRIu64 " PARTITION",
-		 section / F2FS_SEGMENT);
+	if (a->part_size_bytes / zone * secs < F2FS_MIN_SECTIONS) {
+		add_note(a, "f2fs: %s holds fewer than %d sections of %s, and mkfs.f2fs "
+			 "keeps about 28 for cleaning: use a larger partition or another "
+			 "file system", a->sized_for, F2FS_MIN_SECTIONS,
+			 fmt_bytes(section, s, sizeof(s)));
+		return;
+	}
+	c = new_command(a, "f2fs");
+	arg(c, "mkfs.f2fs");
+	arg(c, "-s");
+	arg(c, "%" PRIu64, segs);
+	if (secs > 1) {
+		arg(c, "-z");
+		arg(c, "%" PRIu64, secs);
+	}
+	arg(c, "PARTITION");
+	fmt_bytes(erase, e, sizeof(e));
+	fmt_bytes(section, s, sizeof(s));
+	fmt_bytes(zone, z, sizeof(z));
+	if (section == erase)
+		why(c, "-s %" PRIu64 ": a section of %" PRIu64 " 2MiB segments is one %s "
+		    "erase block", segs, segs, e);
+	else if (erase < F2FS_SEGMENT && F2FS_SEGMENT % erase == 0)
+		why(c, "-s 1: the %s erase block divides the 2MiB segment, so each "
+		    "segment is %" PRIu64 " whole erase blocks", e, F2FS_SEGMENT / erase);
+	else
+		why(c, "-s %" PRIu64 ": the %s erase block is not a multiple of f2fs's 2MiB "
+		    "segment; %s (%" PRIu64 " segments) is the smallest section of whole "
+		    "erase blocks (%" PRIu64 ")", segs, e, s, segs, section / erase);
+	if (secs > 1)
+		why(c, "-z %" PRIu64 ": the main area starts on a zone, and a zone of %s "
+		    "is a whole number of %s alignment units", secs, z,
+		    fmt_bytes(a->align_bytes, e, sizeof(e)));
+	else
+		why(c, "-z stays 1: the main area starts on a zone of one section, "
+		    "already on the alignment unit");
+	why(c, "the values do not depend on the partition size");
+	c->data_align_bytes = a->align_bytes;
 }
+
+/* ---- consequences ---- */
 
 static void consequences(const struct geometry *g, struct advice *a)
 {
 	char n[32], m[32];
 
-	if (g->open_linear.value > 0) {
-		snprintf(n, sizeof(n), "%s%d AU%s", g->open_linear.at_least ? "at least " : "",
-			 g->open_linear.value, g->open_linear.value == 1 ? "" : "s");
-		add_note(a, "this card keeps %s open: %s",
-			 n, g->open_linear.at_least ?
+	if (g->open_linear.value > 0)
+		add_note(a, "this card keeps %s%d AU%s open: %s",
+			 g->open_linear.at_least ? "at least " : "", g->open_linear.value,
+			 g->open_linear.value == 1 ? "" : "s", g->open_linear.at_least ?
 			 "many files can grow at once without slowing down" :
 			 "more files growing at once than that will be slow");
-	}
 	if (g->open_random.value == 0 && g->open_random.source == GEO_MEASURED)
-		add_note(a, "%s%s", "linear-only: random writes anywhere outside the FAT area "
-			 "are expensive (each can cost a copy of a whole AU)", "");
+		add_note(a, "linear-only: random writes anywhere outside the FAT area "
+			 "are expensive (each can cost a copy of a whole AU)");
 	else if (g->open_random.value > 0 && !g->open_random.at_least &&
-		 g->open_random.value < g->open_linear.value) {
-		snprintf(n, sizeof(n), "%d", g->open_random.value);
-		add_note(a, "only %s of the open AUs accept writes out of order%s", n,
-			 ": keep random-write workloads to few files");
-	}
+		 g->open_random.value < g->open_linear.value)
+		add_note(a, "only %d of the open AUs accept writes out of order: keep "
+			 "random-write workloads to few files", g->open_random.value);
 	if (g->fat_found) {
 		units_format_bytes(g->fat_size_bytes, n, sizeof(n));
 		snprintf(m, sizeof(m), "the start");
@@ -243,17 +633,31 @@ static void consequences(const struct geometry *g, struct advice *a)
 	}
 }
 
-void advice_compute(const struct geometry *g, struct advice *a)
+void advice_compute_for(const struct geometry *g, const struct advice_request *q,
+			struct advice *a)
 {
 	memset(a, 0, sizeof(*a));
+	a->label = "dos";
 	choose_alignment(g, a);
 	consequences(g, a);
-	if (!a->align_bytes || !g->sector_bytes)
+	if (!a->align_bytes || !g->sector_bytes || a->align_bytes % g->sector_bytes)
 		return;
-	partition_advice(g, a);
+	partition_advice(g, q, a);
 	if (!a->part_size_bytes)
 		return;
 	fat_advice(g, a);
-	ext4_advice(g, a);
-	f2fs_advice(a);
+	exfat_advice(g, a);
+	if (g->sector_bytes <= FS_BLOCK) {
+		ext4_advice(g, a);
+		f2fs_advice(g, a);
+	}
+	for (size_t i = 0; i < a->ncommands; i++)
+		make_line(&a->commands[i]);
+}
+
+void advice_compute(const struct geometry *g, struct advice *a)
+{
+	struct advice_request q = { 0, ADVICE_LABEL_AUTO };
+
+	advice_compute_for(g, &q, a);
 }

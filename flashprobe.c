@@ -20,12 +20,15 @@
 #include "errmsg.h"
 #include "findfat.h"
 #include "journal.h"
+#include "layoutcheck.h"
 #include "json.h"
 #include "openau.h"
 #include "probe.h"
 #include "report.h"
+#include "report_advice.h"
 #include "report_bench.h"
 #include "report_capacity.h"
+#include "report_check.h"
 #include "report_findfat.h"
 #include "report_openau.h"
 #include "report_probe.h"
@@ -59,6 +62,8 @@ enum fp_command {
 	CMD_RESTORE,
 	CMD_LIST_SIMS,
 	CMD_CAPACITY,
+	CMD_ADVISE,
+	CMD_CHECK,
 };
 
 struct cli {
@@ -79,6 +84,9 @@ struct cli {
 	uint64_t cache_bytes;		/* --cache-size */
 	bool cache_set;
 	char spec[4096];		/* device with the seed folded in */
+	uint64_t page_bytes, fat_area_bytes;	/* advise: known geometry */
+	bool fat_area_set;
+	enum advice_label label;
 };
 
 static const struct {
@@ -93,6 +101,8 @@ static const struct {
 	{ "restore", CMD_RESTORE },
 	{ "list-sims", CMD_LIST_SIMS },
 	{ "capacity", CMD_CAPACITY },
+	{ "advise", CMD_ADVISE },
+	{ "check", CMD_CHECK },
 };
 
 static void usage(FILE *out)
@@ -113,6 +123,11 @@ static void usage(FILE *out)
 	      "  bench                 1MiB sequential and 4KiB random speed, latency\n"
 	      "  restore               replay an unfinished journal (JOURNAL or DEVICE)\n"
 	      "  list-sims             the built-in simulated cards and their truth\n"
+	      "  advise                partitioning advice from known numbers (--erasesize,\n"
+	      "                        --page, --fat-area, --size, --label); DEVICE optional\n"
+	      "  check                 read-only: does the card's partition table and file\n"
+	      "                        systems fit its geometry (--erasesize, --page, --fat-area\n"
+	      "                        or the card's AU or a read-only align run)\n"
 	      "\n"
 	      "Write consent (simulated cards need none):\n"
 	      "      --write           back the test area up, test, restore, verify\n"
@@ -142,6 +157,10 @@ static void usage(FILE *out)
 	      "      --size=SIZE       bench: test area size (default 256MiB)\n"
 	      "      --read-only       bench: only the read workloads\n"
 	      "      --seed=N          measurement order and simulated noise\n"
+	      "      --page=SIZE       advise, check: the page (program unit)\n"
+	      "      --fat-area=SIZE   advise, check: the FAT area at the start of the card\n"
+	      "      --size=SIZE       advise: the partition size (default: the device)\n"
+	      "      --label=dos|gpt   advise: the partition table (default: dos up to 2TiB)\n"
 	      "\n"
 	      "Output:\n"
 	      "  -j, --json            one JSON document on stdout\n"
@@ -246,6 +265,7 @@ enum {
 	OPT_OFFSET, OPT_FAT_NR, OPT_MANUAL, OPT_WRITE, OPT_DESTRUCTIVE,
 	OPT_JOURNAL, OPT_FORCE, OPT_SVG, OPT_QUICK, OPT_READ_ONLY, OPT_RUNTIME,
 	OPT_WARMUP, OPT_REPEAT, OPT_WORKLOAD, OPT_SIZE, OPT_CACHE_SIZE,
+	OPT_PAGE, OPT_FAT_AREA, OPT_LABEL,
 };
 
 static const struct option longopts[] = {
@@ -277,6 +297,9 @@ static const struct option longopts[] = {
 	{ "size", required_argument, NULL, OPT_SIZE },
 	{ "cache-size", required_argument, NULL, OPT_CACHE_SIZE },
 	{ "seed", required_argument, NULL, OPT_SEED },
+	{ "page", required_argument, NULL, OPT_PAGE },
+	{ "fat-area", required_argument, NULL, OPT_FAT_AREA },
+	{ "label", required_argument, NULL, OPT_LABEL },
 	{ "json", no_argument, NULL, 'j' },
 	{ "flashbench", no_argument, NULL, OPT_FLASHBENCH },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -346,6 +369,18 @@ static int parse_option(struct cli *c, int opt, const char *arg, char **argv)
 	case OPT_WARMUP:
 		c->warmup_set = true;
 		return parse_seconds("warmup", arg, true, &c->warmup_ms);
+	case OPT_PAGE:
+		return parse_size_option("page", arg, &c->page_bytes);
+	case OPT_FAT_AREA:
+		c->fat_area_set = true;
+		if (units_parse_size(arg, &c->fat_area_bytes))
+			return fail(FP_EXIT_USAGE, "fat-area '%s' is not a size", arg);
+		return FP_EXIT_OK;
+	case OPT_LABEL:
+		if (strcmp(arg, "dos") && strcmp(arg, "gpt"))
+			return usage_error("label '%s' is not dos or gpt", arg);
+		c->label = strcmp(arg, "dos") ? ADVICE_LABEL_GPT : ADVICE_LABEL_DOS;
+		return FP_EXIT_OK;
 	case 'j': c->json = true; return FP_EXIT_OK;
 	case OPT_FLASHBENCH: c->flashbench = true; return FP_EXIT_OK;
 	case 'q': c->quiet = true; return FP_EXIT_OK;
@@ -391,7 +426,7 @@ static int check_combinations(const struct cli *c)
 		return usage_error("%s: choose one output format", "--json and --flashbench");
 	if (c->write && c->destructive)
 		return usage_error("%s: choose one", "--write and --destructive");
-	if (c->command != CMD_LIST_SIMS && !c->device)
+	if (c->command != CMD_LIST_SIMS && c->command != CMD_ADVISE && !c->device)
 		return usage_error("%s", "no device given");
 	if (c->command == CMD_LIST_SIMS && c->device)
 		return usage_error("unexpected argument '%s' (list-sims takes none)",
@@ -405,6 +440,11 @@ static int check_combinations(const struct cli *c)
 				   "%s only applies to open-au and bench (find-fat "
 				   "writes from sector 0)" :
 				   "%s only applies to open-au and bench", "--offset");
+	if ((c->page_bytes || c->fat_area_set) && c->command != CMD_ADVISE &&
+	    c->command != CMD_CHECK)
+		return usage_error("%s only apply to advise and check", "--page and --fat-area");
+	if (c->label != ADVICE_LABEL_AUTO && c->command != CMD_ADVISE)
+		return usage_error("%s only applies to advise", "--label");
 	return check_paths(c);
 }
 
@@ -1226,6 +1266,172 @@ static int run_restore(const struct cli *c)
 	return FP_EXIT_OK;
 }
 
+/* The geometry the user gave: advise and check use no measurement. */
+static void given_geometry(const struct cli *c, struct geometry *g)
+{
+	memset(g, 0, sizeof(*g));
+	g->sector_bytes = 512;
+	g->erase = (struct geo_size){ c->erase_bytes, 1.0, GEO_GIVEN };
+	if (c->page_bytes)
+		g->page = (struct geo_size){ c->page_bytes, 1.0, GEO_GIVEN };
+	g->open_linear = g->open_random = (struct geo_count){ -1, false, 0, GEO_NONE };
+	g->fat_tested = c->fat_area_set;
+	g->fat_found = c->fat_area_bytes > 0;
+	g->fat_size_bytes = c->fat_area_bytes;
+	g->fat_confidence = 1.0;
+}
+
+/* advise: the Advice section from known numbers; the device, when given,
+ * is only opened read-only for its size and sector size. */
+static int run_advise(const struct cli *c)
+{
+	struct advice_request q = { c->size_bytes, c->label };
+	struct advice *a = calloc(1, sizeof(*a));
+	struct fp_dev *d = NULL;
+	struct geometry g;
+	char err[512] = "";
+	int ret;
+
+	if (!a)
+		return fail(FP_EXIT_FAILURE, "out of memory");
+	if (!c->erase_bytes || (!c->device && !c->size_bytes)) {
+		free(a);
+		return usage_error("%s", !c->erase_bytes ?
+				   "advise needs --erasesize (measure it with 'flashprobe align DEVICE')" :
+				   "advise needs a DEVICE or --size");
+	}
+	given_geometry(c, &g);
+	if (c->device) {
+		ret = fp_dev_open(c->spec, FP_OPEN_READ, &d, err, sizeof(err));
+		if (ret) {
+			free(a);
+			return fail(status_for_error(ret, false), "%s", err);
+		}
+		g.device_bytes = fp_dev_size_bytes(d);
+		g.sector_bytes = fp_dev_sector_bytes(d);
+	}
+	advice_compute_for(&g, &q, a);
+	if (c->json) {
+		struct json_writer w;
+
+		json_init(&w, stdout);
+		json_object_begin(&w, NULL);
+		if (d)
+			report_device_json(&w, d);
+		else
+			json_null(&w, "device");
+		report_given_geometry_json(&w, &g);
+		report_advice_json(&w, a);
+		end_json(&w);
+	} else {
+		if (d)
+			report_device_text(stdout, d);
+		report_given_geometry_text(stdout, &g);
+		report_advice_text(stdout, a, c->device ? c->device : "DEVICE");
+	}
+	if (d)
+		fp_dev_close(d);
+	free(a);
+	return FP_EXIT_OK;
+}
+
+/* check's geometry: given, else the card's AU, else a read-only align run. */
+static void check_geometry_of(const struct cli *c, struct fp_dev *d,
+			      struct check_geometry *g)
+{
+	struct sysinfo *si = calloc(1, sizeof(*si));
+	struct align_result *r = NULL;
+	struct align_opts o;
+
+	memset(g, 0, sizeof(*g));
+	g->fat_area_bytes = c->fat_area_bytes;
+	g->fat_source = c->fat_area_set ? GEO_GIVEN : GEO_NONE;
+	g->erase_bytes = c->erase_bytes;
+	g->erase_source = c->erase_bytes ? GEO_GIVEN : GEO_NONE;
+	g->page_bytes = c->page_bytes;
+	g->page_source = c->page_bytes ? GEO_GIVEN : GEO_NONE;
+	if (!g->erase_bytes && si && fp_dev_kind(d) == FP_DEV_BLOCK &&
+	    !sysinfo_read(c->device, "/sys", si) && si->au.present && si->au.bytes) {
+		g->erase_bytes = si->au.bytes;
+		g->erase_source = GEO_CARD;
+	}
+	free(si);
+	if (g->erase_bytes && g->page_bytes)
+		return;
+	r = calloc(1, sizeof(*r));
+	fill_align_opts(c, &o);
+	if (r && !align_run(d, &o, r)) {
+		if (!g->erase_bytes && r->erase_size_bytes) {
+			g->erase_bytes = r->erase_size_bytes;
+			g->erase_source = GEO_MEASURED;
+		}
+		if (!g->page_bytes && r->page_size_bytes) {
+			g->page_bytes = r->page_size_bytes;
+			g->page_source = GEO_MEASURED;
+		}
+	}
+	free(r);
+}
+
+/* A partition device: its offset on the disk, its number and the disk's
+ * path, from sysfs. */
+static bool partition_of(const struct cli *c, struct fp_dev *d, uint64_t *offset,
+			 unsigned *number, char *disk, size_t len)
+{
+	struct sysinfo *si = calloc(1, sizeof(*si));
+	bool found = si && fp_dev_kind(d) == FP_DEV_BLOCK &&
+		     !sysinfo_read(c->device, "/sys", si) && si->is_partition &&
+		     !sysinfo_partition_start("/sys", si, offset, number);
+
+	if (found)
+		snprintf(disk, len, "/dev/%s", si->disk_name);
+	free(si);
+	return found;
+}
+
+/* check: read-only, allowed on a mounted card, no consent. */
+static int run_check(const struct cli *c)
+{
+	struct check_result *r = calloc(1, sizeof(*r));
+	struct check_geometry g;
+	struct fp_dev *d;
+	struct disk disk;
+	uint64_t offset;
+	unsigned number;
+	char err[512] = "", disk_path[PATH_MAX] = "";
+	int ret;
+
+	if (!r)
+		return fail(FP_EXIT_FAILURE, "out of memory");
+	ret = fp_dev_open(c->spec, FP_OPEN_READ, &d, err, sizeof(err));
+	if (ret) {
+		free(r);
+		return fail(status_for_error(ret, false), "%s", err);
+	}
+	check_geometry_of(c, d, &g);
+	layoutcheck_disk_of(d, &disk);
+	if (partition_of(c, d, &offset, &number, disk_path, sizeof(disk_path)))
+		ret = layoutcheck_run_partition(&disk, &g, offset, number, r);
+	else
+		ret = layoutcheck_run(&disk, &g, r);
+	if (ret) {
+		ret = fail(FP_EXIT_FAILURE, "cannot read the layout of '%s': %s", c->device,
+			   strerror(-ret));
+	} else if (c->json) {
+		struct json_writer w;
+
+		begin_json(&w, d);
+		report_check_json(&w, r);
+		end_json(&w);
+	} else {
+		report_device_text(stdout, d);
+		report_check_text(stdout, r, c->device, disk_path[0] ? disk_path : NULL);
+	}
+	fp_dev_close(d);
+	free(r);
+	return ret;
+}
+
 static int run_command(const struct cli *c)
 {
 	switch (c->command) {
@@ -1245,6 +1451,10 @@ static int run_command(const struct cli *c)
 		return run_restore(c);
 	case CMD_CAPACITY:
 		return run_capacity(c);
+	case CMD_ADVISE:
+		return run_advise(c);
+	case CMD_CHECK:
+		return run_check(c);
 	default:
 		return FP_EXIT_USAGE;
 	}

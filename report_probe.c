@@ -8,6 +8,7 @@
 #include "json.h"
 #include "probe.h"
 #include "report.h"
+#include "report_advice.h"
 #include "report_capacity.h"
 #include "report_findfat.h"
 #include "report_identity.h"
@@ -75,51 +76,6 @@ static void fat_row(FILE *out, const struct probe_result *r)
 	row(out, "FAT area", v, g->fat_confidence, g->fat_tested ? GEO_MEASURED : GEO_NONE);
 }
 
-/* The advice's commands name the real device and its first partition. */
-static void print_command(FILE *out, const char *label, const char *cmd,
-			  const char *device)
-{
-	char part[256];
-	size_t n = strlen(device);
-	const char *dev_word = strstr(cmd, "DEVICE"), *part_word = strstr(cmd, "PARTITION");
-
-	if (!strncmp(device, "/dev/", 5) && n > 0)
-		snprintf(part, sizeof(part), "%s%s1", device,
-			 device[n - 1] >= '0' && device[n - 1] <= '9' ? "p" : "");
-	else
-		snprintf(part, sizeof(part), "PARTITION");
-	fprintf(out, "  %-10s ", label);
-	if (dev_word)
-		fprintf(out, "%.*s%s%s\n", (int)(dev_word - cmd), cmd, device, dev_word + 6);
-	else if (part_word)
-		fprintf(out, "%.*s%s%s\n", (int)(part_word - cmd), cmd, part, part_word + 9);
-	else
-		fprintf(out, "%s\n", cmd);
-}
-
-static void advice_text(FILE *out, const struct probe_result *r, const char *device)
-{
-	const struct advice *a = &r->advice;
-	char u[32];
-
-	fprintf(out, "\nAdvice\n");
-	if (r->capacity_done)
-		report_capacity_advice(out, &r->capacity, device, !a->sfdisk[0], "  ");
-	if (a->align_bytes)
-		fprintf(out, "  align partitions to %s: %s\n",
-			units_format_bytes(a->align_bytes, u, sizeof(u)), a->align_reason);
-	else
-		fprintf(out, "  %s\n", a->align_reason);
-	if (a->sfdisk[0]) {
-		print_command(out, "partition", a->sfdisk, device);
-		print_command(out, "FAT32", a->mkfs_fat, device);
-		print_command(out, "ext4", a->mkfs_ext4, device);
-		print_command(out, "f2fs", a->mkfs_f2fs, device);
-	}
-	for (size_t i = 0; i < a->nnotes; i++)
-		fprintf(out, "  - %s\n", a->notes[i]);
-}
-
 /* The capacity finding leads: everything else is only as true as it. */
 static void capacity_line(FILE *out, const struct probe_result *r)
 {
@@ -153,7 +109,13 @@ void report_probe_text(FILE *out, struct fp_dev *d, const struct probe_result *r
 		fprintf(out, "  note: %s\n", r->conflict);
 	if (r->skipped[0])
 		fprintf(out, "  %s\n", r->skipped);
-	advice_text(out, r, fp_dev_path(d));
+	if (r->capacity_done && capacity_is_bad(r->capacity.verdict)) {
+		/* before the Advice, which stays inside the verified part */
+		fprintf(out, "\nFake or damaged card\n");
+		report_capacity_advice(out, &r->capacity, fp_dev_path(d),
+				       r->advice.ncommands == 0, "  ");
+	}
+	report_advice_text(out, &r->advice, fp_dev_path(d));
 	if (r->identity_read) {
 		fprintf(out, "\nIdentity\n");
 		sysinfo_text(out, &r->identity);
@@ -251,28 +213,6 @@ static void json_geometry(struct json_writer *w, const struct geometry *g)
 	json_object_end(w);
 }
 
-static void json_advice(struct json_writer *w, const struct advice *a)
-{
-	json_object_begin(w, "advice");
-	if (a->align_bytes) {
-		json_uint(w, "align_bytes", a->align_bytes);
-		json_uint(w, "partition_start_bytes", a->part_start_bytes);
-		json_uint(w, "partition_size_bytes", a->part_size_bytes);
-	} else {
-		json_null(w, "align_bytes");
-	}
-	json_string(w, "align_reason", a->align_reason);
-	json_string(w, "sfdisk", a->sfdisk[0] ? a->sfdisk : NULL);
-	json_string(w, "mkfs_fat", a->mkfs_fat[0] ? a->mkfs_fat : NULL);
-	json_string(w, "mkfs_ext4", a->mkfs_ext4[0] ? a->mkfs_ext4 : NULL);
-	json_string(w, "mkfs_f2fs", a->mkfs_f2fs[0] ? a->mkfs_f2fs : NULL);
-	json_array_begin(w, "notes");
-	for (size_t i = 0; i < a->nnotes; i++)
-		json_string(w, NULL, a->notes[i]);
-	json_array_end(w);
-	json_object_end(w);
-}
-
 void report_probe_json(struct json_writer *w, struct fp_dev *d,
 		       const struct probe_result *r)
 {
@@ -296,7 +236,7 @@ void report_probe_json(struct json_writer *w, struct fp_dev *d,
 		report_findfat_json(w, &r->fat);
 	else
 		json_null(w, "fat_area");
-	json_advice(w, &r->advice);
+	report_advice_json(w, &r->advice);
 	json_string(w, "skipped", r->skipped[0] ? r->skipped : NULL);
 	json_string(w, "conflict", r->conflict[0] ? r->conflict : NULL);
 	json_uint(w, "bytes_written", r->bytes_written);

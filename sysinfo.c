@@ -1328,3 +1328,29 @@ int sysinfo_read(const char *dev_path, const char *sysfs_root,
 		reset(out);
 	return err;
 }
+
+int sysinfo_partition_start(const char *sysfs_root, const struct sysinfo *si,
+			    uint64_t *start_bytes, unsigned *number)
+{
+	char dir[PATH_MAX], part[PATH_MAX], buf[64];
+	uint64_t start, n;
+	int err;
+
+	if (!si->is_partition || strchr(si->name, '/'))
+		return -EINVAL;
+	err = join(dir, sizeof(dir), sysfs_root, "class/block");
+	if (!err)
+		err = join(part, sizeof(part), dir, si->name);
+	if (!err)
+		err = read_attr(part, "start", buf, sizeof(buf));
+	if (err)
+		return err;
+	if (!parse_u64(buf, 10, &start) || start > UINT64_MAX / 512)
+		return -EINVAL;
+	*start_bytes = start * 512;	/* sysfs counts 512-byte units */
+	*number = 0;
+	if (read_attr(part, "partition", buf, sizeof(buf)) == 0 && parse_u64(buf, 10, &n) &&
+	    n < 1u << 20)
+		*number = (unsigned)n;
+	return 0;
+}

@@ -363,4 +363,10 @@ int sysinfo_read(const char *dev_path, const char *sysfs_root,
 int sysinfo_read_name(const char *name, const char *sysfs_root,
 		      struct sysinfo *out);
 
+/* For a partition (si->is_partition): its offset on the disk in bytes and
+ * its number, from <sysfs_root>/class/block/NAME/{start,partition}.
+ * 0, or -EINVAL (not a partition, unreadable number) or -errno. */
+int sysinfo_partition_start(const char *sysfs_root, const struct sysinfo *si,
+			    uint64_t *start_bytes, unsigned *number);
+
 #endif

@@ -17,6 +17,8 @@ int main(void)
 	srunner_add_suite(sr, sim_suite());
 	srunner_add_suite(sr, align_suite());
 	srunner_add_suite(sr, advice_suite());
+	srunner_add_suite(sr, partition_suite());
+	srunner_add_suite(sr, layout_suite());
 	srunner_add_suite(sr, openau_suite());
 	srunner_add_suite(sr, findfat_suite());
 	srunner_add_suite(sr, safety_suite());

@@ -73,11 +73,12 @@ static void check_advice(const struct sim_profile *p, const struct probe_result 
 	ck_assert_msg(!p->fat_bytes || a->part_start_bytes >= p->fat_start_bytes + p->fat_bytes,
 		      "%s: partition at %" PRIu64 " inside the FAT area", p->name,
 		      a->part_start_bytes);
-	ck_assert_uint_eq(tu_number_after(a->mkfs_ext4, "stripe_width="), a->align_bytes / 4096);
-	ck_assert_uint_eq(tu_number_after(a->mkfs_ext4, "stride="),
+	ck_assert_uint_eq(tu_number_after(advice_command(a, "ext4")->line, "stripe_width="),
+			  a->align_bytes / 4096);
+	ck_assert_uint_eq(tu_number_after(advice_command(a, "ext4")->line, "stride="),
 			  g->page.bytes > 4096 ? g->page.bytes / 4096 : 1);
-	ck_assert_uint_eq(tu_number_after(a->sfdisk, "start=") * g->sector_bytes,
-			  a->part_start_bytes);
+	ck_assert_uint_eq(tu_number_after(advice_command(a, "partition")->stdin_text, "start=") *
+			  g->sector_bytes, a->part_start_bytes);
 }
 
 START_TEST(test_probe_every_profile)
@@ -225,6 +226,14 @@ START_TEST(test_probe_json)
 	ck_assert(member(doc, "fat_area.found")->boolean);
 	ck_assert_double_eq(member(doc, "advice.align_bytes")->number, 2 << 20);
 	ck_assert_int_eq(member(doc, "advice.notes")->type, JSONV_ARRAY);
+	/* the same commands as advise --json: argv arrays with placeholders */
+	ck_assert_uint_eq(jsonv_len(member(doc, "advice.commands")), 5);
+	ck_assert_str_eq(jsonv_get(jsonv_at(member(doc, "advice.commands"), 0), "purpose")->string,
+			 "partition");
+	ck_assert_str_eq(jsonv_at(jsonv_get(jsonv_at(member(doc, "advice.commands"), 0), "argv"),
+				  3)->string, "DEVICE");
+	ck_assert_str_eq(jsonv_at(jsonv_get(jsonv_at(member(doc, "advice.commands"), 1), "argv"),
+				  0)->string, "mkfs.fat");
 	ck_assert_double_eq(member(doc, "bytes_written")->number, (double)r->bytes_written);
 	ck_assert(member(doc, "elapsed_ns")->number > 0);
 	jsonv_free(doc);

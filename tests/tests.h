@@ -11,6 +11,8 @@ Suite *dev_suite(void);
 Suite *sim_suite(void);
 Suite *align_suite(void);
 Suite *advice_suite(void);
+Suite *partition_suite(void);
+Suite *layout_suite(void);
 Suite *openau_suite(void);
 Suite *findfat_suite(void);
 Suite *probe_suite(void);

@@ -1,4 +1,6 @@
-/* testutil.c - end-to-end helpers: run the binary, loop devices, checksums. */
+/* testutil.c - end-to-end helpers: run the binary, loop devices, checksums,
+ * sparse image files. */
+#define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -56,7 +58,9 @@ static int temp_fd(void)
 	return fd;
 }
 
-void tu_run(struct run_result *r, const char *const *argv)
+/* Run path with args (argv[0] = path), stdin from in, capture output. */
+static void run_program(struct run_result *r, const char *path,
+			const char *const *argv, int in, bool search)
 {
 	int out = temp_fd(), err = temp_fd(), st = 0;
 	size_t n = 0;
@@ -68,16 +72,18 @@ void tu_run(struct run_result *r, const char *const *argv)
 	pid = fork();
 	if (pid == 0) {
 		const char **args = calloc(n + 2, sizeof(*args));
-		int in = open("/dev/null", O_RDONLY);
 
 		if (!args || in < 0)
 			_exit(127);
-		args[0] = tu_binary();
+		args[0] = path;
 		memcpy(args + 1, argv, n * sizeof(*args));
 		dup2(in, 0);
 		dup2(out, 1);
 		dup2(err, 2);
-		execv(args[0], (char *const *)args);
+		if (search)
+			execvp(args[0], (char *const *)args);
+		else
+			execv(args[0], (char *const *)args);
 		_exit(127);
 	}
 	waitpid(pid, &st, 0);
@@ -86,6 +92,46 @@ void tu_run(struct run_result *r, const char *const *argv)
 	r->err = slurp_fd(err);
 	close(out);
 	close(err);
+}
+
+void tu_run(struct run_result *r, const char *const *argv)
+{
+	int in = open("/dev/null", O_RDONLY);
+
+	run_program(r, tu_binary(), argv, in, false);
+	if (in >= 0)
+		close(in);
+}
+
+void tu_run_tool(struct run_result *r, const char *const *argv, const char *input)
+{
+	int in = temp_fd();
+	size_t len = input ? strlen(input) : 0;
+
+	if (in >= 0 && (write(in, input ? input : "", len) != (ssize_t)len ||
+			lseek(in, 0, SEEK_SET) != 0)) {
+		close(in);
+		in = -1;
+	}
+	run_program(r, argv[0], argv + 1, in, true);
+	if (in >= 0)
+		close(in);
+}
+
+bool tu_have_tool(const char *name)
+{
+	const char *path = getenv("PATH");
+	char buf[PATH_MAX];
+
+	for (const char *p = path ? path : "/usr/sbin:/usr/bin:/sbin:/bin"; *p;) {
+		size_t n = strcspn(p, ":");
+
+		snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, p, name);
+		if (access(buf, X_OK) == 0)
+			return true;
+		p += n + (p[n] == ':');
+	}
+	return false;
 }
 
 void tu_run_free(struct run_result *r)
@@ -315,4 +361,79 @@ uint64_t tu_number_after(const char *s, const char *key)
 	if (at)
 		sscanf(at + strlen(key), "%" SCNu64, &v);
 	return v;
+}
+
+char *tu_sparse_file(const char *dir, uint64_t size)
+{
+	size_t n = strlen(dir) + 32;
+	char *path = malloc(n);
+	int fd;
+
+	if (!path)
+		return NULL;
+	snprintf(path, n, "%s/flashprobe-part-XXXXXX", dir);
+	fd = mkstemp(path);
+	if (fd < 0 || ftruncate(fd, (off_t)size)) {
+		if (fd >= 0) {
+			close(fd);
+			unlink(path);
+		}
+		free(path);
+		return NULL;
+	}
+	close(fd);
+	return path;
+}
+
+const char *tu_fast_dir(void)
+{
+	return access("/dev/shm", W_OK) == 0 ? "/dev/shm" : TU_DISK_DIR;
+}
+
+int tu_read_at(const char *path, uint64_t off, void *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n = fd >= 0 ? pread(fd, buf, len, (off_t)off) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	return n == (ssize_t)len ? 0 : -EIO;
+}
+
+int tu_write_at(const char *path, uint64_t off, const void *buf, size_t len)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n = fd >= 0 ? pwrite(fd, buf, len, (off_t)off) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	return n == (ssize_t)len ? 0 : -EIO;
+}
+
+int tu_copy_sparse(const char *src, const char *dst, uint64_t off)
+{
+	static char buf[1 << 20];
+	int in = open(src, O_RDONLY), out = open(dst, O_WRONLY), ret = 0;
+	off_t pos = 0, end = in >= 0 ? lseek(in, 0, SEEK_END) : -1;
+
+	if (in < 0 || out < 0 || end < 0)
+		ret = -EIO;
+	while (!ret && pos < end && (pos = lseek(in, pos, SEEK_DATA)) >= 0) {
+		off_t hole = lseek(in, pos, SEEK_HOLE);
+
+		while (!ret && pos < hole) {
+			size_t n = (size_t)(hole - pos) < sizeof(buf) ? (size_t)(hole - pos)
+								       : sizeof(buf);
+
+			if (pread(in, buf, n, pos) != (ssize_t)n ||
+			    pwrite(out, buf, n, pos + (off_t)off) != (ssize_t)n)
+				ret = -EIO;
+			pos += (off_t)n;
+		}
+	}
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	return ret;
 }

@@ -21,6 +21,13 @@ const char *tu_binary(void);
 void tu_run(struct run_result *r, const char *const *argv);
 void tu_run_free(struct run_result *r);
 
+/* Run another program (argv[0] looked up in PATH) with input (or nothing)
+ * on its stdin; capture as tu_run(). */
+void tu_run_tool(struct run_result *r, const char *const *argv, const char *input);
+
+/* Whether name is an executable in PATH. */
+bool tu_have_tool(const char *name);
+
 /* A child running the binary, started without waiting, so that a test can
  * signal it: stdin from /dev/null, stdout and stderr captured as in
  * tu_run(). */
@@ -75,5 +82,20 @@ void tu_rm_tree(const char *dir);
  * counted here instead. */
 void tu_skip(const char *test, const char *why);
 unsigned tu_skipped(void);
+
+/* Sparse files: a new one of size bytes in dir (malloc'ed path, NULL on
+ * error).  Images flashprobe opens belong in TU_DISK_DIR (O_DIRECT needs a
+ * disk file system); files only other tools touch in tu_fast_dir() (tmpfs
+ * when there is one: their fsyncs cost nothing). */
+#define TU_DISK_DIR "/var/tmp"
+char *tu_sparse_file(const char *dir, uint64_t size);
+const char *tu_fast_dir(void);
+
+/* Exactly len bytes at off; 0 or -EIO. */
+int tu_read_at(const char *path, uint64_t off, void *buf, size_t len);
+int tu_write_at(const char *path, uint64_t off, const void *buf, size_t len);
+
+/* Copy the data of src (not its holes) into dst at off; 0 or -EIO. */
+int tu_copy_sparse(const char *src, const char *dst, uint64_t off);
 
 #endif

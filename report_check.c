@@ -1,0 +1,170 @@
+/* report_check.c - the layout check as text and as JSON. */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "json.h"
+#include "report_advice.h"
+#include "report_check.h"
+#include "units.h"
+
+static const char *yes_no(bool aligned)
+{
+	return aligned ? "aligned" : "NOT aligned";
+}
+
+static void text_geometry(FILE *out, const struct check_geometry *g)
+{
+	char e[32] = "unknown", p[32] = "unknown", f[32] = "none";
+
+	if (g->erase_bytes)
+		units_format_bytes(g->erase_bytes, e, sizeof(e));
+	if (g->page_bytes)
+		units_format_bytes(g->page_bytes, p, sizeof(p));
+	if (g->fat_area_bytes)
+		units_format_bytes(g->fat_area_bytes, f, sizeof(f));
+	fprintf(out, "Geometry: erase block %s (%s), page %s (%s), FAT area %s (%s)\n", e,
+		geo_source_name(g->erase_source), p, geo_source_name(g->page_source), f,
+		geo_source_name(g->fat_source));
+	if (!g->erase_bytes)
+		fprintf(out, "  without an erase block nothing can be judged for alignment: "
+			"give --erasesize\n");
+}
+
+static void text_part(FILE *out, const struct check_part *p, const char *device,
+		      const char *disk)
+{
+	char s[32], z[32], d[32], c[32], line[2 * ADVICE_TEXT];
+
+	fprintf(out, "\n%s %u: starts at %s, %s, start %s\n",
+		p->entry.number ? "Partition" : "Whole device", p->entry.number,
+		units_format_bytes(p->entry.start_bytes, s, sizeof(s)),
+		units_format_bytes(p->entry.size_bytes, z, sizeof(z)),
+		yes_no(p->start_aligned && p->start_page_aligned));
+	if (p->fs.type == FS_UNKNOWN)
+		fprintf(out, "  file system: unknown\n");
+	else
+		fprintf(out, "  file system: %s%s%s, %s %s, %s at %s on the device: %s\n",
+			fsprobe_type_name(p->fs.type), p->fs.fat_bits ? " FAT" : "",
+			p->fs.fat_bits ? (p->fs.fat_bits == 12 ? "12" : p->fs.fat_bits == 16 ?
+					  "16" : "32") : "",
+			p->fs.type == FS_VFAT || p->fs.type == FS_EXFAT ? "clusters" : "blocks",
+			units_format_bytes(p->fs.cluster_bytes, c, sizeof(c)), p->fs.data_name,
+			units_format_bytes(p->data_start_bytes, d, sizeof(d)),
+			yes_no(p->data_aligned));
+	for (size_t i = 0; i < p->nproblems; i++)
+		fprintf(out, "  - %s\n", p->problems[i]);
+	if (p->nfix)
+		fprintf(out, "  fix (this destroys the data on it: copy it first):\n");
+	for (size_t i = 0; i < p->nfix; i++) {
+		if (disk)	/* a partition device: the table is the disk's */
+			report_advice_substitute_names(p->fix[i], disk, device, line,
+						       sizeof(line));
+		else
+			report_advice_substitute(p->fix[i], device, line, sizeof(line));
+		fprintf(out, "    %s\n", line);
+	}
+}
+
+void report_check_text(FILE *out, const struct check_result *r, const char *device,
+		       const char *disk)
+{
+	size_t problems = r->table.nproblems;
+
+	text_geometry(out, &r->geo);
+	if (r->partition_device)
+		fprintf(out, "A partition: its offset on the disk comes from sysfs; the "
+			"disk's partition table is not read\n");
+	else
+		fprintf(out, "Partition table: %s\n", parttable_kind_name(r->table.kind));
+	for (size_t i = 0; i < r->table.nproblems; i++)
+		fprintf(out, "  - %s\n", r->table.problems[i]);
+	for (size_t i = 0; i < r->nparts; i++) {
+		text_part(out, &r->parts[i], device, disk);
+		problems += r->parts[i].nproblems;
+	}
+	if (!r->nparts && !problems) {
+		fprintf(out, "\nNo partitions and no file system found: nothing to judge.\n");
+		return;
+	}
+	fprintf(out, "\n%s\n", problems ? "Problems found: see above." :
+		r->geo.erase_bytes ? "No problems found: the layout fits the card." :
+		"No structural problems found.");
+}
+
+static void json_fs(struct json_writer *w, const struct check_part *p)
+{
+	const struct fsinfo *fs = &p->fs;
+	bool known = fs->type != FS_UNKNOWN;
+
+	json_object_begin(w, "filesystem");
+	json_string(w, "type", fsprobe_type_name(fs->type));
+	if (fs->fat_bits)
+		json_uint(w, "fat_bits", fs->fat_bits);
+	if (known) {
+		json_uint(w, "data_start_bytes", p->data_start_bytes);
+		json_bool(w, "data_aligned", p->data_aligned);
+		json_uint(w, "cluster_bytes", fs->cluster_bytes);
+	} else {
+		json_null(w, "data_start_bytes");
+		json_null(w, "data_aligned");
+		json_null(w, "cluster_bytes");
+	}
+	if (fs->type == FS_VFAT)
+		json_uint(w, "reserved_sectors", fs->reserved_sectors);
+	if (fs->type == FS_EXT2 || fs->type == FS_EXT3 || fs->type == FS_EXT4) {
+		json_uint(w, "stride_blocks", fs->stride_blocks);
+		json_uint(w, "stripe_width_blocks", fs->stripe_blocks);
+	}
+	if (fs->type == FS_F2FS) {
+		json_uint(w, "section_bytes", fs->section_bytes);
+		json_uint(w, "zone_bytes", fs->zone_bytes);
+	}
+	json_object_end(w);
+}
+
+static void json_part(struct json_writer *w, const struct check_part *p)
+{
+	json_object_begin(w, NULL);
+	json_uint(w, "number", p->entry.number);
+	json_uint(w, "start_bytes", p->entry.start_bytes);
+	json_uint(w, "size_bytes", p->entry.size_bytes);
+	json_bool(w, "start_aligned", p->start_aligned);
+	json_bool(w, "start_page_aligned", p->start_page_aligned);
+	json_bool(w, "in_fat_area", p->in_fat_area);
+	json_fs(w, p);
+	json_array_begin(w, "problems");
+	for (size_t i = 0; i < p->nproblems; i++)
+		json_string(w, NULL, p->problems[i]);
+	json_array_end(w);
+	json_array_begin(w, "fix");
+	for (size_t i = 0; i < p->nfix; i++)
+		json_string(w, NULL, p->fix[i]);
+	json_array_end(w);
+	json_object_end(w);
+}
+
+void report_check_json(struct json_writer *w, const struct check_result *r)
+{
+	const struct check_geometry *g = &r->geo;
+
+	json_object_begin(w, "check");
+	json_string(w, "table", parttable_kind_name(r->table.kind));
+	json_bool(w, "partition_device", r->partition_device);
+	json_array_begin(w, "problems");
+	for (size_t i = 0; i < r->table.nproblems; i++)
+		json_string(w, NULL, r->table.problems[i]);
+	json_array_end(w);
+	json_object_begin(w, "geometry");
+	json_uint_or_null(w, "erase_size_bytes", g->erase_bytes);
+	json_string(w, "erase_size_source", geo_source_name(g->erase_source));
+	json_uint_or_null(w, "page_size_bytes", g->page_bytes);
+	json_string(w, "page_size_source", geo_source_name(g->page_source));
+	json_uint(w, "fat_area_size_bytes", g->fat_area_bytes);
+	json_string(w, "fat_area_source", geo_source_name(g->fat_source));
+	json_object_end(w);
+	json_array_begin(w, "partitions");
+	for (size_t i = 0; i < r->nparts; i++)
+		json_part(w, &r->parts[i]);
+	json_array_end(w);
+	json_object_end(w);
+}

@@ -1,0 +1,625 @@
+/* check_layout.c - flashprobe check on layouts with known flaws, made by
+ * the standard tools, and on malformed tables and file systems built
+ * here byte by byte.  A flawed layout must get exactly its flaw; each
+ * malformed input exactly one clear line, exit status 0, no crash (the
+ * suite also runs under ASan and UBSan) and no hang (Check's timeout). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <fcntl.h>
+
+#include "jsonv.h"
+#include "layoutcheck.h"
+#include "report_advice.h"
+#include "sysinfo.h"
+#include "testutil.h"
+#include "tests.h"
+
+#define KIB ((uint64_t)1024)
+#define MIB (1024 * KIB)
+#define GIB (1024 * MIB)
+
+/* ---- building images ---- */
+
+static char *new_image(uint64_t size)
+{
+	char *path = tu_sparse_file(TU_DISK_DIR, size);
+
+	ck_assert_ptr_nonnull(path);
+	return path;
+}
+
+static void drop(char *path)
+{
+	unlink(path);
+	free(path);
+}
+
+static void put(unsigned char *p, uint64_t v, int n)
+{
+	for (int i = 0; i < n; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t get(const unsigned char *p, int n)
+{
+	uint64_t v = 0;
+
+	for (int i = n - 1; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* One MBR (or EBR) entry in slot, sectors relative as the caller wants. */
+static void mbr_entry(unsigned char *s, int slot, uint8_t type, uint64_t lba, uint64_t count)
+{
+	unsigned char *e = s + 446 + 16 * slot;
+
+	e[4] = type;
+	put(e + 8, lba, 4);
+	put(e + 12, count, 4);
+	put(s + 510, 0xaa55, 2);
+}
+
+static void write_sector(const char *image, uint64_t lba, const unsigned char *s)
+{
+	ck_assert_int_eq(tu_write_at(image, lba * 512, s, 512), 0);
+}
+
+/* ---- running check ---- */
+
+struct checked {
+	struct jsonv *doc;
+	size_t problems;	/* table and partition problems together */
+	char all[8192];		/* every problem, one per line */
+};
+
+static void collect(const struct jsonv *list, struct checked *c)
+{
+	for (size_t i = 0; i < jsonv_len(list); i++) {
+		size_t n = strlen(c->all);
+
+		snprintf(c->all + n, sizeof(c->all) - n, "%s\n", jsonv_at(list, i)->string);
+		c->problems++;
+	}
+}
+
+static void run_check(const char *image, const char *erase, struct checked *c)
+{
+	const char *argv[] = { "check", "--json", "--erasesize", erase, image, NULL };
+	const struct jsonv *parts;
+	struct run_result r;
+
+	memset(c, 0, sizeof(*c));
+	tu_run(&r, argv);
+	ck_assert_msg(r.status == 0, "check exited %d: %s", r.status, r.err);
+	ck_assert_str_eq(r.err, "");
+	c->doc = jsonv_parse(r.out);
+	ck_assert_msg(c->doc != NULL, "not one JSON document: %s", r.out);
+	collect(jsonv_get(c->doc, "check.problems"), c);
+	parts = jsonv_get(c->doc, "check.partitions");
+	for (size_t i = 0; i < jsonv_len(parts); i++)
+		collect(jsonv_get(jsonv_at(parts, i), "problems"), c);
+	tu_run_free(&r);
+}
+
+static const struct jsonv *partition(const struct checked *c, size_t i)
+{
+	const struct jsonv *parts = jsonv_get(c->doc, "check.partitions");
+
+	ck_assert_uint_gt(jsonv_len(parts), i);
+	return jsonv_at(parts, i);
+}
+
+/* Exactly one problem, and it says what. */
+static void expect_one(const struct checked *c, const char *words)
+{
+	ck_assert_msg(c->problems == 1, "%zu problems, want one with '%s':\n%s", c->problems,
+		      words, c->all);
+	ck_assert_msg(strstr(c->all, words), "the problem does not say '%s': %s", words, c->all);
+	ck_assert_msg(!strchr(c->all, '\n') || strchr(c->all, '\n')[1] == '\0',
+		      "more than one line");
+}
+
+/* ---- flawed layouts made by the real tools ---- */
+
+static void tool_ok(const char *const *argv, const char *input)
+{
+	struct run_result r;
+
+	tu_run_tool(&r, argv, input);
+	ck_assert_msg(r.status == 0, "%s failed: %s%s", argv[0], r.out, r.err);
+	tu_run_free(&r);
+}
+
+/* A table by sfdisk, then a file system made by argv (PARTITION last)
+ * on a partition file copied in at start. */
+static char *layout(uint64_t device, const char *script, uint64_t start, uint64_t size,
+		    const char **mkfs)
+{
+	char *image = new_image(device), *part = tu_sparse_file(tu_fast_dir(), size);
+	const char *sfdisk[] = { "sfdisk", image, NULL };
+	size_t n = 0;
+
+	ck_assert_ptr_nonnull(part);
+	tool_ok(sfdisk, script);
+	while (mkfs[n])
+		n++;
+	mkfs[n] = part;
+	tool_ok(mkfs, NULL);
+	mkfs[n] = NULL;
+	ck_assert_int_eq(tu_copy_sparse(part, image, start), 0);
+	drop(part);
+	return image;
+}
+
+static uint64_t fat_data_start(const char *image, uint64_t start)
+{
+	unsigned char b[512];
+
+	ck_assert_int_eq(tu_read_at(image, start, b, sizeof(b)), 0);
+	return start + (get(b + 14, 2) + b[16] * get(b + 36, 4)) * get(b + 11, 2);
+}
+
+START_TEST(test_flaw_63_sector_start)
+{
+	const char *mkfs[] = { "mkfs.fat", "-F", "32", NULL, NULL };
+	char *image = layout(2 * GIB, "label: dos\nstart=63, size=4000000, type=c\n", 63 * 512,
+			     4000000 * 512ULL, mkfs);
+	struct checked c;
+
+	run_check(image, "4M", &c);
+	expect_one(&c, "(sector 63), not on a multiple of the 4MiB erase block");
+	ck_assert(!jsonv_get(partition(&c, 0), "start_aligned")->boolean);
+	ck_assert_str_eq(jsonv_get(partition(&c, 0), "filesystem.type")->string, "vfat");
+	ck_assert_uint_eq((uint64_t)jsonv_get(partition(&c, 0), "filesystem.data_start_bytes")->number,
+			  fat_data_start(image, 63 * 512));
+	jsonv_free(c.doc);
+	drop(image);
+}
+END_TEST
+
+START_TEST(test_flaw_fat32_default_reserved)
+{
+	const char *mkfs[] = { "mkfs.fat", "-F", "32", NULL, NULL };
+	char *image = layout(2 * GIB, "label: dos\nstart=8192, size=4000000, type=c\n", 4 * MIB,
+			     4000000 * 512ULL, mkfs);
+	uint64_t data = fat_data_start(image, 4 * MIB);
+	struct checked c;
+
+	/* the fixture really has the flaw */
+	ck_assert_uint_ne(data % (4 * MIB), 0);
+	run_check(image, "4M", &c);
+	expect_one(&c, "FAT32 first data cluster starts at");
+	ck_assert(jsonv_get(partition(&c, 0), "start_aligned")->boolean);
+	ck_assert(!jsonv_get(partition(&c, 0), "filesystem.data_aligned")->boolean);
+	ck_assert_uint_eq((uint64_t)jsonv_get(partition(&c, 0), "filesystem.data_start_bytes")->number,
+			  data);
+	jsonv_free(c.doc);
+	drop(image);
+}
+END_TEST
+
+START_TEST(test_flaw_gpt_1mib_start)
+{
+	const char *mkfs[] = { "mkfs.ext4", "-q", "-F", NULL, NULL };
+	char *image = layout(2 * GIB, "label: gpt\nstart=2048, size=2000000\n", MIB,
+			     2000000 * 512ULL, mkfs);
+	struct checked c;
+
+	run_check(image, "8M", &c);
+	expect_one(&c, "starts at 1MiB (sector 2048), not on a multiple of the 8MiB");
+	ck_assert_str_eq(jsonv_get(c.doc, "check.table")->string, "gpt");
+	ck_assert_str_eq(jsonv_get(partition(&c, 0), "filesystem.type")->string, "ext4");
+	jsonv_free(c.doc);
+	drop(image);
+}
+END_TEST
+
+START_TEST(test_flaw_f2fs_main_area)
+{
+	const char *mkfs[] = { "mkfs.f2fs", "-q", NULL, NULL };
+	char *image = layout(2 * GIB, "label: dos\nstart=16384, size=3000000, type=83\n", 8 * MIB,
+			     3000000 * 512ULL, mkfs);
+	unsigned char sb[128];
+	uint64_t main_area;
+	struct checked c;
+
+	ck_assert_int_eq(tu_read_at(image, 8 * MIB + 1024, sb, sizeof(sb)), 0);
+	ck_assert_uint_eq(get(sb, 4), 0xf2f52010);
+	main_area = 8 * MIB + get(sb + 92, 4) * 4096;
+	ck_assert_uint_ne(main_area % (8 * MIB), 0);	/* the fixture has the flaw */
+	run_check(image, "8M", &c);
+	expect_one(&c, "f2fs main area starts at");
+	ck_assert_uint_eq((uint64_t)jsonv_get(partition(&c, 0), "filesystem.data_start_bytes")->number,
+			  main_area);
+	/* the fix is the advice for this card */
+	ck_assert_ptr_nonnull(strstr(jsonv_at(jsonv_get(partition(&c, 0), "fix"), 0)->string,
+				     "mkfs.f2fs -s 4"));
+	jsonv_free(c.doc);
+	drop(image);
+}
+END_TEST
+
+/* A GPT by sfdisk with one byte changed: each damage is one line, and a
+ * damaged primary falls back to the backup. */
+START_TEST(test_gpt_damage)
+{
+	static const struct { uint64_t off; const char *words; bool parts; } cases[] = {
+		{ 512 + 40, "the primary GPT has a wrong header CRC: the backup", true },
+		{ 1024 + 56, "the primary GPT has a wrong entry-array CRC: the backup", true },
+		{ 2 * GIB - 512 + 40, "the backup GPT at the end of the device has a wrong header CRC",
+		  true },
+	};
+	char *image = new_image(2 * GIB);
+	const char *sfdisk[] = { "sfdisk", image, NULL };
+	unsigned char b;
+	struct checked c;
+
+	tool_ok(sfdisk, "label: gpt\nstart=8192, size=2000000\n");
+	ck_assert_int_eq(tu_read_at(image, cases[_i].off, &b, 1), 0);
+	b ^= 0x5a;
+	ck_assert_int_eq(tu_write_at(image, cases[_i].off, &b, 1), 0);
+	run_check(image, "4M", &c);
+	expect_one(&c, cases[_i].words);
+	ck_assert_uint_eq(jsonv_len(jsonv_get(c.doc, "check.partitions")), 1);
+	ck_assert_uint_eq((uint64_t)jsonv_get(partition(&c, 0), "start_bytes")->number, 4 * MIB);
+	jsonv_free(c.doc);
+	drop(image);
+}
+END_TEST
+
+/* ---- malformed tables and boot sectors, built here ---- */
+
+/* Two entries of one MBR: overlapping, or the first past the end. */
+START_TEST(test_bad_mbr_entries)
+{
+	static const struct { uint64_t lba[2], count[2]; const char *words; } cases[] = {
+		/* the second aligned, but inside the first */
+		{ { 8192, 16384 }, { 40000, 40000 }, "partition 2 overlaps partition 1" },
+		{ { 8192, 0 }, { 4000000, 0 }, "past the end of the device" },
+	};
+	char *image = new_image(64 * MIB);
+	unsigned char s[512] = { 0 };
+	struct checked c;
+
+	for (int i = 0; i < 2; i++)
+		if (cases[_i].count[i])
+			mbr_entry(s, i, 0x83, cases[_i].lba[i], cases[_i].count[i]);
+	write_sector(image, 0, s);
+	run_check(image, "4M", &c);
+	expect_one(&c, cases[_i].words);
+	jsonv_free(c.doc);
+	drop(image);
+}
+END_TEST
+
+/* Two logical partitions whose second link points back at itself. */
+START_TEST(test_extended_loop)
+{
+	char *image = new_image(64 * MIB);
+	unsigned char s[512] = { 0 };
+	struct checked c;
+
+	mbr_entry(s, 0, 0x05, 8192, 100000);
+	write_sector(image, 0, s);
+	memset(s, 0, sizeof(s));
+	mbr_entry(s, 0, 0x83, 8192, 8192);	/* logical 5 at 16384 */
+	mbr_entry(s, 1, 0x05, 16384, 20000);	/* next EBR at 8192 + 16384 */
+	write_sector(image, 8192, s);
+	memset(s, 0, sizeof(s));
+	mbr_entry(s, 0, 0x83, 8192, 8192);	/* logical 6 at 32768 */
+	mbr_entry(s, 1, 0x05, 16384, 20000);	/* the same EBR again */
+	write_sector(image, 8192 + 16384, s);
+	run_check(image, "4M", &c);
+	expect_one(&c, "loops back to sector 24576");
+	ck_assert_uint_eq(jsonv_len(jsonv_get(c.doc, "check.partitions")), 2);
+	ck_assert_uint_eq((uint64_t)jsonv_get(partition(&c, 1), "number")->number, 6);
+	jsonv_free(c.doc);
+	drop(image);
+}
+END_TEST
+
+/* An image shorter than one sector cannot be a disk: the device layer
+ * says so in one line (status 2). */
+START_TEST(test_image_below_a_sector)
+{
+	char *image = new_image(100);
+	const char *argv[] = { "check", "--erasesize", "4M", image, NULL };
+	struct run_result r;
+
+	tu_run(&r, argv);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_uint_eq(tu_count_lines(r.err), 1);
+	ck_assert_ptr_nonnull(strstr(r.err, "smaller than one 512-byte sector"));
+	tu_run_free(&r);
+	drop(image);
+}
+END_TEST
+
+/* Images cut short: a blank sector, a GPT without its header, a partition
+ * whose file system lies beyond the end. */
+START_TEST(test_truncated_images)
+{
+	static const struct { uint64_t size; uint8_t type; const char *words; } cases[] = {
+		{ 512, 0, NULL },
+		{ 512, 0xee, "the protective MBR announces a GPT" },
+		{ 5 * MIB, 0x0c, "past the end of the device" },
+	};
+	char *image = new_image(cases[_i].size);
+	unsigned char s[512] = { 0 };
+	struct checked c;
+
+	if (cases[_i].type) {
+		mbr_entry(s, 0, cases[_i].type, 8192, 4000000);
+		write_sector(image, 0, s);
+	}
+	run_check(image, "4M", &c);
+	if (cases[_i].words)
+		expect_one(&c, cases[_i].words);
+	else
+		ck_assert_uint_eq(c.problems, 0);
+	jsonv_free(c.doc);
+	drop(image);
+}
+END_TEST
+
+/* Sector 0 with the signature over random bytes; a FAT boot sector with
+ * 3 sectors per cluster; an ext superblock with a 2^40 KiB block. */
+START_TEST(test_garbage_boot_sectors)
+{
+	char *image = new_image(64 * MIB);
+	unsigned char s[2048] = { 0 };
+	struct checked c;
+
+	srand(13);
+	for (size_t i = 0; i < 512; i++)
+		s[i] = (unsigned char)rand();
+	s[446] = 0x33;			/* no valid boot flag: not a table */
+	s[0] = 0x12;			/* and no jump: not a boot sector */
+	put(s + 510, 0xaa55, 2);
+	if (_i == 0) {
+		write_sector(image, 0, s);
+		run_check(image, "4M", &c);
+		expect_one(&c, "neither a valid partition table nor a known file system");
+	} else {
+		memset(s, 0, sizeof(s));
+		mbr_entry(s, 0, 0x0c, 8192, 100000);
+		write_sector(image, 0, s);
+		memset(s, 0, sizeof(s));
+		if (_i == 1) {
+			s[0] = 0xeb, s[1] = 0x58, s[2] = 0x90;
+			put(s + 11, 512, 2);
+			s[13] = 3;
+			put(s + 14, 32, 2);
+			s[16] = 2;
+			memcpy(s + 82, "FAT32   ", 8);
+			put(s + 510, 0xaa55, 2);
+		} else {
+			put(s + 1024 + 56, 0xef53, 2);
+			put(s + 1024 + 24, 40, 4);
+		}
+		ck_assert_int_eq(tu_write_at(image, 8192 * 512, s, sizeof(s)), 0);
+		run_check(image, "4M", &c);
+		expect_one(&c, _i == 1 ? "its FAT boot sector is damaged" :
+			   "its ext superblock is damaged");
+		ck_assert_str_eq(jsonv_get(partition(&c, 0), "filesystem.type")->string, "unknown");
+	}
+	jsonv_free(c.doc);
+	drop(image);
+}
+END_TEST
+
+/* A card formatted without a partition table: the whole device is
+ * partition 0, and a blank device has nothing to report. */
+START_TEST(test_no_table)
+{
+	char *image = new_image(64 * MIB);
+	const char *mkfs[] = { "mkfs.fat", "-F", "16", image, NULL };
+	struct checked c;
+
+	run_check(image, "4M", &c);
+	ck_assert_str_eq(jsonv_get(c.doc, "check.table")->string, "none");
+	ck_assert_uint_eq(jsonv_len(jsonv_get(c.doc, "check.partitions")), 0);
+	ck_assert_uint_eq(c.problems, 0);
+	jsonv_free(c.doc);
+	if (!tu_have_tool("mkfs.fat")) {
+		drop(image);
+		return;
+	}
+	tool_ok(mkfs, NULL);
+	run_check(image, "4M", &c);
+	ck_assert_str_eq(jsonv_get(c.doc, "check.table")->string, "none");
+	ck_assert_uint_eq((uint64_t)jsonv_get(partition(&c, 0), "number")->number, 0);
+	ck_assert_uint_eq((uint64_t)jsonv_get(partition(&c, 0), "filesystem.fat_bits")->number, 16);
+	jsonv_free(c.doc);
+	drop(image);
+}
+END_TEST
+
+/* check never writes: the image is byte for byte the same afterwards. */
+START_TEST(test_check_is_read_only)
+{
+	char *image = tu_make_image(8 * MIB, 7);
+	unsigned char s[512] = { 0 };
+	uint64_t before;
+	struct checked c;
+
+	ck_assert_ptr_nonnull(image);
+	mbr_entry(s, 0, 0x83, 2048, 4096);
+	write_sector(image, 0, s);
+	before = tu_checksum(image);
+	run_check(image, "1M", &c);
+	ck_assert_uint_eq(tu_checksum(image), before);
+	jsonv_free(c.doc);
+	drop(image);
+}
+END_TEST
+
+/* ---- a partition device (/dev/mmcblk0p1) ---- */
+
+/* Its offset and number come from sysfs (a tree made here). */
+START_TEST(test_partition_start_from_sysfs)
+{
+	char root[] = "/var/tmp/flashprobe-sysfs-XXXXXX", path[256];
+	struct sysinfo *si = calloc(1, sizeof(*si));
+	uint64_t start = 0;
+	unsigned number = 0;
+	FILE *f;
+
+	ck_assert_ptr_nonnull(si);
+	ck_assert_ptr_nonnull(mkdtemp(root));
+	snprintf(path, sizeof(path), "mkdir -p %s/class/block/mmcblk0p2", root);
+	ck_assert_int_eq(system(path), 0);
+	snprintf(path, sizeof(path), "%s/class/block/mmcblk0p2/start", root);
+	ck_assert_ptr_nonnull(f = fopen(path, "w"));
+	fputs("137216\n", f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/class/block/mmcblk0p2/partition", root);
+	ck_assert_ptr_nonnull(f = fopen(path, "w"));
+	fputs("2\n", f);
+	fclose(f);
+	snprintf(si->name, sizeof(si->name), "mmcblk0p2");
+	ck_assert_int_eq(sysinfo_partition_start(root, si, &start, &number), -EINVAL);
+	si->is_partition = true;
+	ck_assert_int_eq(sysinfo_partition_start(root, si, &start, &number), 0);
+	ck_assert_uint_eq(start, 137216 * 512ULL);
+	ck_assert_uint_eq(number, 2);
+	tu_rm_tree(root);
+	free(si);
+}
+END_TEST
+
+static int file_read(void *arg, uint64_t off, void *buf, size_t len)
+{
+	return pread(*(int *)arg, buf, len, (off_t)off) == (ssize_t)len ? 0 : -EIO;
+}
+
+/* A FAT32 file system alone (what a partition device shows), judged at
+ * the offset sysfs would give. */
+START_TEST(test_partition_device)
+{
+	static const uint64_t offsets[] = { 3 * MIB, 4 * MIB };
+	char *part = tu_sparse_file(tu_fast_dir(), 300 * MIB);
+	const char *mkfs[] = { "mkfs.fat", "-F", "32", "-s", "8", part, NULL };
+	struct check_geometry g = { .erase_bytes = 4 * MIB, .erase_source = GEO_GIVEN };
+	struct check_result *r = calloc(1, sizeof(*r));
+	uint64_t offset = offsets[_i], data;
+	unsigned char b[512];
+	struct disk d;
+	int fd;
+
+	ck_assert(part && r);
+	tool_ok(mkfs, NULL);
+	ck_assert_int_eq(tu_read_at(part, 0, b, sizeof(b)), 0);
+	data = (get(b + 14, 2) + b[16] * get(b + 36, 4)) * 512;
+	fd = open(part, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	d = (struct disk){ file_read, &fd, 300 * MIB, 512 };
+	ck_assert_int_eq(layoutcheck_run_partition(&d, &g, offset, 3, r), 0);
+	close(fd);
+	ck_assert(r->partition_device);
+	ck_assert_uint_eq(r->nparts, 1);
+	ck_assert_uint_eq(r->parts[0].entry.number, 3);
+	ck_assert_uint_eq(r->parts[0].entry.start_bytes, offset);
+	ck_assert_int_eq(r->parts[0].start_aligned, offset % (4 * MIB) == 0);
+	ck_assert_int_eq(r->parts[0].fs.type, FS_VFAT);
+	ck_assert_uint_eq(r->parts[0].data_start_bytes, offset + data);
+	if (!r->parts[0].start_aligned)
+		ck_assert_ptr_nonnull(strstr(r->parts[0].problems[0], "(sector 6144)"));
+	free(r);
+	drop(part);
+}
+END_TEST
+
+/* advise and check on the command line: what they need, what they
+ * refuse, one line each. */
+START_TEST(test_advise_check_usage)
+{
+	static const struct { const char *argv[8]; int status; const char *words; } cases[] = {
+		{ { "advise", "--size", "1G", NULL }, 2, "advise needs --erasesize" },
+		{ { "advise", "-e", "4M", NULL }, 2, "advise needs a DEVICE or --size" },
+		{ { "advise", "-e", "4M", "--size", "1G", "--label", "mbr", NULL }, 2,
+		  "label 'mbr' is not dos or gpt" },
+		{ { "check", "-e", "4M", NULL }, 2, "no device given" },
+		{ { "probe", "--page", "16K", "sim:seed", NULL }, 2, "only apply to advise and check" },
+		{ { "check", "--label", "gpt", "sim:seed", NULL }, 2, "only applies to advise" },
+		{ { "advise", "-e", "4M", "--size", "1G", "--json", NULL }, 0, "\"device\": null" },
+	};
+	struct run_result r;
+
+	tu_run(&r, cases[_i].argv);
+	ck_assert_int_eq(r.status, cases[_i].status);
+	if (cases[_i].status) {
+		ck_assert_ptr_nonnull(strstr(r.err, cases[_i].words));
+		ck_assert_uint_eq(tu_count_lines(r.err), 2);	/* and the --help hint */
+		ck_assert_str_eq(r.out, "");
+	} else {
+		ck_assert_ptr_nonnull(strstr(r.out, cases[_i].words));
+	}
+	tu_run_free(&r);
+}
+END_TEST
+
+/* The placeholders become the disk and its partition: the first one for
+ * a disk (p1 after a digit), the partition given for a partition device;
+ * anything but a /dev path keeps the words. */
+START_TEST(test_placeholders)
+{
+	const char *cmd = "sfdisk DEVICE; mkfs.ext4 PARTITION";
+	char out[256];
+
+	report_advice_substitute(cmd, "/dev/sdb", out, sizeof(out));
+	ck_assert_str_eq(out, "sfdisk /dev/sdb; mkfs.ext4 /dev/sdb1");
+	report_advice_substitute(cmd, "/dev/mmcblk0", out, sizeof(out));
+	ck_assert_str_eq(out, "sfdisk /dev/mmcblk0; mkfs.ext4 /dev/mmcblk0p1");
+	report_advice_substitute(cmd, "card.img", out, sizeof(out));
+	ck_assert_str_eq(out, cmd);
+	report_advice_substitute_names(cmd, "/dev/mmcblk0", "/dev/mmcblk0p2", out, sizeof(out));
+	ck_assert_str_eq(out, "sfdisk /dev/mmcblk0; mkfs.ext4 /dev/mmcblk0p2");
+	report_advice_substitute(cmd, "/dev/mmcblk0", out, 12);
+	ck_assert_str_eq(out, "sfdisk /dev");
+}
+END_TEST
+
+Suite *layout_suite(void)
+{
+	static const char *const tools[] = { "sfdisk", "mkfs.fat", "mkfs.ext4", "mkfs.f2fs", NULL };
+	Suite *s = suite_create("layout");
+	TCase *tc = tcase_create("layout");
+	const char *missing = NULL;
+
+	for (size_t i = 0; tools[i] && !missing; i++)
+		if (!tu_have_tool(tools[i]))
+			missing = tools[i];
+	tcase_set_timeout(tc, 60);
+	if (missing) {
+		char why[64];
+
+		snprintf(why, sizeof(why), "%s is not installed", missing);
+		tu_skip("layout: flawed layouts made by sfdisk and mkfs", why);
+	} else {
+		tcase_add_test(tc, test_flaw_63_sector_start);
+		tcase_add_test(tc, test_flaw_fat32_default_reserved);
+		tcase_add_test(tc, test_flaw_gpt_1mib_start);
+		tcase_add_test(tc, test_flaw_f2fs_main_area);
+		tcase_add_loop_test(tc, test_gpt_damage, 0, 3);
+		tcase_add_loop_test(tc, test_partition_device, 0, 2);
+	}
+	tcase_add_loop_test(tc, test_bad_mbr_entries, 0, 2);
+	tcase_add_test(tc, test_extended_loop);
+	tcase_add_test(tc, test_image_below_a_sector);
+	tcase_add_loop_test(tc, test_truncated_images, 0, 3);
+	tcase_add_loop_test(tc, test_garbage_boot_sectors, 0, 3);
+	tcase_add_test(tc, test_no_table);
+	tcase_add_test(tc, test_check_is_read_only);
+	tcase_add_test(tc, test_partition_start_from_sysfs);
+	tcase_add_loop_test(tc, test_advise_check_usage, 0, 7);
+	tcase_add_test(tc, test_placeholders);
+	suite_add_tcase(s, tc);
+	return s;
+}
