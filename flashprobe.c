@@ -59,7 +59,7 @@ struct cli {
 	enum fp_command command;
 	bool flashbench_form;		/* invoked as -a, -O or -f */
 	const char *device;
-	bool json, flashbench, quiet, quick, read_only;
+	bool json, flashbench, quiet, quick, read_only, no_realtime;
 	const char *svg;
 	bool write, destructive, yes, force, manual, random;
 	const char *journal;
@@ -129,6 +129,8 @@ static void usage(FILE *out)
 	      "      --size=SIZE       bench: test area size (default 256MiB)\n"
 	      "      --read-only       bench: only the read workloads\n"
 	      "      --seed=N          measurement order and simulated noise\n"
+	      "      --no-realtime     never raise to real-time priority (by default\n"
+	      "                        SCHED_FIFO 10 while timing I/O, when root)\n"
 	      "\n"
 	      "Output:\n"
 	      "  -j, --json            one JSON document on stdout\n"
@@ -231,7 +233,7 @@ enum {
 	OPT_SEED = 256, OPT_FLASHBENCH, OPT_OPEN_AU_NR, OPT_MAX_OPEN, OPT_RANDOM,
 	OPT_OFFSET, OPT_FAT_NR, OPT_MANUAL, OPT_WRITE, OPT_DESTRUCTIVE,
 	OPT_JOURNAL, OPT_FORCE, OPT_SVG, OPT_QUICK, OPT_READ_ONLY, OPT_RUNTIME,
-	OPT_WARMUP, OPT_REPEAT, OPT_WORKLOAD, OPT_SIZE,
+	OPT_WARMUP, OPT_REPEAT, OPT_WORKLOAD, OPT_SIZE, OPT_NO_REALTIME,
 };
 
 static const struct option longopts[] = {
@@ -262,6 +264,7 @@ static const struct option longopts[] = {
 	{ "workload", required_argument, NULL, OPT_WORKLOAD },
 	{ "size", required_argument, NULL, OPT_SIZE },
 	{ "seed", required_argument, NULL, OPT_SEED },
+	{ "no-realtime", no_argument, NULL, OPT_NO_REALTIME },
 	{ "json", no_argument, NULL, 'j' },
 	{ "flashbench", no_argument, NULL, OPT_FLASHBENCH },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -315,6 +318,7 @@ static int parse_option(struct cli *c, int opt, const char *arg, char **argv)
 	case OPT_SVG: c->svg = arg; return FP_EXIT_OK;
 	case OPT_QUICK: c->quick = true; return FP_EXIT_OK;
 	case OPT_READ_ONLY: c->read_only = true; return FP_EXIT_OK;
+	case OPT_NO_REALTIME: c->no_realtime = true; return FP_EXIT_OK;
 	case OPT_WORKLOAD: c->workloads = arg; return FP_EXIT_OK;
 	case OPT_SIZE:
 		return parse_size_option("size", arg, &c->size_bytes);
@@ -513,10 +517,6 @@ static int open_session(const struct cli *c, const char *test, bool writes,
 
 	if (ret)
 		return fail(status_for_error(ret, writes), "%s", err[0] ? err : strerror(-ret));
-	if (s->dev && fp_dev_kind(s->dev) != FP_DEV_SIM && !fp_dev_boost_priority(s->dev) &&
-	    !c->quiet)
-		fprintf(stderr, "flashprobe: no real-time priority (needs root): "
-			"timings may be noisier\n");
 	return FP_EXIT_OK;
 }
 
@@ -1003,6 +1003,27 @@ static int run_restore(const struct cli *c)
 	return FP_EXIT_OK;
 }
 
+/* Told when the first measurement starts, so that bad input is refused
+ * before it. */
+static void realtime_refused(void *arg)
+{
+	(void)arg;
+	fprintf(stderr, "flashprobe: no real-time priority (needs root; "
+		"--no-realtime silences this): timings may be noisier\n");
+}
+
+/* Real-time priority while timing unless --no-realtime; the notice of a
+ * refusal unless -q. */
+static void configure_realtime(const struct cli *c)
+{
+	struct fp_dev_rt_policy p = {
+		.allowed = !c->no_realtime,
+		.refused = c->quiet ? NULL : realtime_refused,
+	};
+
+	fp_dev_rt_configure(&p);
+}
+
 int main(int argc, char **argv)
 {
 	struct cli c = { 0 };
@@ -1010,6 +1031,7 @@ int main(int argc, char **argv)
 
 	if (ret)
 		return ret;
+	configure_realtime(&c);
 	switch (c.command) {
 	case CMD_LIST_SIMS:
 		return list_sims();

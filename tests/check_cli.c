@@ -246,6 +246,43 @@ START_TEST(test_align_on_image_file)
 }
 END_TEST
 
+static unsigned count_of(const char *s, const char *what)
+{
+	unsigned n = 0;
+
+	for (const char *p = strstr(s, what); p; p = strstr(p + 1, what))
+		n++;
+	return n;
+}
+
+/* Real-time priority on a real target: root gets it silently, others are
+ * told once that it was refused; --no-realtime asks for none and so tells
+ * nothing.  --help documents it. */
+START_TEST(test_realtime_notice)
+{
+	const char *notice = "no real-time priority";
+	char *img = tu_make_image(8 << 20, 4);
+	struct run_result r;
+
+	ck_assert_ptr_nonnull(img);
+	run(&r, (const char *const[]){ "align", "--count=4", img, NULL });
+	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+	ck_assert_uint_eq(count_of(r.err, notice), geteuid() == 0 ? 0 : 1);
+	tu_run_free(&r);
+	run(&r, (const char *const[]){ "align", "--no-realtime", "--count=4", img, NULL });
+	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+	ck_assert_uint_eq(count_of(r.err, notice), 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "erase block"));
+	tu_run_free(&r);
+	unlink(img);
+	free(img);
+	run(&r, (const char *const[]){ "--help", NULL });
+	ck_assert_ptr_nonnull(strstr(r.out, "--no-realtime"));
+	ck_assert_ptr_nonnull(strstr(r.out, "SCHED_FIFO"));
+	tu_run_free(&r);
+}
+END_TEST
+
 /* The loop device is made in the parent (unchecked fixture) so that it is
  * detached even when a test fails. */
 static char *loop_image, *loop_dev;
@@ -447,6 +484,7 @@ Suite *cli_suite(void)
 	tcase_add_test(tc, test_align_json_undetermined);
 	tcase_add_test(tc, test_list_sims);
 	tcase_add_test(tc, test_align_on_image_file);
+	tcase_add_test(tc, test_realtime_notice);
 	suite_add_tcase(s, tc);
 	if (why) {
 		tu_skip("cli/loop-device: align on a loop device", why);

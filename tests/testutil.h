@@ -73,4 +73,19 @@ void tu_rm_tree(const char *dir);
 void tu_skip(const char *test, const char *why);
 unsigned tu_skipped(void);
 
+/* How many I/O calls ran at real-time priority (SCHED_FIFO) and how many
+ * did not, as seen by a policy spy. */
+struct tu_policy_counts {
+	unsigned reads_rt, reads_other, writes_rt, writes_other;
+};
+
+struct fp_dev;
+
+/* A device that passes every call to inner (a simulated card, closed
+ * with it) but looks like a regular file named path, so that the
+ * real-time rules for real devices apply; each read and write counts the
+ * scheduling policy it ran under into *counts.  NULL on ENOMEM. */
+struct fp_dev *tu_policy_spy(struct fp_dev *inner, const char *path,
+			     struct tu_policy_counts *counts);
+
 #endif
