@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "align.h"
@@ -135,7 +136,8 @@ static void usage(FILE *out)
 	      "Output:\n"
 	      "  -j, --json            one JSON document on stdout\n"
 	      "      --flashbench      only flashbench's table\n"
-	      "      --svg=FILE        probe: a chart of the evidence\n"
+	      "      --svg=FILE        a chart of the evidence (FILE - : standard\n"
+	      "                        output, the report then goes to stderr)\n"
 	      "  -q, --quiet           no progress or notes on stderr\n"
 	      "  -h, --help            this help\n"
 	      "  -V, --version         the version\n"
@@ -345,6 +347,40 @@ static int parse_option(struct cli *c, int opt, const char *arg, char **argv)
 	}
 }
 
+/* A chart path that cannot be written is refused before anything is
+ * measured. */
+static int check_svg_path(const char *path)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	struct stat st;
+
+	if (!*path)
+		return usage_error("%s", "--svg needs a file name (or - for standard output)");
+	if (stat(path, &st) == 0) {
+		if (!S_ISREG(st.st_mode))
+			return usage_error("--svg '%s' is not a regular file", path);
+		if (access(path, W_OK))
+			return usage_error("--svg '%s' is not writable", path);
+		return FP_EXIT_OK;
+	}
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) + 1 : 1,
+		 slash ? path : ".");
+	if (access(dir, W_OK))
+		return usage_error("--svg '%s': its directory does not exist or is "
+				   "not writable", path);
+	return FP_EXIT_OK;
+}
+
+static int check_svg(const struct cli *c)
+{
+	if (c->command == CMD_RESTORE || c->command == CMD_LIST_SIMS)
+		return usage_error("%s applies only to commands that measure", "--svg");
+	if (!strcmp(c->svg, "-") && c->json)
+		return usage_error("%s: both want standard output", "--json and --svg=-");
+	return strcmp(c->svg, "-") ? check_svg_path(c->svg) : FP_EXIT_OK;
+}
+
 static int check_combinations(const struct cli *c)
 {
 	if (c->json && c->flashbench)
@@ -358,6 +394,8 @@ static int check_combinations(const struct cli *c)
 	if (c->offset_set && c->command != CMD_OPEN_AU && c->command != CMD_BENCH)
 		return usage_error("%s only applies to open-au and bench (find-fat "
 				   "writes from sector 0)", "--offset");
+	if (c->svg)
+		return check_svg(c);
 	return FP_EXIT_OK;
 }
 
@@ -537,6 +575,36 @@ static int close_session(struct session *s, int status)
 	return status;
 }
 
+/* --svg=-: standard output carries the chart alone; what the commands
+ * print there (the report) goes to standard error instead. */
+static FILE *svg_stdout;
+
+static int claim_stdout_for_svg(void)
+{
+	int fd = dup(STDOUT_FILENO);
+
+	fflush(stdout);
+	if (fd < 0 || !(svg_stdout = fdopen(fd, "w")) ||
+	    dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+		return fail(FP_EXIT_FAILURE, "cannot set up --svg=-: %s", strerror(errno));
+	return FP_EXIT_OK;
+}
+
+/* The chart of what ran, when --svg asked for one. */
+static int write_svg(const struct cli *c, const struct svg_evidence *e)
+{
+	bool to_stdout = !strcmp(c->svg, "-");
+	FILE *f = to_stdout ? svg_stdout : fopen(c->svg, "w");
+	int ret;
+
+	if (!f)
+		return fail(FP_EXIT_FAILURE, "cannot write '%s': %s", c->svg, strerror(errno));
+	ret = svg_write(f, e);
+	if (fclose(f) || ret)
+		return fail(FP_EXIT_FAILURE, "cannot write '%s'", c->svg);
+	return FP_EXIT_OK;
+}
+
 static void begin_json(struct json_writer *w, struct fp_dev *d)
 {
 	json_init(w, stdout);
@@ -604,6 +672,8 @@ static int run_align(const struct cli *c)
 		report_device_text(stdout, s.dev);
 		report_align_text(stdout, r);
 	}
+	if (!ret && c->svg)
+		ret = write_svg(c, &(struct svg_evidence){ .title = c->device, .align = r });
 	free(r);
 	return close_session(&s, ret);
 }
@@ -734,6 +804,8 @@ static int run_open_au(const struct cli *c)
 			   err[0] ? err : strerror(-ret));
 	else
 		print_open_au(c, s.dev, r);
+	if (!ret && c->svg)
+		ret = write_svg(c, &(struct svg_evidence){ .title = c->device, .openau = r });
 out:
 	free(r);
 	return close_session(&s, ret);
@@ -800,6 +872,8 @@ static int run_find_fat(const struct cli *c)
 			   err[0] ? err : strerror(-ret));
 	else
 		print_find_fat(c, s.dev, r);
+	if (!ret && c->svg)
+		ret = write_svg(c, &(struct svg_evidence){ .title = c->device, .findfat = r });
 out:
 	free(r);
 	return close_session(&s, ret);
@@ -817,20 +891,6 @@ static int protect_area(void *arg, const char *test, uint64_t start,
 		fprintf(stderr, "flashprobe: cannot prepare %s: %s\n", test,
 			err[0] ? err : strerror(-ret));
 	return ret;
-}
-
-static int write_svg(const char *path, const struct probe_result *r,
-		     const char *title)
-{
-	FILE *f = fopen(path, "w");
-	int ret;
-
-	if (!f)
-		return fail(FP_EXIT_FAILURE, "cannot write '%s': %s", path, strerror(errno));
-	ret = svg_write(f, &r->align, r->openau_done ? &r->openau : NULL, title);
-	if (fclose(f) || ret)
-		return fail(FP_EXIT_FAILURE, "cannot write '%s'", path);
-	return FP_EXIT_OK;
 }
 
 /* The whole job.  Write tests run when allowed: --write, --destructive,
@@ -878,7 +938,10 @@ static int run_probe(const struct cli *c)
 		report_probe_text(stdout, s.dev, r);
 	}
 	if (!ret && c->svg)
-		ret = write_svg(c->svg, r, c->device);
+		ret = write_svg(c, &(struct svg_evidence){
+			.title = c->device, .align = &r->align,
+			.openau = r->openau_done ? &r->openau : NULL,
+			.findfat = r->findfat_done ? &r->fat : NULL });
 	free(r);
 	return close_session(&s, ret);
 }
@@ -961,6 +1024,8 @@ static int run_bench(const struct cli *c)
 		report_device_text(stdout, s.dev);
 		report_bench_text(stdout, r);
 	}
+	if (!ret && c->svg)
+		ret = write_svg(c, &(struct svg_evidence){ .title = c->device, .bench = r });
 	free(r);
 	return close_session(&s, ret);
 }
@@ -1030,6 +1095,8 @@ int main(int argc, char **argv)
 	int ret = parse_args(argc, argv, &c);
 
 	if (ret)
+		return ret;
+	if (c.svg && !strcmp(c.svg, "-") && (ret = claim_stdout_for_svg()))
 		return ret;
 	configure_realtime(&c);
 	switch (c.command) {

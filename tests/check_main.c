@@ -24,6 +24,7 @@ int main(void)
 	srunner_add_suite(sr, benchio_suite());
 	srunner_add_suite(sr, sysinfo_suite());
 	srunner_add_suite(sr, probe_suite());
+	srunner_add_suite(sr, svg_suite());
 	srunner_add_suite(sr, e2e_suite());
 	srunner_add_suite(sr, cli_suite());
 	if (tu_skipped())

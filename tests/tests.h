@@ -20,5 +20,6 @@ Suite *safety_suite(void);
 Suite *journal_suite(void);
 Suite *benchio_suite(void);
 Suite *sysinfo_suite(void);
+Suite *svg_suite(void);
 
 #endif
