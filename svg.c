@@ -103,12 +103,24 @@ static bool boxes_meet(const struct box *a, const struct box *b)
 	return a->x0 < b->x1 && b->x0 < a->x1 && a->y0 < b->y1 && b->y0 < a->y1;
 }
 
+/* Labels keep this much space around them, so that neighbouring tick
+ * labels do not read as one ("25" "28" as "2528"). */
+#define LABEL_GAP 4
+
+static struct box padded(struct box b)
+{
+	return (struct box){ b.x0 - LABEL_GAP / 2.0, b.y0 - 1, b.x1 + LABEL_GAP / 2.0,
+			     b.y1 + 1 };
+}
+
 static bool box_free(const struct fig *f, const struct box *b)
 {
+	struct box p = padded(*b);
+
 	if (b->x0 < 2 || b->x1 > FIG_W - 2 || b->y0 < 0)
 		return false;
 	for (size_t i = 0; i < f->nboxes; i++)
-		if (boxes_meet(&f->boxes[i], b))
+		if (boxes_meet(&f->boxes[i], &p))
 			return false;
 	return f->nboxes < MAX_BOXES;
 }
@@ -137,7 +149,7 @@ static bool try_text(struct fig *f, double x, double y, const char *anchor,
 
 	if (!box_free(f, &b))
 		return false;
-	f->boxes[f->nboxes++] = b;
+	f->boxes[f->nboxes++] = padded(b);
 	fprintf(f->out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
 		"fill=\"white\" fill-opacity=\"0.8\"/>\n", b.x0, b.y0,
 		b.x1 - b.x0, b.y1 - b.y0);
@@ -260,8 +272,8 @@ static void y_ticks(struct fig *f, const struct panel *p, const double *t,
 	}
 }
 
-/* x ticks at the given values; labels in order, each only if it fits, so
- * the ones given first win. */
+/* x ticks at the given values; labels (unless fmt is NULL) in order, each
+ * only if it fits, so the ones given first win. */
 static void x_ticks(struct fig *f, const struct panel *p, const double *t,
 		    size_t n, fmt_fn fmt)
 {
@@ -273,6 +285,8 @@ static void x_ticks(struct fig *f, const struct panel *p, const double *t,
 		if (px < p->left - 0.5 || px > p->right + 0.5)
 			continue;
 		line(f, px, p->bottom, px, p->bottom + 4, "#444", "");
+		if (!fmt)
+			continue;
 		fmt(t[i], buf, sizeof(buf));
 		try_text(f, px, p->bottom + 16, "middle", SMALL, "#222", buf);
 	}
@@ -497,20 +511,38 @@ static void align_points(struct fig *f, const struct panel *p,
 			  pos(&p->y, ys[i]), color);
 }
 
+/* Every power of two labelled, or every second, fourth...: a regular
+ * stride that leaves room for the widest label ("512KiB"). */
+static unsigned size_label_stride(const struct panel *p)
+{
+	double per_doubling = (pos(&p->x, 2 * p->x.lo) - pos(&p->x, p->x.lo));
+	double need = 6 * SMALL * SVG_CHAR_WIDTH_EM + LABEL_GAP + 2;
+	unsigned stride = 1;
+
+	while (stride < 64 && stride * per_doubling < need)
+		stride *= 2;
+	return stride;
+}
+
 static void size_ticks(struct fig *f, const struct panel *p,
 		       const struct align_result *r)
 {
-	double t[ALIGN_MAX_ROWS];
-	size_t n = 0;
+	double labelled[ALIGN_MAX_ROWS], marked[ALIGN_MAX_ROWS];
+	unsigned stride = size_label_stride(p);
+	size_t nl = 0, nm = 0;
 
-	/* 2^n labels first; 3*2^n ones only where they fit between */
-	for (int pass = 0; pass < 2; pass++) {
-		n = 0;
-		for (size_t i = 0; i < r->nrows; i++)
-			if (is_power_of_two(r->rows[i].align_bytes) == (pass == 0))
-				t[n++] = (double)r->rows[i].align_bytes;
-		x_ticks(f, p, t, n, fmt_bytes);
+	/* labels on a regular stride of powers of two; tick marks at every
+	 * tested size, 3*2^n included */
+	for (size_t i = 0; i < r->nrows; i++) {
+		uint64_t b = r->rows[i].align_bytes;
+
+		if (is_power_of_two(b) && __builtin_ctzll(b) % stride == 0)
+			labelled[nl++] = (double)b;
+		else
+			marked[nm++] = (double)b;
 	}
+	x_ticks(f, p, labelled, nl, fmt_bytes);
+	x_ticks(f, p, marked, nm, NULL);
 }
 
 static void verdict_text(char *buf, size_t len, const char *what, uint64_t bytes,
