@@ -364,12 +364,9 @@ Suite *svg_suite(void)
 {
 	Suite *s = suite_create("svg");
 	TCase *tc = tcase_create("layout");
-	size_t n = 0;
 
-	while (sim_profiles[n].name[0])
-		n++;
 	tcase_set_timeout(tc, 120);
-	tcase_add_loop_test(tc, test_every_card, 0, (int)n);
+	tcase_add_loop_test(tc, test_every_card, 0, (int)tu_sim_profile_count());
 	tcase_add_loop_test(tc, test_random_geometry, 0, 60);
 	tcase_add_test(tc, test_checker_catches);
 	if (system("command -v rsvg-convert >/dev/null 2>&1") == 0)

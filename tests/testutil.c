@@ -15,6 +15,7 @@
 #include <sched.h>
 
 #include "dev.h"
+#include "sim.h"
 #include "stats.h"
 #include "testutil.h"
 
@@ -374,4 +375,13 @@ struct fp_dev *tu_policy_spy(struct fp_dev *inner, const char *path,
 	if (d == NULL)
 		free(s);
 	return d;
+}
+
+size_t tu_sim_profile_count(void)
+{
+	size_t n = 0;
+
+	while (sim_profiles[n].name[0])
+		n++;
+	return n;
 }

@@ -88,4 +88,7 @@ struct fp_dev;
 struct fp_dev *tu_policy_spy(struct fp_dev *inner, const char *path,
 			     struct tu_policy_counts *counts);
 
+/* Number of built-in simulated cards (sim_profiles). */
+size_t tu_sim_profile_count(void);
+
 #endif
