@@ -285,6 +285,9 @@ static int measure_round(struct align_state *st)
 		order[i - 1] = order[j];
 		order[j] = t;
 	}
+	/* real-time priority for the reads only, not for the estimates
+	 * between rounds */
+	fp_dev_rt_enter(st->dev);
 	for (i = 0; i < total && !ret; i++) {
 		struct align_group *g = &st->groups[order[i] >> 8];
 		unsigned p = (order[i] & 0xff) / KIND_COUNT;
@@ -296,6 +299,7 @@ static int measure_round(struct align_state *st)
 		if (!ret)
 			sample_slot(st, g, p, kind)[g->reps[p]] = (double)ns;
 	}
+	fp_dev_rt_leave(st->dev);
 	free(order);
 	if (ret)
 		return ret;

@@ -292,6 +292,9 @@ static int benchio_phase(struct benchio_ctx *c, enum benchio_workload w,
 	int rc = 0;
 
 	c->nsamples = 0;
+	/* real-time priority for measured windows only, not the warm-up */
+	if (rep != NULL)
+		fp_dev_rt_enter(c->d);
 	t0 = fp_dev_now_ns(c->d);
 	while (busy < budget_ns && ios < max_ios) {
 		uint64_t off, ns = 0;
@@ -323,6 +326,8 @@ static int benchio_phase(struct benchio_ctx *c, enum benchio_workload w,
 		}
 	}
 	t1 = fp_dev_now_ns(c->d);
+	if (rep != NULL)
+		fp_dev_rt_leave(c->d);
 	c->r->elapsed_ns += busy;
 	if (rc < 0)
 		return rc;

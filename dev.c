@@ -275,14 +275,84 @@ uint64_t fp_dev_bytes_written(const struct fp_dev *d)
 	return d->bytes_written;
 }
 
-bool fp_dev_boost_priority(struct fp_dev *d)
+/* The priority is held per measuring phase (an align round, a bench
+ * window, one analyzer's write sequence), not per I/O: switching costs two
+ * system calls (about 1 us for the pair on a loaded 2-core machine), which
+ * is 1-5% of a 20-100 us request on a fast card, and leaving SCHED_FIFO
+ * invites a reschedule between requests.  Per phase it is noise. */
+static struct {
+	struct fp_dev_rt_policy policy;
+	unsigned depth;			/* enters without their leave */
+	bool held;			/* SCHED_FIFO was granted */
+	bool refusal_told;
+	int saved_policy;
+	struct sched_param saved_param;
+} rt = { .policy = { .allowed = true } };
+
+void fp_dev_rt_configure(const struct fp_dev_rt_policy *p)
+{
+	rt.policy = *p;
+	rt.refusal_told = false;
+}
+
+static bool rt_switch_on(void)
 {
 	struct sched_param sp = { .sched_priority = DEV_RT_PRIORITY };
 
-	/* Virtual time is not disturbed by the scheduler. */
-	if (d == NULL || d->kind == FP_DEV_SIM)
+	rt.saved_policy = sched_getscheduler(0);
+	if (rt.saved_policy < 0 || sched_getparam(0, &rt.saved_param) != 0)
 		return false;
 	return sched_setscheduler(0, SCHED_FIFO, &sp) == 0;
+}
+
+static void rt_switch_off(void)
+{
+	sched_setscheduler(0, rt.saved_policy, &rt.saved_param);
+}
+
+void fp_dev_rt_enter(struct fp_dev *d)
+{
+	if (d == NULL || d->kind == FP_DEV_SIM || !rt.policy.allowed)
+		return;
+	if (rt.depth++ > 0)
+		return;
+	rt.held = rt_switch_on();
+	if (!rt.held && !rt.refusal_told && rt.policy.refused != NULL)
+		rt.policy.refused(rt.policy.arg);
+	rt.refusal_told |= !rt.held;
+}
+
+void fp_dev_rt_leave(struct fp_dev *d)
+{
+	if (d == NULL || d->kind == FP_DEV_SIM || !rt.policy.allowed ||
+	    rt.depth == 0)
+		return;
+	if (--rt.depth > 0)
+		return;
+	if (rt.held)
+		rt_switch_off();
+	rt.held = false;
+}
+
+bool fp_dev_rt_suspend(void)
+{
+	bool was = rt.held;
+
+	if (was)
+		rt_switch_off();
+	rt.held = false;
+	return was;
+}
+
+void fp_dev_rt_resume(bool was_held)
+{
+	if (was_held)
+		rt.held = rt_switch_on();
+}
+
+bool fp_dev_rt_held(void)
+{
+	return rt.held;
 }
 
 /* ---- the real backend: block devices and regular files ---- */

@@ -109,9 +109,33 @@ uint64_t fp_dev_io_count(const struct fp_dev *d);
 uint64_t fp_dev_io_ns(const struct fp_dev *d);
 uint64_t fp_dev_bytes_written(const struct fp_dev *d);
 
-/* Try to get real-time scheduling to reduce timing noise on real devices
- * (as flashbench does).  Returns true when it was granted; no-op returning
- * false for simulated cards. */
-bool fp_dev_boost_priority(struct fp_dev *d);
+/* Real-time scheduling while timing.  Analyzers hold SCHED_FIFO (priority
+ * 10, as flashbench uses) only around the I/O they time: fp_dev_rt_enter()
+ * before a measuring phase, fp_dev_rt_leave() after it.  Calls nest; the
+ * first enter on a real device switches the process, the matching leave
+ * restores the policy it had before (so nice keeps its effect outside).
+ * Simulated cards never switch (virtual time is not disturbed by the
+ * scheduler).  Nothing happens while the policy forbids it. */
+struct fp_dev_rt_policy {
+	bool allowed;			/* false: --no-realtime */
+	/* Called once, at the first refusal (not root): a notice. */
+	void (*refused)(void *arg);
+	void *arg;
+};
+
+/* Set the policy for the process; the default allows real-time and
+ * notifies nobody. */
+void fp_dev_rt_configure(const struct fp_dev_rt_policy *p);
+void fp_dev_rt_enter(struct fp_dev *d);
+void fp_dev_rt_leave(struct fp_dev *d);
+
+/* Step out of a held priority for work that is not timed (a backup in
+ * the middle of a measurement) and back in.  fp_dev_rt_suspend() returns
+ * what fp_dev_rt_resume() needs. */
+bool fp_dev_rt_suspend(void);
+void fp_dev_rt_resume(bool was_held);
+
+/* true while the process runs at the real-time priority. */
+bool fp_dev_rt_held(void);
 
 #endif

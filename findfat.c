@@ -945,7 +945,9 @@ int findfat_run(struct fp_dev *d, const struct findfat_opts *o,
 		goto out;
 	}
 	memset(c->buf, FINDFAT_FILL, r->erase_size_bytes);
+	fp_dev_rt_enter(d);	/* writing and timing, with little in between */
 	ret = o->mode == FINDFAT_MANUAL ? run_manual(c) : run_auto(c);
+	fp_dev_rt_leave(d);
 out:
 	r->bytes_written = fp_dev_bytes_written(d) - written0;
 	free(c->buf);

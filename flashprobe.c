@@ -70,7 +70,7 @@ struct cli {
 	enum fp_command command;
 	bool flashbench_form;		/* invoked as -a, -O or -f */
 	const char *device;
-	bool json, flashbench, quiet, quick, read_only;
+	bool json, flashbench, quiet, quick, read_only, no_realtime;
 	const char *svg;
 	bool write, destructive, yes, force, manual, random;
 	const char *journal;
@@ -161,11 +161,14 @@ static void usage(FILE *out)
 	      "      --fat-area=SIZE   advise, check: the FAT area at the start of the card\n"
 	      "      --size=SIZE       advise: the partition size (default: the device)\n"
 	      "      --label=dos|gpt   advise: the partition table (default: dos up to 2TiB)\n"
+	      "      --no-realtime     never raise to real-time priority (by default\n"
+	      "                        SCHED_FIFO 10 while timing I/O, when root)\n"
 	      "\n"
 	      "Output:\n"
 	      "  -j, --json            one JSON document on stdout\n"
 	      "      --flashbench      only flashbench's table\n"
-	      "      --svg=FILE        probe: a chart of the evidence\n"
+	      "      --svg=FILE        a chart of the evidence (FILE - : standard\n"
+	      "                        output, the report then goes to stderr)\n"
 	      "  -q, --quiet           no progress or notes on stderr\n"
 	      "  -h, --help            this help\n"
 	      "  -V, --version         the version\n"
@@ -265,7 +268,7 @@ enum {
 	OPT_OFFSET, OPT_FAT_NR, OPT_MANUAL, OPT_WRITE, OPT_DESTRUCTIVE,
 	OPT_JOURNAL, OPT_FORCE, OPT_SVG, OPT_QUICK, OPT_READ_ONLY, OPT_RUNTIME,
 	OPT_WARMUP, OPT_REPEAT, OPT_WORKLOAD, OPT_SIZE, OPT_CACHE_SIZE,
-	OPT_PAGE, OPT_FAT_AREA, OPT_LABEL,
+	OPT_PAGE, OPT_FAT_AREA, OPT_LABEL, OPT_NO_REALTIME,
 };
 
 static const struct option longopts[] = {
@@ -300,6 +303,7 @@ static const struct option longopts[] = {
 	{ "page", required_argument, NULL, OPT_PAGE },
 	{ "fat-area", required_argument, NULL, OPT_FAT_AREA },
 	{ "label", required_argument, NULL, OPT_LABEL },
+	{ "no-realtime", no_argument, NULL, OPT_NO_REALTIME },
 	{ "json", no_argument, NULL, 'j' },
 	{ "flashbench", no_argument, NULL, OPT_FLASHBENCH },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -353,6 +357,7 @@ static int parse_option(struct cli *c, int opt, const char *arg, char **argv)
 	case OPT_SVG: c->svg = arg; return FP_EXIT_OK;
 	case OPT_QUICK: c->quick = true; return FP_EXIT_OK;
 	case OPT_READ_ONLY: c->read_only = true; return FP_EXIT_OK;
+	case OPT_NO_REALTIME: c->no_realtime = true; return FP_EXIT_OK;
 	case OPT_WORKLOAD: c->workloads = arg; return FP_EXIT_OK;
 	case OPT_SIZE:
 		return parse_size_option("size", arg, &c->size_bytes);
@@ -420,6 +425,55 @@ static int check_paths(const struct cli *c)
 	return ret;
 }
 
+/* A chart path that cannot be written is refused before anything is
+ * measured. */
+static int check_svg_path(const char *path)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	struct stat st;
+
+	if (!*path)
+		return usage_error("%s", "--svg needs a file name (or - for standard output)");
+	if (stat(path, &st) == 0) {
+		if (!S_ISREG(st.st_mode))
+			return usage_error("--svg '%s' is not a regular file", path);
+		if (access(path, W_OK))
+			return usage_error("--svg '%s' is not writable", path);
+		return FP_EXIT_OK;
+	}
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) + 1 : 1,
+		 slash ? path : ".");
+	if (access(dir, W_OK))
+		return usage_error("--svg '%s': its directory does not exist or is "
+				   "not writable", path);
+	return FP_EXIT_OK;
+}
+
+/* The commands that draw their evidence. */
+static bool draws_chart(enum fp_command cmd)
+{
+	return cmd == CMD_ALIGN || cmd == CMD_OPEN_AU || cmd == CMD_FIND_FAT ||
+	       cmd == CMD_PROBE || cmd == CMD_BENCH;
+}
+
+/* Before anything is opened: a command that draws, a file that is not the
+ * device under test (or on it) and that can be written. */
+static int check_svg(const struct cli *c)
+{
+	char err[512] = "";
+
+	if (!draws_chart(c->command))
+		return usage_error("%s applies only to commands that measure and draw "
+				   "(align, open-au, find-fat, probe, bench)", "--svg");
+	if (!strcmp(c->svg, "-"))
+		return c->json ? usage_error("%s: both want standard output",
+					     "--json and --svg=-") : FP_EXIT_OK;
+	if (c->device && safety_check_output("--svg", c->svg, c->device, err, sizeof(err)))
+		return fail(FP_EXIT_USAGE, "%s", err);
+	return check_svg_path(c->svg);
+}
+
 static int check_combinations(const struct cli *c)
 {
 	if (c->json && c->flashbench)
@@ -445,7 +499,11 @@ static int check_combinations(const struct cli *c)
 		return usage_error("%s only apply to advise and check", "--page and --fat-area");
 	if (c->label != ADVICE_LABEL_AUTO && c->command != CMD_ADVISE)
 		return usage_error("%s only applies to advise", "--label");
-	return check_paths(c);
+	if (c->svg && !c->svg[0])
+		return usage_error("%s", "--svg needs a file name (or - for standard output)");
+	if (check_paths(c))
+		return FP_EXIT_USAGE;
+	return c->svg ? check_svg(c) : FP_EXIT_OK;
 }
 
 static bool is_simulated(const char *device)
@@ -612,10 +670,6 @@ static int open_session(const struct cli *c, const char *test, bool writes,
 
 	if (ret)
 		return fail(status_for_error(ret, writes), "%s", err[0] ? err : strerror(-ret));
-	if (s->dev && fp_dev_kind(s->dev) != FP_DEV_SIM && !fp_dev_boost_priority(s->dev) &&
-	    !c->quiet)
-		fprintf(stderr, "flashprobe: no real-time priority (needs root): "
-			"timings may be noisier\n");
 	return FP_EXIT_OK;
 }
 
@@ -672,6 +726,36 @@ static int test_failed(const char *test, const struct cli *c, int ret,
 		return FP_EXIT_FAILURE;
 	return fail(FP_EXIT_FAILURE, "%s failed on '%s': %s", test, c->device,
 		    err && err[0] ? err : strerror(-ret));
+}
+
+/* --svg=-: standard output carries the chart alone; what the commands
+ * print there (the report) goes to standard error instead. */
+static FILE *svg_stdout;
+
+static int claim_stdout_for_svg(void)
+{
+	int fd = dup(STDOUT_FILENO);
+
+	fflush(stdout);
+	if (fd < 0 || !(svg_stdout = fdopen(fd, "w")) ||
+	    dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+		return fail(FP_EXIT_FAILURE, "cannot set up --svg=-: %s", strerror(errno));
+	return FP_EXIT_OK;
+}
+
+/* The chart of what ran, when --svg asked for one. */
+static int write_svg(const struct cli *c, const struct svg_evidence *e)
+{
+	bool to_stdout = !strcmp(c->svg, "-");
+	FILE *f = to_stdout ? svg_stdout : fopen(c->svg, "w");
+	int ret;
+
+	if (!f)
+		return fail(FP_EXIT_FAILURE, "cannot write '%s': %s", c->svg, strerror(errno));
+	ret = svg_write(f, e);
+	if (fclose(f) || ret)
+		return fail(FP_EXIT_FAILURE, "cannot write '%s'", c->svg);
+	return FP_EXIT_OK;
 }
 
 static void begin_json(struct json_writer *w, struct fp_dev *d)
@@ -749,6 +833,8 @@ static int run_align(const struct cli *c)
 	ret = finish_session(&s, ret ? align_error(c, ret) : FP_EXIT_OK);
 	if (!ret)
 		print_align(c, s.dev, r);
+	if (!ret && c->svg)
+		ret = write_svg(c, &(struct svg_evidence){ .title = c->device, .align = r });
 	free(r);
 	return close_session(&s, ret);
 }
@@ -880,6 +966,8 @@ out:
 	ret = finish_session(&s, ret);
 	if (!ret)
 		print_open_au(c, s.dev, r);
+	if (!ret && c->svg)
+		ret = write_svg(c, &(struct svg_evidence){ .title = c->device, .openau = r });
 	free(r);
 	return close_session(&s, ret);
 }
@@ -946,6 +1034,8 @@ out:
 	ret = finish_session(&s, ret);
 	if (!ret)
 		print_find_fat(c, s.dev, r);
+	if (!ret && c->svg)
+		ret = write_svg(c, &(struct svg_evidence){ .title = c->device, .findfat = r });
 	free(r);
 	return close_session(&s, ret);
 }
@@ -1032,20 +1122,6 @@ static int protect_area(void *arg, const char *test, uint64_t start,
 	return ret;
 }
 
-static int write_svg(const char *path, const struct probe_result *r,
-		     const char *title)
-{
-	FILE *f = fopen(path, "w");
-	int ret;
-
-	if (!f)
-		return fail(FP_EXIT_FAILURE, "cannot write '%s': %s", path, strerror(errno));
-	ret = svg_write(f, &r->align, r->openau_done ? &r->openau : NULL, title);
-	if (fclose(f) || ret)
-		return fail(FP_EXIT_FAILURE, "cannot write '%s'", path);
-	return FP_EXIT_OK;
-}
-
 static void print_probe(const struct cli *c, struct fp_dev *d,
 			const struct probe_result *r)
 {
@@ -1062,17 +1138,6 @@ static void print_probe(const struct cli *c, struct fp_dev *d,
 	}
 }
 
-/* An output file the run writes must not be the device under test: it
- * is checked before anything is opened (exit 2). */
-static int check_output(const struct cli *c, const char *option, const char *path)
-{
-	char err[512] = "";
-
-	if (path && safety_check_output(option, path, c->spec, err, sizeof(err)))
-		return fail(FP_EXIT_USAGE, "%s", err);
-	return FP_EXIT_OK;
-}
-
 /* The whole job.  Write tests run when allowed: --write, --destructive,
  * or a simulated card (nothing to lose); else only the read-only part. */
 static int run_probe(const struct cli *c)
@@ -1085,10 +1150,6 @@ static int run_probe(const struct cli *c)
 
 	if (!r)
 		return fail(FP_EXIT_FAILURE, "out of memory");
-	if ((ret = check_output(c, "--svg", c->svg))) {
-		free(r);
-		return ret;
-	}
 	ret = open_session(c, "probe", writes, &s);
 	if (ret) {
 		free(r);
@@ -1114,7 +1175,10 @@ static int run_probe(const struct cli *c)
 	if (!ret)
 		print_probe(c, s.dev, r);
 	if (!ret && c->svg)	/* after the restore, like the report */
-		ret = write_svg(c->svg, r, c->device);
+		ret = write_svg(c, &(struct svg_evidence){
+			.title = c->device, .align = &r->align,
+			.openau = r->openau_done ? &r->openau : NULL,
+			.findfat = r->findfat_done ? &r->fat : NULL });
 	free(r);
 	return close_session(&s, ret);
 }
@@ -1197,6 +1261,8 @@ static int run_bench(const struct cli *c)
 		report_device_text(stdout, s.dev);
 		report_bench_text(stdout, r);
 	}
+	if (!ret && c->svg)
+		ret = write_svg(c, &(struct svg_evidence){ .title = c->device, .bench = r });
 	free(r);
 	return close_session(&s, ret);
 }
@@ -1460,6 +1526,27 @@ static int run_command(const struct cli *c)
 	}
 }
 
+/* Told when the first measurement starts, so that bad input is refused
+ * before it. */
+static void realtime_refused(void *arg)
+{
+	(void)arg;
+	fprintf(stderr, "flashprobe: no real-time priority (needs root; "
+		"--no-realtime silences this): timings may be noisier\n");
+}
+
+/* Real-time priority while timing unless --no-realtime; the notice of a
+ * refusal unless -q. */
+static void configure_realtime(const struct cli *c)
+{
+	struct fp_dev_rt_policy p = {
+		.allowed = !c->no_realtime,
+		.refused = c->quiet ? NULL : realtime_refused,
+	};
+
+	fp_dev_rt_configure(&p);
+}
+
 int main(int argc, char **argv)
 {
 	struct cli c = { 0 };
@@ -1467,5 +1554,8 @@ int main(int argc, char **argv)
 
 	if (ret)
 		return ret;
+	if (c.svg && !strcmp(c.svg, "-") && (ret = claim_stdout_for_svg()))
+		return ret;
+	configure_realtime(&c);
 	return report_status(run_command(&c));
 }

@@ -522,10 +522,15 @@ static int save_missing(struct journal *j, uint64_t start, uint64_t end,
 {
 	uint64_t t0 = fp_dev_now_ns(j->inner), gs, ge, t1;
 	int rc = 0, crc;
+	bool rt_held = false;
 
 	cut_torn_tail(j);
 	if (j->torn)
 		return -EIO;
+	/* A backup is not timed: no real-time priority for it.  Most writes
+	 * find their block saved already and switch nothing. */
+	if (spans_gap(j, start, end, &gs, &ge))
+		rt_held = fp_dev_rt_suspend();
 	if (!j->fingerprinted)
 		take_fingerprint(j, start, end);
 	while (rc == 0 && spans_gap(j, start, end, &gs, &ge))
@@ -545,6 +550,7 @@ static int save_missing(struct journal *j, uint64_t start, uint64_t end,
 		if (rc == 0)
 			rc = -EIO;
 	}
+	fp_dev_rt_resume(rt_held);
 	t1 = fp_dev_now_ns(j->inner);
 	j->hidden_ns += t1 > t0 ? t1 - t0 : 0;
 	return rc;

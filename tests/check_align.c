@@ -1,6 +1,8 @@
 /* check_align.c - the alignment analyzer on simulated cards of many
  * geometries, speeds and noise levels. */
 #include <errno.h>
+#include <sched.h>
+#include <unistd.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +13,7 @@
 #include "sim.h"
 #include "stats.h"
 #include "tests.h"
+#include "testutil.h"
 
 #define GENERATED_CASES 100
 #define CONFIDENT 0.8
@@ -424,6 +427,31 @@ START_TEST(test_rejects_bad_blocksize)
 }
 END_TEST
 
+/* As root, on a device that counts as real: every timed read runs at
+ * real-time priority, and the process is back to normal afterwards. */
+START_TEST(test_realtime_only_while_reading)
+{
+	struct tu_policy_counts n = { 0 };
+	struct fp_dev_rt_policy rt = { .allowed = true };
+	struct align_result *r = malloc(sizeof(*r));
+	struct fp_dev *sim, *d;
+
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(sim_open(sim_profile_find("seed"), &sim), 0);
+	d = tu_policy_spy(sim, "spy-card", &n);
+	ck_assert_ptr_nonnull(d);
+	fp_dev_rt_configure(&rt);
+	ck_assert_int_eq(align_run(d, NULL, r), 0);
+	ck_assert_uint_eq(r->erase_size_bytes, sim_profile_find("seed")->erase_bytes);
+	ck_assert_uint_gt(n.reads_rt, 100);
+	ck_assert_uint_eq(n.reads_other, 0);
+	ck_assert_int_eq(sched_getscheduler(0), SCHED_OTHER);
+	ck_assert(!fp_dev_rt_held());
+	fp_dev_close(d);
+	free(r);
+}
+END_TEST
+
 Suite *align_suite(void)
 {
 	Suite *s = suite_create("align");
@@ -452,6 +480,10 @@ Suite *align_suite(void)
 	tcase_add_test(props, test_read_budget);
 	tcase_add_test(props, test_io_error_is_returned);
 	tcase_add_test(props, test_rejects_bad_blocksize);
+	if (geteuid() == 0)
+		tcase_add_test(props, test_realtime_only_while_reading);
+	else
+		tu_skip("align/real-time priority only while reading", "needs root");
 	suite_add_tcase(s, props);
 	return s;
 }

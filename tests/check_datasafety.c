@@ -494,6 +494,10 @@ static const char *const output_cases[][MAX_ARGS] = {
 	{ "probe", "--svg=@LINK", "@IMG", NULL },
 	{ "probe", "--svg=@HARD", "@IMG", NULL },
 	{ "probe", "--write", "--quick", "--erasesize=1M", "--svg=@IMG", "@IMG", NULL },
+	/* every command that draws a chart, not only probe */
+	{ "align", "--svg=@IMG", "@IMG", NULL },
+	{ "open-au", "--write", "--erasesize=1M", "--svg=@LINK", "@IMG", NULL },
+	{ "bench", "--write", "--svg=@HARD", "@IMG", NULL },
 	{ "open-au", "--write", "--erasesize=1M", "--journal=@IMG", "@IMG", NULL },
 	{ "open-au", "--write", "--erasesize=1M", "--journal=@HARD", "@IMG", NULL },
 };

@@ -15,11 +15,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tests.h"
+#include "testutil.h"
 #include "dev.h"
 
 #define DEV_TMPFS_MAGIC 0x01021994	/* linux/magic.h TMPFS_MAGIC */
@@ -643,7 +647,9 @@ START_TEST(test_fake_accessors)
 	ck_assert_ptr_eq(fp_dev_priv(d), &f);
 	ck_assert_uint_eq(fp_dev_size_bytes(d), 8192);
 	ck_assert_uint_eq(fp_dev_sector_bytes(d), 512);
-	ck_assert(!fp_dev_boost_priority(d));	/* virtual time: no-op */
+	fp_dev_rt_enter(d);	/* virtual time: no real-time priority */
+	ck_assert(!fp_dev_rt_held());
+	fp_dev_rt_leave(d);
 	ck_assert_int_eq(fp_dev_set_write_area(d, 0, 8193), -EINVAL);
 	fp_dev_close(d);
 
@@ -685,6 +691,109 @@ START_TEST(test_alloc_buf)
 }
 END_TEST
 
+/* ---- real-time priority: held only between enter and leave ---- */
+
+static unsigned refusals;
+
+static void count_refusal(void *arg)
+{
+	(void)arg;
+	refusals++;
+}
+
+static void rt_policy(bool allowed)
+{
+	struct fp_dev_rt_policy p = { .allowed = allowed,
+				      .refused = count_refusal };
+
+	refusals = 0;
+	fp_dev_rt_configure(&p);
+}
+
+/* As root: SCHED_FIFO from the first enter to the last leave, the old
+ * policy again after it, and none of it for a simulated card. */
+START_TEST(test_rt_scope)
+{
+	struct fake f, g;
+	struct fp_dev *d = fake_dev(&f, FP_DEV_FILE);
+	struct fp_dev *sim = fake_dev(&g, FP_DEV_SIM);
+
+	rt_policy(true);
+	ck_assert_int_eq(sched_getscheduler(0), SCHED_OTHER);
+	fp_dev_rt_enter(sim);
+	ck_assert_int_eq(sched_getscheduler(0), SCHED_OTHER);
+	fp_dev_rt_leave(sim);
+	fp_dev_rt_enter(d);
+	ck_assert_int_eq(sched_getscheduler(0), SCHED_FIFO);
+	ck_assert(fp_dev_rt_held());
+	fp_dev_rt_enter(d);	/* nested: still held after the inner leave */
+	fp_dev_rt_leave(d);
+	ck_assert_int_eq(sched_getscheduler(0), SCHED_FIFO);
+	/* a backup in the middle steps out and back in */
+	ck_assert(fp_dev_rt_suspend());
+	ck_assert_int_eq(sched_getscheduler(0), SCHED_OTHER);
+	fp_dev_rt_resume(true);
+	ck_assert_int_eq(sched_getscheduler(0), SCHED_FIFO);
+	fp_dev_rt_leave(d);
+	ck_assert_int_eq(sched_getscheduler(0), SCHED_OTHER);
+	ck_assert(!fp_dev_rt_held());
+	ck_assert(!fp_dev_rt_suspend());	/* nothing held: nothing to resume */
+	fp_dev_rt_leave(d);			/* unbalanced: harmless */
+	ck_assert_int_eq(sched_getscheduler(0), SCHED_OTHER);
+	ck_assert_uint_eq(refusals, 0);
+	fp_dev_close(d);
+	fp_dev_close(sim);
+}
+END_TEST
+
+/* --no-realtime: never switched, nothing told. */
+START_TEST(test_rt_not_allowed)
+{
+	struct fake f;
+	struct fp_dev *d = fake_dev(&f, FP_DEV_FILE);
+
+	rt_policy(false);
+	fp_dev_rt_enter(d);
+	ck_assert(!fp_dev_rt_held());
+	ck_assert_int_ne(sched_getscheduler(0), SCHED_FIFO);
+	fp_dev_rt_leave(d);
+	ck_assert_uint_eq(refusals, 0);
+	rt_policy(true);
+	fp_dev_close(d);
+}
+END_TEST
+
+/* Without the privilege (as root: in a child that gave it up) the
+ * refusal is told once, however many phases ask. */
+START_TEST(test_rt_refused_told_once)
+{
+	pid_t pid = fork();
+	int st = 0;
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct rlimit no_rt = { 0, 0 };
+		struct fake f;
+		struct fp_dev *d;
+
+		if (setrlimit(RLIMIT_RTPRIO, &no_rt) != 0 ||
+		    (geteuid() == 0 && setuid(65534) != 0))
+			_exit(10);
+		d = fake_dev(&f, FP_DEV_FILE);
+		rt_policy(true);
+		for (int i = 0; i < 3; i++) {
+			fp_dev_rt_enter(d);
+			if (fp_dev_rt_held() || sched_getscheduler(0) == SCHED_FIFO)
+				_exit(11);
+			fp_dev_rt_leave(d);
+		}
+		_exit(refusals == 1 ? 0 : 12);
+	}
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
+}
+END_TEST
+
 Suite *dev_suite(void)
 {
 	Suite *s = suite_create("dev");
@@ -695,6 +804,13 @@ Suite *dev_suite(void)
 	tcase_add_test(tc, test_fake_failure_no_time);
 	tcase_add_test(tc, test_fake_accessors);
 	tcase_add_test(tc, test_alloc_buf);
+	tcase_add_test(tc, test_rt_not_allowed);
+	tcase_add_test(tc, test_rt_refused_told_once);
+	if (geteuid() == 0)
+		tcase_add_test(tc, test_rt_scope);
+	else
+		tu_skip("dev/realtime: SCHED_FIFO held only while timing",
+			"needs root");
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("file");

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1408,6 +1409,45 @@ START_TEST(test_loop_roundtrip)
 }
 END_TEST
 
+/* As root: a backup made on the fly, in the middle of a measured write
+ * sequence at real-time priority, reads the device at normal priority;
+ * the measured write keeps it, and the restore after the test runs
+ * without it. */
+START_TEST(test_backup_not_realtime)
+{
+	struct tu_policy_counts n = { 0 };
+	struct fp_dev_rt_policy rt = { .allowed = true };
+	struct journal_restore_report rep;
+	char path[PATH_MAX], err[512] = "";
+	char *img = bf_image_in(test_dir, MIB, 3);	/* only its name */
+	struct fp_dev *d = tu_policy_spy(sim_with(QUIET_SIM, 7), img, &n), *jd;
+	unsigned char *buf = fp_dev_alloc_buf(64 * 1024);
+
+	ck_assert(img != NULL && d != NULL && buf != NULL);
+	fp_dev_rt_configure(&rt);
+	jpath(path, sizeof(path), "rt-spy.journal");
+	jd = jopen(d, path);
+	ck_assert_int_eq(fp_dev_set_write_area(jd, AREA_START, AREA_END), 0);
+	fp_dev_rt_enter(jd);
+	ck_assert_int_eq(fp_dev_write_timed(jd, buf, 64 * 1024, AREA_START, NULL), 0);
+	ck_assert_int_eq(sched_getscheduler(0), SCHED_FIFO);
+	fp_dev_rt_leave(jd);
+	ck_assert_int_eq(sched_getscheduler(0), SCHED_OTHER);
+	ck_assert_uint_gt(n.reads_other, 0);	/* the backup */
+	ck_assert_uint_eq(n.reads_rt, 0);
+	ck_assert_uint_eq(n.writes_rt, 1);	/* the measured write */
+	ck_assert_uint_eq(n.writes_other, 0);
+	ck_assert_msg(journal_finish(jd, 0, NULL, NULL, &rep, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_gt(n.writes_other, 0);	/* the restore */
+	ck_assert_uint_eq(n.writes_rt, 1);
+	ck_assert_uint_eq(n.reads_rt, 0);
+	fp_dev_close(jd);
+	fp_dev_close(d);
+	free(buf);
+	free(img);
+}
+END_TEST
+
 /* A loop-device case with its own private directory and scene. */
 static void add_scene(Suite *s, const char *name, void (*setup)(void),
 		      const TTest *test)
@@ -1458,6 +1498,10 @@ Suite *journal_suite(void)
 	tcase_add_test(tc, test_journal_is_not_the_image);
 	tcase_add_test(tc, test_journal_in_memory_refused);
 	tcase_add_test(tc, test_lost_journal_reported);
+	if (geteuid() == 0)
+		tcase_add_test(tc, test_backup_not_realtime);
+	else
+		tu_skip("journal/backups run without real-time priority", "needs root");
 	suite_add_tcase(s, tc);
 	if (why != NULL) {
 		tu_skip("journal/loop devices: ext4 round trip, journal on a "

@@ -1,6 +1,6 @@
 /* check_probe.c - the whole probe on every built-in simulated card: the
  * geometry equals the card's truth, the advice follows from it, the JSON
- * and the SVG parse. */
+ * parses (the SVG: check_svg.c). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +12,6 @@
 #include "probe.h"
 #include "report_probe.h"
 #include "sim.h"
-#include "svg.h"
 #include "testutil.h"
 #include "tests.h"
 #include "xmlcheck.h"
@@ -243,29 +242,6 @@ START_TEST(test_probe_json)
 }
 END_TEST
 
-START_TEST(test_probe_svg)
-{
-	struct fp_dev *d;
-	struct probe_result *r = probe_card(sim_profile_find("np2-6m"), true, &d);
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	struct xml_stats st;
-
-	ck_assert_int_eq(svg_write(f, &r->align, &r->openau, "sim:np2-6m <&> test"), 0);
-	fclose(f);
-	ck_assert_msg(xml_check(buf, "circle", &st), "the SVG is not well-formed XML");
-	ck_assert_str_eq(st.root, "svg");
-	/* one point per alignment row and per open-AU trial */
-	ck_assert_uint_eq(st.named, r->align.nrows + r->openau.ntrials);
-	ck_assert_ptr_nonnull(strstr(buf, "erase block 6MiB"));
-	ck_assert_ptr_nonnull(strstr(buf, "page 16KiB"));
-	free(buf);
-	fp_dev_close(d);
-	free(r);
-}
-END_TEST
-
 /* The checker itself rejects broken documents (else the SVG test proves
  * nothing). */
 START_TEST(test_xml_checker_rejects)
@@ -320,7 +296,6 @@ Suite *probe_suite(void)
 	tcase_add_test(tc, test_probe_read_only);
 	tcase_add_test(tc, test_probe_skips_writes_without_erase_size);
 	tcase_add_test(tc, test_probe_json);
-	tcase_add_test(tc, test_probe_svg);
 	tcase_add_test(tc, test_xml_checker_rejects);
 	tcase_add_test(tc, test_demo_report);
 	suite_add_tcase(s, tc);

@@ -25,5 +25,6 @@ Suite *sysinfo_suite(void);
 Suite *stability_suite(void);
 Suite *datasafety_suite(void);
 Suite *capacity_suite(void);
+Suite *svg_suite(void);
 
 #endif

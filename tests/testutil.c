@@ -14,6 +14,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sched.h>
+
+#include "dev.h"
+#include "sim.h"
 #include "stats.h"
 #include "testutil.h"
 
@@ -436,4 +440,79 @@ int tu_copy_sparse(const char *src, const char *dst, uint64_t off)
 	if (out >= 0)
 		close(out);
 	return ret;
+}
+
+struct policy_spy {
+	struct fp_dev *inner;
+	struct tu_policy_counts *counts;
+};
+
+static void count_policy(unsigned *rt, unsigned *other)
+{
+	if (sched_getscheduler(0) == SCHED_FIFO)
+		(*rt)++;
+	else
+		(*other)++;
+}
+
+static int spy_pread(void *priv, void *buf, size_t len, uint64_t off)
+{
+	struct policy_spy *s = priv;
+
+	count_policy(&s->counts->reads_rt, &s->counts->reads_other);
+	return fp_dev_ops_of(s->inner)->pread(fp_dev_priv(s->inner), buf, len, off);
+}
+
+static int spy_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
+{
+	struct policy_spy *s = priv;
+
+	count_policy(&s->counts->writes_rt, &s->counts->writes_other);
+	return fp_dev_ops_of(s->inner)->pwrite(fp_dev_priv(s->inner), buf, len, off);
+}
+
+static uint64_t spy_now_ns(void *priv)
+{
+	return fp_dev_now_ns(((struct policy_spy *)priv)->inner);
+}
+
+static void spy_close(void *priv)
+{
+	struct policy_spy *s = priv;
+
+	fp_dev_close(s->inner);
+	free(s);
+}
+
+static const struct fp_dev_ops policy_spy_ops = {
+	.pread = spy_pread,
+	.pwrite = spy_pwrite,
+	.now_ns = spy_now_ns,
+	.close = spy_close,
+};
+
+struct fp_dev *tu_policy_spy(struct fp_dev *inner, const char *path,
+			     struct tu_policy_counts *counts)
+{
+	struct policy_spy *s = malloc(sizeof(*s));
+	struct fp_dev *d;
+
+	if (s == NULL)
+		return NULL;
+	s->inner = inner;
+	s->counts = counts;
+	d = fp_dev_create(&policy_spy_ops, s, FP_DEV_FILE, path,
+			  fp_dev_size_bytes(inner), fp_dev_sector_bytes(inner));
+	if (d == NULL)
+		free(s);
+	return d;
+}
+
+size_t tu_sim_profile_count(void)
+{
+	size_t n = 0;
+
+	while (sim_profiles[n].name[0])
+		n++;
+	return n;
 }

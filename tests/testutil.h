@@ -98,4 +98,22 @@ int tu_write_at(const char *path, uint64_t off, const void *buf, size_t len);
 /* Copy the data of src (not its holes) into dst at off; 0 or -EIO. */
 int tu_copy_sparse(const char *src, const char *dst, uint64_t off);
 
+/* How many I/O calls ran at real-time priority (SCHED_FIFO) and how many
+ * did not, as seen by a policy spy. */
+struct tu_policy_counts {
+	unsigned reads_rt, reads_other, writes_rt, writes_other;
+};
+
+struct fp_dev;
+
+/* A device that passes every call to inner (a simulated card, closed
+ * with it) but looks like a regular file named path, so that the
+ * real-time rules for real devices apply; each read and write counts the
+ * scheduling policy it ran under into *counts.  NULL on ENOMEM. */
+struct fp_dev *tu_policy_spy(struct fp_dev *inner, const char *path,
+			     struct tu_policy_counts *counts);
+
+/* Number of built-in simulated cards (sim_profiles). */
+size_t tu_sim_profile_count(void);
+
 #endif

@@ -3,6 +3,7 @@
  * declaration). */
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "xmlcheck.h"
@@ -63,7 +64,32 @@ static bool entity(struct xp *x)
 	return *x->p++ == ';';
 }
 
-static bool attributes(struct xp *x)
+/* The attributes the layout checks need, from <svg> and <text>. */
+static void keep_attribute(struct xp *x, const char *elem, int depth,
+			   const char *name, const char *v, size_t len)
+{
+	struct xml_text *t = x->st->ntexts < XML_MAX_TEXTS ?
+			     &x->st->texts[x->st->ntexts] : NULL;
+	char val[64];
+
+	snprintf(val, sizeof(val), "%.*s", (int)(len < 63 ? len : 63), v);
+	if (depth == 0 && !strcmp(name, "width"))
+		x->st->width = atof(val);
+	else if (depth == 0 && !strcmp(name, "height"))
+		x->st->height = atof(val);
+	if (strcmp(elem, "text") || !t)
+		return;
+	if (!strcmp(name, "x"))
+		t->x = atof(val);
+	else if (!strcmp(name, "y"))
+		t->y = atof(val);
+	else if (!strcmp(name, "font-size"))
+		t->font_size = atof(val);
+	else if (!strcmp(name, "text-anchor"))
+		snprintf(t->anchor, sizeof(t->anchor), "%.15s", val);
+}
+
+static bool attributes(struct xp *x, const char *elem, int depth)
 {
 	char names[32][64];
 	size_t n = 0;
@@ -87,6 +113,8 @@ static bool attributes(struct xp *x)
 		q = *x->p++;
 		if (q != '"' && q != '\'')
 			return false;
+		const char *v = x->p;
+
 		while (*x->p != q) {
 			if (!*x->p || *x->p == '<')
 				return false;
@@ -97,11 +125,28 @@ static bool attributes(struct xp *x)
 				x->p++;
 			}
 		}
+		keep_attribute(x, elem, depth, names[n - 1], v, (size_t)(x->p - v));
 		x->p++;
 	}
 }
 
 static bool element(struct xp *x, int depth);
+
+/* Count a character of a <text> element's content and keep it. */
+static void text_char(struct xp *x, const char *name, const char *from, size_t len)
+{
+	struct xml_text *t;
+	size_t have;
+
+	if (strcmp(name, "text") || x->st->ntexts >= XML_MAX_TEXTS)
+		return;
+	t = &x->st->texts[x->st->ntexts];
+	have = strlen(t->s);
+	if (((unsigned char)*from & 0xc0) != 0x80)
+		t->chars++;
+	if (have + len < sizeof(t->s))
+		memcpy(t->s + have, from, len);
+}
 
 static bool content(struct xp *x, const char *name, int depth)
 {
@@ -126,11 +171,15 @@ static bool content(struct xp *x, const char *name, int depth)
 			if (!element(x, depth + 1))
 				return false;
 		} else if (*x->p == '&') {
+			const char *from = x->p;
+
 			if (!entity(x))
 				return false;
+			text_char(x, name, from, (size_t)(x->p - from));
 		} else if (*x->p == '>') {
 			return false;
 		} else {
+			text_char(x, name, x->p, 1);
 			x->p++;
 		}
 	}
@@ -147,14 +196,18 @@ static bool element(struct xp *x, int depth)
 		x->st->named++;
 	if (depth == 0)
 		snprintf(x->st->root, sizeof(x->st->root), "%s", name);
-	if (!attributes(x))
+	if (!attributes(x, name, depth))
 		return false;
 	if (!strncmp(x->p, "/>", 2)) {
 		x->p += 2;
+		x->st->ntexts += !strcmp(name, "text");
 		return true;
 	}
 	x->p++;
-	return content(x, name, depth);
+	if (!content(x, name, depth))
+		return false;
+	x->st->ntexts += !strcmp(name, "text");
+	return true;
 }
 
 bool xml_check(const char *doc, const char *count_name, struct xml_stats *st)
