@@ -23,5 +23,6 @@ Suite *sysinfo_suite(void);
 Suite *stability_suite(void);
 Suite *datasafety_suite(void);
 Suite *capacity_suite(void);
+Suite *identify_suite(void);
 
 #endif
