@@ -1269,14 +1269,14 @@ static int identify_read(const struct cli *c, struct sysinfo *si)
 	int ret;
 
 	name = name ? name + 1 : c->device;
+	if (c->sysfs_root && (stat(c->sysfs_root, &st) || !S_ISDIR(st.st_mode)))
+		return fail(FP_EXIT_USAGE, "--sysfs-root '%s' is not a directory",
+			    c->sysfs_root);
 	if (is_simulated(c->device)) {
 		if (sim_profile_parse(c->device, &p, err, sizeof(err)))
 			return fail(FP_EXIT_USAGE, "%s", err);
 		ret = sysinfo_read(c->device, "/sys", si);
 	} else if (c->sysfs_root) {
-		if (stat(c->sysfs_root, &st) || !S_ISDIR(st.st_mode))
-			return fail(FP_EXIT_USAGE, "--sysfs-root '%s' is not a directory",
-				    c->sysfs_root);
 		ret = sysinfo_read_name(name, c->sysfs_root, si);
 	} else {
 		ret = sysinfo_read(c->device, "/sys", si);

@@ -528,6 +528,7 @@ static const struct bad_case {
 	{ { "identify", "--sysfs-root", "README.md", "mmcblk0", NULL },
 	  "is not a directory" },
 	{ { "identify", "--sysfs-root=", "mmcblk0", NULL }, "needs a path" },
+	{ { "identify", "--sysfs-root=/nonexistent", "sim:seed", NULL }, "is not a directory" },
 	{ { "identify", "--sysfs-root", "tests/data/sysfs/sd-seed", "mmcblk7", NULL },
 	  "'mmcblk7' is not in the sysfs tree 'tests/data/sysfs/sd-seed'" },
 	{ { "identify", "/nonexistent/flashprobe-dev", NULL }, "cannot identify" },
