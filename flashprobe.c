@@ -30,6 +30,7 @@
 #include "report_capacity.h"
 #include "report_check.h"
 #include "report_findfat.h"
+#include "report_identity.h"
 #include "report_openau.h"
 #include "report_probe.h"
 #include "safety.h"
@@ -64,6 +65,7 @@ enum fp_command {
 	CMD_CAPACITY,
 	CMD_ADVISE,
 	CMD_CHECK,
+	CMD_IDENTIFY,
 };
 
 struct cli {
@@ -83,6 +85,7 @@ struct cli {
 	bool seed_set;
 	uint64_t cache_bytes;		/* --cache-size */
 	bool cache_set;
+	const char *sysfs_root;		/* identify --sysfs-root */
 	char spec[4096];		/* device with the seed folded in */
 	uint64_t page_bytes, fat_area_bytes;	/* advise: known geometry */
 	bool fat_area_set;
@@ -103,6 +106,7 @@ static const struct {
 	{ "capacity", CMD_CAPACITY },
 	{ "advise", CMD_ADVISE },
 	{ "check", CMD_CHECK },
+	{ "identify", CMD_IDENTIFY },
 };
 
 static void usage(FILE *out)
@@ -120,6 +124,8 @@ static void usage(FILE *out)
 	      "  open-au, -O           writes: count the AUs kept open (linear, random)\n"
 	      "  find-fat, -f          writes from sector 0: find the FAT area\n"
 	      "  capacity              writes: is the capacity real (fake-card check)\n"
+	      "  identify              read-only, no timing: what the card and the\n"
+	      "                        kernel say about it, each value with its source\n"
 	      "  bench                 1MiB sequential and 4KiB random speed, latency\n"
 	      "  restore               replay an unfinished journal (JOURNAL or DEVICE)\n"
 	      "  list-sims             the built-in simulated cards and their truth\n"
@@ -169,6 +175,8 @@ static void usage(FILE *out)
 	      "      --flashbench      only flashbench's table\n"
 	      "      --svg=FILE        a chart of the evidence (FILE - : standard\n"
 	      "                        output, the report then goes to stderr)\n"
+	      "      --sysfs-root=DIR  identify: read a copied sysfs tree (tests,\n"
+	      "                        offline analysis); DEVICE is its kernel name\n"
 	      "  -q, --quiet           no progress or notes on stderr\n"
 	      "  -h, --help            this help\n"
 	      "  -V, --version         the version\n"
@@ -268,7 +276,7 @@ enum {
 	OPT_OFFSET, OPT_FAT_NR, OPT_MANUAL, OPT_WRITE, OPT_DESTRUCTIVE,
 	OPT_JOURNAL, OPT_FORCE, OPT_SVG, OPT_QUICK, OPT_READ_ONLY, OPT_RUNTIME,
 	OPT_WARMUP, OPT_REPEAT, OPT_WORKLOAD, OPT_SIZE, OPT_CACHE_SIZE,
-	OPT_PAGE, OPT_FAT_AREA, OPT_LABEL, OPT_NO_REALTIME,
+	OPT_PAGE, OPT_FAT_AREA, OPT_LABEL, OPT_NO_REALTIME, OPT_SYSFS_ROOT,
 };
 
 static const struct option longopts[] = {
@@ -299,6 +307,7 @@ static const struct option longopts[] = {
 	{ "workload", required_argument, NULL, OPT_WORKLOAD },
 	{ "size", required_argument, NULL, OPT_SIZE },
 	{ "cache-size", required_argument, NULL, OPT_CACHE_SIZE },
+	{ "sysfs-root", required_argument, NULL, OPT_SYSFS_ROOT },
 	{ "seed", required_argument, NULL, OPT_SEED },
 	{ "page", required_argument, NULL, OPT_PAGE },
 	{ "fat-area", required_argument, NULL, OPT_FAT_AREA },
@@ -355,6 +364,7 @@ static int parse_option(struct cli *c, int opt, const char *arg, char **argv)
 	case OPT_JOURNAL: c->journal = arg; return FP_EXIT_OK;
 	case OPT_FORCE: c->force = true; return FP_EXIT_OK;
 	case OPT_SVG: c->svg = arg; return FP_EXIT_OK;
+	case OPT_SYSFS_ROOT: c->sysfs_root = arg; return FP_EXIT_OK;
 	case OPT_QUICK: c->quick = true; return FP_EXIT_OK;
 	case OPT_READ_ONLY: c->read_only = true; return FP_EXIT_OK;
 	case OPT_NO_REALTIME: c->no_realtime = true; return FP_EXIT_OK;
@@ -422,6 +432,8 @@ static int check_paths(const struct cli *c)
 		ret = check_path("--journal", c->journal);
 	if (!ret)
 		ret = check_path("--svg", c->svg);
+	if (!ret)
+		ret = check_path("--sysfs-root", c->sysfs_root);
 	return ret;
 }
 
@@ -487,6 +499,8 @@ static int check_combinations(const struct cli *c)
 				   c->device);
 	if (c->open_au_nr && c->command != CMD_OPEN_AU)
 		return usage_error("%s only applies to open-au", "--open-au-nr");
+	if (c->sysfs_root && c->command != CMD_IDENTIFY)
+		return usage_error("%s only applies to identify", "--sysfs-root");
 	if (c->cache_set && c->command != CMD_CAPACITY && c->command != CMD_PROBE)
 		return usage_error("%s only applies to capacity and probe", "--cache-size");
 	if (c->offset_set && c->command != CMD_OPEN_AU && c->command != CMD_BENCH)
@@ -1498,6 +1512,78 @@ static int run_check(const struct cli *c)
 	return ret;
 }
 
+/* Why identify cannot describe DEVICE: bad input (exit 2) in one line. */
+static int identify_error(const struct cli *c, const char *name, int err)
+{
+	if (c->sysfs_root && err == -ENOENT)
+		return fail(FP_EXIT_USAGE, "'%s' is not in the sysfs tree '%s' (no "
+			    "block/%s or class/block/%s)", c->device, c->sysfs_root,
+			    name, name);
+	if (err == -ENOTBLK)
+		return fail(FP_EXIT_USAGE, "'%s' is not a block device, an image file "
+			    "or a simulated card", c->device);
+	if (err == -ENOENT && !c->sysfs_root)
+		return fail(FP_EXIT_USAGE, "cannot identify '%s': no such device or "
+			    "file (or sysfs does not know it)", c->device);
+	return fail(status_for_error(err, false), "cannot identify '%s': %s",
+		    c->device, strerror(-err));
+}
+
+/* Fill *si for identify; an exit status.  With --sysfs-root the device is
+ * never touched: DEVICE's last path component names it in the tree. */
+static int identify_read(const struct cli *c, struct sysinfo *si)
+{
+	const char *name = strrchr(c->device, '/');
+	struct sim_profile p;
+	struct stat st;
+	char err[256];
+	int ret;
+
+	name = name ? name + 1 : c->device;
+	if (c->sysfs_root && (stat(c->sysfs_root, &st) || !S_ISDIR(st.st_mode)))
+		return fail(FP_EXIT_USAGE, "--sysfs-root '%s' is not a directory",
+			    c->sysfs_root);
+	if (is_simulated(c->device)) {
+		if (sim_profile_parse(c->device, &p, err, sizeof(err)))
+			return fail(FP_EXIT_USAGE, "%s", err);
+		ret = sysinfo_read(c->device, "/sys", si);
+	} else if (c->sysfs_root) {
+		ret = sysinfo_read_name(name, c->sysfs_root, si);
+	} else {
+		ret = sysinfo_read(c->device, "/sys", si);
+	}
+	return ret ? identify_error(c, name, ret) : FP_EXIT_OK;
+}
+
+/* Read-only and untimed: sysfs and the card's registers only, so no
+ * session, no consent, and a mounted card is fine. */
+static int run_identify(const struct cli *c)
+{
+	struct sysinfo *si;
+	int ret;
+
+	if (c->write || c->destructive || c->svg || c->flashbench)
+		return usage_error("%s", "identify only reads: --write, --destructive, "
+				   "--svg and --flashbench do not apply");
+	si = calloc(1, sizeof(*si));
+	if (!si)
+		return fail(FP_EXIT_FAILURE, "out of memory");
+	ret = identify_read(c, si);
+	if (!ret && c->json) {
+		struct json_writer w;
+
+		json_init(&w, stdout);
+		json_object_begin(&w, NULL);
+		sysinfo_json(&w, si);
+		json_object_end(&w);
+		json_end(&w);
+	} else if (!ret) {
+		sysinfo_text(stdout, si);
+	}
+	free(si);
+	return ret;
+}
+
 static int run_command(const struct cli *c)
 {
 	switch (c->command) {
@@ -1521,6 +1607,8 @@ static int run_command(const struct cli *c)
 		return run_advise(c);
 	case CMD_CHECK:
 		return run_check(c);
+	case CMD_IDENTIFY:
+		return run_identify(c);
 	default:
 		return FP_EXIT_USAGE;
 	}

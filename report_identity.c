@@ -34,6 +34,57 @@ static void hex_string(const uint8_t *reg, size_t n, char *buf, size_t len)
 	buf[2 * i] = '\0';
 }
 
+/* SD_BUS_WIDTHS (SCR): bit 0 1-bit, bit 2 4-bit; the others reserved. */
+static size_t sd_bus_widths(unsigned mask, unsigned widths[2])
+{
+	size_t n = 0;
+
+	if (mask & 1)
+		widths[n++] = 1;
+	if (mask & 4)
+		widths[n++] = 4;
+	return n;
+}
+
+static const char *capacity_register(const struct sysinfo *si)
+{
+	return si->has_ext_csd && si->ext_csd.sec_count ? "EXT_CSD" : "CSD";
+}
+
+/* The card's capacity against the disk's size, "" when they agree or
+ * cannot be compared. */
+static void capacity_warning(const struct sysinfo *si, char *buf, size_t len)
+{
+	char a[32], b[32];
+
+	buf[0] = '\0';
+	if (!si->capacity_mismatch)
+		return;
+	snprintf(buf, len, "the card's %s says %s (%" PRIu64 " bytes) but the block "
+		 "device has %s (%" PRIu64 " bytes): one of them is wrong (a "
+		 "damaged or fake card, or a mixed-up sysfs copy); check the real "
+		 "capacity with 'flashprobe capacity --write'",
+		 capacity_register(si),
+		 units_format_bytes(si->capacity.bytes, a, sizeof(a)), si->capacity.bytes,
+		 units_format_bytes(si->disk_size.bytes, b, sizeof(b)), si->disk_size.bytes);
+}
+
+const char *report_identity_reader_note(const struct sysinfo *si)
+{
+	if (!si->registers_hidden)
+		return NULL;
+	return "USB transport, no MMC registers: a card behind a USB reader hides "
+		"its registers (CID, CSD, SD Status) and timings through the reader "
+		"hide small page steps; for what the card says and its finer geometry "
+		"use a native SD slot (the card then shows up as /dev/mmcblkN)";
+}
+
+/* "seed" for "sim:seed,size=1G". */
+static int sim_name_length(const char *spec)
+{
+	return (int)strcspn(spec, ",");
+}
+
 /* ---------------------------------------------------------------- */
 /* JSON */
 
@@ -191,6 +242,112 @@ static void j_ident(struct json_writer *w, const struct sysinfo *si)
 	}
 }
 
+static void j_uint_list(struct json_writer *w, const char *key,
+			const unsigned *v, size_t n)
+{
+	json_array_begin(w, key);
+	for (size_t i = 0; i < n; i++)
+		json_uint(w, NULL, v[i]);
+	json_array_end(w);
+}
+
+/* Bus widths, TRAN_SPEED, CCC, write protection, CRCs. */
+static void j_csd_scr(struct json_writer *w, const struct sysinfo *si)
+{
+	bool csd = si->has_csd;
+	unsigned widths[2], classes[12];
+	size_t n = 0;
+	char buf[16];
+	struct sysinfo_flag perm = { si->csd.perm_write_protect, SYSINFO_SRC_CARD, csd };
+	struct sysinfo_flag tmp = { si->csd.tmp_write_protect, SYSINFO_SRC_CARD, csd };
+
+	if (sysinfo_kind_is_sd(si->kind) && si->has_scr) {
+		json_object_begin(w, "bus_widths");
+		j_uint_list(w, "value", widths, sd_bus_widths(si->scr.bus_widths, widths));
+		json_string(w, "source", "card");
+		json_object_end(w);
+	} else {
+		json_null(w, "bus_widths");
+	}
+	j_uint(w, "bus_width_in_use", si->bus_width_in_use, si->bus_width_in_use != 0,
+	       SYSINFO_SRC_CARD);
+	if (csd && si->csd.tran_speed_kbit) {
+		json_object_begin(w, "tran_speed_kbit_per_s");
+		json_uint(w, "value", si->csd.tran_speed_kbit);
+		snprintf(buf, sizeof(buf), "0x%02x", si->csd.tran_speed);
+		json_string(w, "raw", buf);
+		json_string(w, "source", "card");
+		json_object_end(w);
+	} else {
+		json_null(w, "tran_speed_kbit_per_s");
+	}
+	if (csd) {
+		for (unsigned c = 0; c < 12; c++)
+			if (si->csd.ccc & (1u << c))
+				classes[n++] = c;
+		json_object_begin(w, "ccc");
+		json_uint(w, "value", si->csd.ccc);
+		snprintf(buf, sizeof(buf), "0x%03x", si->csd.ccc);
+		json_string(w, "hex", buf);
+		j_uint_list(w, "classes", classes, n);
+		json_string(w, "source", "card");
+		json_object_end(w);
+	} else {
+		json_null(w, "ccc");
+	}
+	j_flag(w, "perm_write_protect", &perm);
+	j_flag(w, "tmp_write_protect", &tmp);
+	j_str(w, "cid_crc", si->cid_crc ? sysinfo_crc_name(si->cid_crc) : NULL,
+	      SYSINFO_SRC_CARD);
+	j_str(w, "csd_crc", si->csd_crc ? sysinfo_crc_name(si->csd_crc) : NULL,
+	      SYSINFO_SRC_CARD);
+}
+
+/* The eMMC's version and the EXT_CSD sizes (null without EXT_CSD). */
+static void j_ext_csd(struct json_writer *w, const struct sysinfo *si)
+{
+	const struct sysinfo_ext_csd *e = &si->ext_csd;
+	bool x = si->has_ext_csd;
+	struct sysinfo_flag hc = { e->erase_group_def & 1, SYSINFO_SRC_CARD, x };
+	struct sysinfo_value wp = { e->hc_wp_bytes, SYSINFO_SRC_CARD, x && e->hc_wp_bytes };
+	struct sysinfo_value sp = { e->super_page_bytes, SYSINFO_SRC_CARD,
+				    x && e->super_page_bytes };
+	struct sysinfo_value rd = { e->optimal_read_bytes, SYSINFO_SRC_CARD,
+				    x && e->optimal_read_bytes };
+	struct sysinfo_value wr = { e->optimal_write_bytes, SYSINFO_SRC_CARD,
+				    x && e->optimal_write_bytes };
+	struct sysinfo_value tr = { e->optimal_trim_bytes, SYSINFO_SRC_CARD,
+				    x && e->optimal_trim_bytes };
+
+	j_str(w, "emmc_version", si->ext_csd_rev >= 0 ?
+	      sysinfo_emmc_version((unsigned)si->ext_csd_rev) : NULL,
+	      x ? SYSINFO_SRC_CARD : SYSINFO_SRC_KERNEL);
+	j_flag(w, "hc_erase_group_enabled", &hc);
+	j_value(w, "hc_wp_group_bytes", &wp);
+	j_value(w, "super_page_bytes", &sp);
+	j_value(w, "optimal_read_bytes", &rd);
+	j_value(w, "optimal_write_bytes", &wr);
+	j_value(w, "optimal_trim_bytes", &tr);
+}
+
+static void j_warnings(struct json_writer *w, const struct sysinfo *si)
+{
+	char cap[320];
+	const char *reader = report_identity_reader_note(si);
+
+	capacity_warning(si, cap, sizeof(cap));
+	if (si->capacity.present && si->disk_size.present)
+		json_bool(w, "capacity_mismatch", si->capacity_mismatch);
+	else
+		json_null(w, "capacity_mismatch");
+	json_array_begin(w, "warnings");
+	if (cap[0])
+		json_string(w, NULL, cap);
+	if (reader)
+		json_string(w, NULL, reader);
+	json_array_end(w);
+}
+
 void sysinfo_json(struct json_writer *w, const struct sysinfo *si)
 {
 	bool sd = sysinfo_kind_is_sd(si->kind);
@@ -217,8 +374,14 @@ void sysinfo_json(struct json_writer *w, const struct sysinfo *si)
 	j_value(w, "physical_block_bytes", &si->physical_block);
 	j_value(w, "discard_granularity_bytes", &si->discard_granularity);
 	j_value(w, "discard_max_bytes", &si->discard_max);
+	j_value(w, "minimum_io_bytes", &si->minimum_io);
+	j_value(w, "optimal_io_bytes", &si->optimal_io);
+	j_value(w, "max_request_bytes", &si->max_request);
+	j_value(w, "alignment_offset_bytes", &si->alignment_offset);
+	j_value(w, "disk_size_bytes", &si->disk_size);
 	j_flag(w, "rotational", &si->rotational);
 	j_flag(w, "removable", &si->removable);
+	j_flag(w, "read_only", &si->read_only);
 	j_reader(w, si);
 	j_str(w, "backing_file", si->backing_file, SYSINFO_SRC_KERNEL);
 
@@ -269,6 +432,9 @@ void sysinfo_json(struct json_writer *w, const struct sysinfo *si)
 	j_value(w, "erase_sector_bytes", &si->erase_sector);
 	j_value(w, "erase_group_bytes", &si->erase_group);
 	j_value(w, "hc_erase_group_bytes", &si->hc_erase_group);
+	j_csd_scr(w, si);
+	j_ext_csd(w, si);
+	j_warnings(w, si);
 
 	json_object_begin(w, "registers");
 	j_hex_reg(w, "cid", si->has_cid, si->raw_cid, sizeof(si->raw_cid));
@@ -328,9 +494,7 @@ static void t_reader(FILE *out, const struct sysinfo *si)
 		}
 		fprintf(out, " [kernel]\n");
 	}
-	fprintf(out, "  registers: the card's registers are hidden behind the "
-		"USB reader; manufacturer, AU and erase sizes are unknown "
-		"(a native SD slot shows them)\n");
+	fprintf(out, "  note: %s\n", report_identity_reader_note(si));
 }
 
 static void t_card(FILE *out, const struct sysinfo *si)
@@ -387,9 +551,16 @@ static void t_erase(FILE *out, const struct sysinfo *si)
 	char buf[32], guess[32];
 
 	if (si->capacity.present)
-		fprintf(out, "  capacity: %s (%" PRIu64 " bytes) [%s]\n",
+		fprintf(out, "  capacity: %s (%" PRIu64 " bytes, %s) [%s]%s\n",
 			units_format_bytes(si->capacity.bytes, buf, sizeof(buf)),
-			si->capacity.bytes, sysinfo_source_name(si->capacity.source));
+			si->capacity.bytes, capacity_register(si),
+			sysinfo_source_name(si->capacity.source),
+			!si->disk_size.present ? "" : si->capacity_mismatch ?
+			" NOT the block device's size" :
+			" = the block device's size [kernel]");
+	else if (si->has_csd && si->csd.mmc)
+		fprintf(out, "  capacity: in EXT_CSD, not readable here (debugfs, "
+			"as root)\n");
 	t_size_line(out, "erase size", &si->erase_size);
 	if (si->preferred_erase.present) {
 		fprintf(out, "  preferred erase size: %s [%s]",
@@ -438,40 +609,142 @@ static void t_erase(FILE *out, const struct sysinfo *si)
 	t_size_line(out, "high-capacity erase group", &si->hc_erase_group);
 }
 
-static void t_blocks(FILE *out, const struct sysinfo *si)
+/* The EXT_CSD sizes an eMMC reports about its own geometry. */
+static void t_ext_csd(FILE *out, const struct sysinfo *si)
 {
-	char a[32], b[32];
+	const struct sysinfo_ext_csd *e = &si->ext_csd;
+	const char *version = si->ext_csd_rev >= 0 ?
+		sysinfo_emmc_version((unsigned)si->ext_csd_rev) : NULL;
+	char a[32], b[32], c[32];
 
-	if (si->logical_block.present || si->physical_block.present) {
-		fprintf(out, "  blocks:");
-		if (si->logical_block.present)
-			fprintf(out, " %s logical",
-				units_format_bytes(si->logical_block.bytes, a, sizeof(a)));
-		if (si->physical_block.present)
-			fprintf(out, "%s %s physical",
-				si->logical_block.present ? "," : "",
-				units_format_bytes(si->physical_block.bytes, b, sizeof(b)));
-		fprintf(out, " [kernel]\n");
+	if (si->ext_csd_rev >= 0)
+		fprintf(out, "  eMMC %s (EXT_CSD_REV %d) [%s]\n",
+			version ? version : "of an unknown version", si->ext_csd_rev,
+			si->has_ext_csd ? "card" : "kernel");
+	if (!si->has_ext_csd)
+		return;
+	fprintf(out, "  EXT_CSD: high-capacity erase groups %s", (e->erase_group_def & 1) ?
+		"in use" : "not enabled (the CSD erase group applies)");
+	if (e->hc_wp_bytes)
+		fprintf(out, ", write-protect group %s",
+			units_format_bytes(e->hc_wp_bytes, a, sizeof(a)));
+	if (e->super_page_bytes)
+		fprintf(out, ", super page %s",
+			units_format_bytes(e->super_page_bytes, a, sizeof(a)));
+	fprintf(out, " [card]\n");
+	if (e->optimal_read_bytes || e->optimal_write_bytes || e->optimal_trim_bytes)
+		fprintf(out, "  EXT_CSD preferred sizes: read %s, write %s, trim %s [card]\n",
+			units_format_bytes(e->optimal_read_bytes, a, sizeof(a)),
+			units_format_bytes(e->optimal_write_bytes, b, sizeof(b)),
+			units_format_bytes(e->optimal_trim_bytes, c, sizeof(c)));
+}
+
+static const char *yes_no(bool v)
+{
+	return v ? "yes" : "no";
+}
+
+/* Bus widths and TRAN_SPEED, the command classes, write protection and
+ * the registers' CRCs. */
+static void t_interface(FILE *out, const struct sysinfo *si)
+{
+	unsigned widths[2];
+	size_t n;
+
+	if (sysinfo_kind_is_sd(si->kind) && si->has_scr) {
+		n = sd_bus_widths(si->scr.bus_widths, widths);
+		fprintf(out, "  bus widths:");
+		for (size_t i = 0; i < n; i++)
+			fprintf(out, "%s %u-bit", i ? "," : "", widths[i]);
+		fprintf(out, "%s (SCR) [card]\n", n ? "" : " none");
 	}
-	if (si->discard_granularity.present && si->discard_granularity.bytes)
-		fprintf(out, "  discard: granularity %s, max %s [kernel]\n",
-			units_format_bytes(si->discard_granularity.bytes, a, sizeof(a)),
-			si->discard_max.present ?
-			units_format_bytes(si->discard_max.bytes, b, sizeof(b)) :
-			"unknown");
-	else if (si->discard_granularity.present)
-		fprintf(out, "  discard: not supported [kernel]\n");
+	if (si->bus_width_in_use)
+		fprintf(out, "  bus width in use: %u-bit%s [card]\n", si->bus_width_in_use,
+			si->bus_ddr ? " DDR" : "");
+	if (si->has_csd) {
+		fprintf(out, "  TRAN_SPEED 0x%02x: ", si->csd.tran_speed);
+		if (si->csd.tran_speed_kbit % 1000)
+			fprintf(out, "%" PRIu32 " kbit/s", si->csd.tran_speed_kbit);
+		else
+			fprintf(out, "%" PRIu32 " Mbit/s", si->csd.tran_speed_kbit / 1000);
+		fprintf(out, " per data line [card]\n");
+		fprintf(out, "  command classes (CCC) 0x%03x:", si->csd.ccc);
+		for (unsigned c = 0; c < 12; c++)
+			if (si->csd.ccc & (1u << c))
+				fprintf(out, " %u", c);
+		fprintf(out, " [card]\n");
+		fprintf(out, "  write protect: permanent %s, temporary %s [card]\n",
+			yes_no(si->csd.perm_write_protect), yes_no(si->csd.tmp_write_protect));
+	}
+	if (si->has_cid || si->has_csd)
+		fprintf(out, "  CRC7: CID %s, CSD %s [card]\n",
+			sysinfo_crc_name(si->cid_crc), sysinfo_crc_name(si->csd_crc));
+}
+
+/* One queue limit; zero_means is printed for 0 when 0 means "none". */
+static void t_value(FILE *out, const char *label, const struct sysinfo_value *v,
+		    const char *zero_means, bool *first)
+{
+	char buf[32];
+
+	if (!v->present)
+		return;
+	fprintf(out, "%s %s %s", *first ? "  queue:" : ",", label,
+		!v->bytes && zero_means ? zero_means :
+		units_format_bytes(v->bytes, buf, sizeof(buf)));
+	*first = false;
+}
+
+/* The kernel's queue limits: what file systems and partitioners read. */
+static void t_queue(FILE *out, const struct sysinfo *si)
+{
+	bool first = true;
+
+	t_value(out, "logical block", &si->logical_block, NULL, &first);
+	t_value(out, "physical block", &si->physical_block, NULL, &first);
+	t_value(out, "minimum I/O", &si->minimum_io, NULL, &first);
+	t_value(out, "optimal I/O", &si->optimal_io, "none", &first);
+	t_value(out, "max request", &si->max_request, NULL, &first);
+	t_value(out, "discard granularity", &si->discard_granularity,
+		"none (no discard)", &first);
+	if (si->discard_granularity.bytes)
+		t_value(out, "discard max", &si->discard_max, NULL, &first);
+	t_value(out, "alignment offset", &si->alignment_offset, NULL, &first);
+	if (si->rotational.present)
+		fprintf(out, "%s rotational %s", first ? "  queue:" : ",",
+			yes_no(si->rotational.value));
+	if (si->rotational.present || !first)
+		fprintf(out, " [kernel]\n");
+	if (si->read_only.present && si->read_only.value)
+		fprintf(out, "  read-only: the kernel refuses writes (ro) [kernel]\n");
+}
+
+static void t_warnings(FILE *out, const struct sysinfo *si)
+{
+	char cap[320];
+
+	capacity_warning(si, cap, sizeof(cap));
+	if (cap[0])
+		fprintf(out, "  warning: %s\n", cap);
 }
 
 void sysinfo_text(FILE *out, const struct sysinfo *si)
 {
 	t_first_line(out, si);
+	if (si->kind == SYSINFO_KIND_SIM) {
+		fprintf(out, "  simulated card %.*s: its truth is in list-sims\n",
+			sim_name_length(si->name + 4), si->name + 4);
+		return;
+	}
+	t_warnings(out, si);
 	if (si->kind == SYSINFO_KIND_USB || si->registers_hidden)
 		t_reader(out, si);
 	if (si->backing_file[0])
 		fprintf(out, "  backing file: %s [kernel]\n", si->backing_file);
 	t_card(out, si);
 	t_classes(out, si);
+	t_ext_csd(out, si);
+	t_interface(out, si);
 	t_erase(out, si);
-	t_blocks(out, si);
+	t_queue(out, si);
 }

@@ -109,6 +109,8 @@ void report_probe_text(FILE *out, struct fp_dev *d, const struct probe_result *r
 		fprintf(out, "  note: %s\n", r->conflict);
 	if (r->skipped[0])
 		fprintf(out, "  %s\n", r->skipped);
+	if (r->identity_read && report_identity_reader_note(&r->identity))
+		fprintf(out, "  note: %s\n", report_identity_reader_note(&r->identity));
 	if (r->capacity_done && capacity_is_bad(r->capacity.verdict)) {
 		/* before the Advice, which stays inside the verified part */
 		fprintf(out, "\nFake or damaged card\n");

@@ -172,10 +172,15 @@ static const struct reg_field ssr_map[] = {
 
 /* EXT_CSD byte indices (JESD84-B51 table 7.4; names as mmc-utils mmc.h). */
 #define EXT_CSD_ERASE_GROUP_DEF		175
+#define EXT_CSD_BUS_WIDTH		183
 #define EXT_CSD_REV			192
 #define EXT_CSD_SEC_CNT			212	/* 4 bytes, little endian */
 #define EXT_CSD_HC_WP_GRP_SIZE		221
 #define EXT_CSD_HC_ERASE_GRP_SIZE	224
+#define EXT_CSD_ACC_SIZE		225
+#define EXT_CSD_OPTIMAL_TRIM_UNIT_SIZE	264	/* eMMC 5.0 on */
+#define EXT_CSD_OPTIMAL_WRITE_SIZE	265
+#define EXT_CSD_OPTIMAL_READ_SIZE	266
 
 #define CID_BYTES 16
 #define CSD_BYTES 16
@@ -454,7 +459,72 @@ int sysinfo_decode_ext_csd(const uint8_t ext_csd[512],
 	out->hc_erase_grp_size = ext_csd[EXT_CSD_HC_ERASE_GRP_SIZE];
 	out->hc_wp_grp_size = ext_csd[EXT_CSD_HC_WP_GRP_SIZE];
 	out->hc_erase_bytes = (uint64_t)out->hc_erase_grp_size * 512 * KiB;
+	out->hc_wp_bytes = (uint64_t)out->hc_wp_grp_size * out->hc_erase_bytes;
+	out->bus_width = ext_csd[EXT_CSD_BUS_WIDTH];
+	out->acc_size = ext_csd[EXT_CSD_ACC_SIZE];
+	/* SUPER_PAGE_SIZE: 512 bytes x 2^(n - 1); values above 8 reserved */
+	if ((out->acc_size & 0xf) && (out->acc_size & 0xf) <= 8)
+		out->super_page_bytes = 512ull << ((out->acc_size & 0xf) - 1);
+	if (out->rev >= 7) {
+		unsigned trim = ext_csd[EXT_CSD_OPTIMAL_TRIM_UNIT_SIZE];
+
+		out->optimal_read_bytes = ext_csd[EXT_CSD_OPTIMAL_READ_SIZE] * 4 * KiB;
+		out->optimal_write_bytes = ext_csd[EXT_CSD_OPTIMAL_WRITE_SIZE] * 4 * KiB;
+		if (trim && trim <= 21)	/* up to 4 GiB; larger is nonsense */
+			out->optimal_trim_bytes = (4 * KiB) << (trim - 1);
+	}
 	return 0;
+}
+
+const char *sysinfo_emmc_version(unsigned ext_csd_rev)
+{
+	static const char *const versions[] = {
+		"4.0", "4.1", "4.2", "4.3", NULL, "4.41", "4.5", "5.0", "5.1", "5.1B",
+	};
+
+	return ext_csd_rev < sizeof(versions) / sizeof(versions[0]) ?
+		versions[ext_csd_rev] : NULL;
+}
+
+/* ---------------------------------------------------------------- */
+/* CRC7 of CID and CSD */
+
+uint8_t sysinfo_crc7(const uint8_t *data, size_t n)
+{
+	unsigned crc = 0;
+
+	for (size_t i = 0; i < n; i++)
+		for (int b = 7; b >= 0; b--) {
+			unsigned in = (data[i] >> b) & 1u, top = (crc >> 6) & 1u;
+
+			crc = (crc << 1) & 0x7f;
+			if (in ^ top)
+				crc ^= 0x09;
+		}
+	return (uint8_t)crc;
+}
+
+enum sysinfo_crc sysinfo_check_crc(const uint8_t reg[16])
+{
+	if (reg[15] == 0)
+		return SYSINFO_CRC_NOT_PASSED;
+	return (reg[15] >> 1) == sysinfo_crc7(reg, 15) ? SYSINFO_CRC_OK :
+		SYSINFO_CRC_BAD;
+}
+
+const char *sysinfo_crc_name(enum sysinfo_crc crc)
+{
+	switch (crc) {
+	case SYSINFO_CRC_OK:
+		return "ok";
+	case SYSINFO_CRC_BAD:
+		return "bad";
+	case SYSINFO_CRC_NOT_PASSED:
+		return "not_passed";
+	case SYSINFO_CRC_UNKNOWN:
+		break;
+	}
+	return "unknown";
 }
 
 /* ---------------------------------------------------------------- */
@@ -1003,6 +1073,21 @@ static void fill_ident(struct sysinfo *si, bool cid_decoded, uint64_t kmanfid,
 	}
 }
 
+/* The data lines the card runs with: the SD Status' DAT_BUS_WIDTH, or
+ * the EXT_CSD BUS_WIDTH Linux switched the eMMC to. */
+static void set_bus_width_in_use(struct sysinfo *si, bool sd)
+{
+	static const unsigned sd_widths[4] = { 1, 0, 4, 0 };
+	static const unsigned mmc_widths[7] = { 1, 4, 8, 0, 0, 4, 8 };
+
+	if (sd && si->has_ssr) {
+		si->bus_width_in_use = sd_widths[si->ssr.bus_width & 3];
+	} else if (!sd && si->has_ext_csd && si->ext_csd.bus_width < 7) {
+		si->bus_width_in_use = mmc_widths[si->ext_csd.bus_width];
+		si->bus_ddr = si->ext_csd.bus_width >= 5;
+	}
+}
+
 static void read_card(struct sysinfo *si, const char *root, const char *card_dir)
 {
 	uint64_t manfid = 0, oemid = 0, serial = 0, hwrev = 0, fwrev = 0, rev;
@@ -1075,6 +1160,12 @@ static void read_card(struct sysinfo *si, const char *root, const char *card_dir
 	if (si->has_ssr)
 		sysinfo_decode_ssr(si->raw_ssr, si->has_scr && si->scr.sd_spec3,
 				   &si->ssr);
+
+	if (si->has_cid)
+		si->cid_crc = sysinfo_check_crc(si->raw_cid);
+	if (si->has_csd)
+		si->csd_crc = sysinfo_check_crc(si->raw_csd);
+	set_bus_width_in_use(si, sd);
 
 	si->kind = card_kind(si, sd, mmc);
 	fill_ident(si, cid_decoded, manfid, has_manfid, oemid, has_oemid,
@@ -1170,6 +1261,24 @@ static void reset(struct sysinfo *si)
 	si->ext_csd_rev = -1;
 }
 
+/* The disk's queue limits (queue_dir: <disk>/queue). */
+static void read_queue(struct sysinfo *si, const char *queue_dir)
+{
+	read_value(queue_dir, "logical_block_size", 1, &si->logical_block,
+		   &si->malformed);
+	read_value(queue_dir, "physical_block_size", 1, &si->physical_block,
+		   &si->malformed);
+	read_value(queue_dir, "minimum_io_size", 1, &si->minimum_io, &si->malformed);
+	read_value(queue_dir, "optimal_io_size", 1, &si->optimal_io, &si->malformed);
+	read_value(queue_dir, "max_sectors_kb", 1024, &si->max_request,
+		   &si->malformed);
+	read_value(queue_dir, "discard_granularity", 1, &si->discard_granularity,
+		   &si->malformed);
+	read_value(queue_dir, "discard_max_bytes", 1, &si->discard_max,
+		   &si->malformed);
+	read_flag(queue_dir, "rotational", &si->rotational, &si->malformed);
+}
+
 /* link: a path that resolves to the device's sysfs directory. */
 static int read_block(const char *sysfs_root, const char *link,
 		      struct sysinfo *si)
@@ -1215,16 +1324,15 @@ static int read_block(const char *sysfs_root, const char *link,
 		si->minor = mi;
 	}
 	read_value(real, "size", 512, &si->size, &si->malformed);
+	read_value(disk, "size", 512, &si->disk_size, &si->malformed);
+	read_value(real, "alignment_offset", 1, &si->alignment_offset,
+		   &si->malformed);
+	read_flag(real, "ro", &si->read_only, &si->malformed);
 	read_flag(disk, "removable", &si->removable, &si->malformed);
 	err = join(path, sizeof(path), disk, "queue");
 	if (err)
 		goto out;
-	read_value(path, "logical_block_size", 1, &si->logical_block, &si->malformed);
-	read_value(path, "physical_block_size", 1, &si->physical_block, &si->malformed);
-	read_value(path, "discard_granularity", 1, &si->discard_granularity,
-		   &si->malformed);
-	read_value(path, "discard_max_bytes", 1, &si->discard_max, &si->malformed);
-	read_flag(path, "rotational", &si->rotational, &si->malformed);
+	read_queue(si, path);
 
 	si->usb_bus = strstr(rel, "/usb") != NULL;
 
@@ -1258,6 +1366,8 @@ static int read_block(const char *sysfs_root, const char *link,
 		if (dev)
 			read_scsi_strings(si, dev);
 	}
+	si->capacity_mismatch = si->capacity.present && si->disk_size.present &&
+		si->capacity.bytes != si->disk_size.bytes;
 out:
 	free(dev);
 	free(real);

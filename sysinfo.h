@@ -206,11 +206,45 @@ struct sysinfo_ext_csd {
 	unsigned hc_erase_grp_size;	/* HC_ERASE_GRP_SIZE [224], 512 KiB units */
 	unsigned hc_wp_grp_size;	/* HC_WP_GRP_SIZE [221] */
 	uint64_t hc_erase_bytes;	/* hc_erase_grp_size * 512 KiB */
+	uint64_t hc_wp_bytes;		/* hc_wp_grp_size erase groups */
+	unsigned bus_width;		/* BUS_WIDTH [183]: 0 1-bit, 1 4-bit,
+					 * 2 8-bit, 5 4-bit DDR, 6 8-bit DDR */
+	unsigned acc_size;		/* ACC_SIZE [225], SUPER_PAGE_SIZE in
+					 * bits [3:0] */
+	uint64_t super_page_bytes;	/* 512 << (SUPER_PAGE_SIZE - 1), 0 if 0 */
+	/* eMMC 5.0 (EXT_CSD_REV 7) on, else 0: */
+	uint64_t optimal_read_bytes;	/* OPTIMAL_READ_SIZE [266] x 4 KiB */
+	uint64_t optimal_write_bytes;	/* OPTIMAL_WRITE_SIZE [265] x 4 KiB */
+	uint64_t optimal_trim_bytes;	/* OPTIMAL_TRIM_UNIT_SIZE [264]:
+					 * 4 KiB << (N - 1) */
 };
 
 /* Returns 0. */
 int sysinfo_decode_ext_csd(const uint8_t ext_csd[512],
 			   struct sysinfo_ext_csd *out);
+
+/* The eMMC version an EXT_CSD_REV stands for: 0 "4.0", 1 "4.1",
+ * 2 "4.2", 3 "4.3", 5 "4.41", 6 "4.5", 7 "5.0", 8 "5.1", 9 "5.1B";
+ * NULL for 4 (obsolete) and unknown revisions. */
+const char *sysinfo_emmc_version(unsigned ext_csd_rev);
+
+/* The CRC7 (x^7 + x^3 + 1) over n bytes, as CID and CSD carry it in bits
+ * [7:1]. */
+uint8_t sysinfo_crc7(const uint8_t *data, size_t n);
+
+/* Whether a CID or CSD as sysfs shows it carries a good CRC. */
+enum sysinfo_crc {
+	SYSINFO_CRC_UNKNOWN = 0,	/* no register */
+	SYSINFO_CRC_OK,			/* CRC7 of bytes 0..14 matches */
+	SYSINFO_CRC_BAD,		/* it does not */
+	SYSINFO_CRC_NOT_PASSED,		/* byte 15 is 0: the host controller
+					 * does not pass the CRC on (SDHCI) */
+};
+
+enum sysinfo_crc sysinfo_check_crc(const uint8_t reg[16]);
+
+/* "ok", "bad", "not_passed", "unknown". */
+const char *sysinfo_crc_name(enum sysinfo_crc crc);
 
 /* What Linux's mmc_init_erase() sets preferred_erase_size to when it has
  * no AU size: by the CSD capacity (< 128 MiB: 512 KiB, < 512 MiB: 1 MiB,
@@ -301,8 +335,17 @@ struct sysinfo {
 	struct sysinfo_value physical_block;
 	struct sysinfo_value discard_granularity;
 	struct sysinfo_value discard_max;
+	struct sysinfo_value minimum_io;	/* queue/minimum_io_size */
+	struct sysinfo_value optimal_io;	/* queue/optimal_io_size */
+	struct sysinfo_value max_request;	/* queue/max_sectors_kb * 1024 */
+	struct sysinfo_value alignment_offset;	/* of the device itself (a
+						 * partition has its own) */
+	struct sysinfo_value disk_size;		/* the whole disk's size: the
+						 * size for a disk, the parent's
+						 * for a partition */
 	struct sysinfo_flag rotational;
 	struct sysinfo_flag removable;
+	struct sysinfo_flag read_only;		/* ro: the kernel refuses writes */
 
 	/* USB storage / SCSI: the reader or stick, not the card (kernel) */
 	char vendor[32];		/* device/vendor, trimmed, "" if none */
@@ -325,6 +368,10 @@ struct sysinfo {
 	struct sysinfo_ssr ssr;
 	struct sysinfo_ext_csd ext_csd;	/* from debugfs, when readable */
 	int ext_csd_rev;		/* device/rev or debugfs, -1 unknown */
+	enum sysinfo_crc cid_crc, csd_crc;
+	unsigned bus_width_in_use;	/* data lines in use (SD Status, EXT_CSD
+					 * BUS_WIDTH), 0 unknown */
+	bool bus_ddr;			/* EXT_CSD: dual data rate */
 	char kernel_name[16];		/* device/name */
 	char kernel_date[16];		/* device/date, "MM/YYYY" */
 	bool kernel_date_differs;	/* device/date is not the decoded MDT
@@ -346,6 +393,11 @@ struct sysinfo {
 	struct sysinfo_value erase_sector;	/* SD 1.0 CSD SECTOR_SIZE */
 	struct sysinfo_value erase_group;	/* MMC CSD erase group */
 	struct sysinfo_value hc_erase_group;	/* eMMC EXT_CSD */
+
+	/* The card's capacity (CSD or EXT_CSD) is not the disk's size: a
+	 * warning (fake cards usually program both alike, so a match proves
+	 * nothing). */
+	bool capacity_mismatch;
 };
 
 /* Identify dev_path: "sim:..." (kind sim, nothing read), a regular file

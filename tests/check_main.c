@@ -25,6 +25,7 @@ int main(void)
 	srunner_add_suite(sr, journal_suite());
 	srunner_add_suite(sr, benchio_suite());
 	srunner_add_suite(sr, sysinfo_suite());
+	srunner_add_suite(sr, identify_suite());
 	srunner_add_suite(sr, capacity_suite());
 	srunner_add_suite(sr, probe_suite());
 	srunner_add_suite(sr, stability_suite());

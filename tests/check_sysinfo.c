@@ -399,6 +399,60 @@ START_TEST(test_ext_csd)
 	ck_assert_uint_eq(e.hc_erase_grp_size, 1);
 	ck_assert_uint_eq(e.hc_wp_grp_size, 8);
 	ck_assert_uint_eq(e.hc_erase_bytes, 512 * KiB);
+	ck_assert_uint_eq(e.hc_wp_bytes, 4 * MiB);	/* 8 erase groups */
+	ck_assert_uint_eq(e.super_page_bytes, 0);	/* ACC_SIZE 0 */
+	ck_assert_uint_eq(e.optimal_write_bytes, 0);
+
+	ext[183] = 6;					/* BUS_WIDTH: 8-bit DDR */
+	ext[225] = 0x16;				/* SUPER_PAGE_SIZE 6 */
+	ext[266] = 4;					/* OPTIMAL_READ_SIZE */
+	ext[265] = 16;					/* OPTIMAL_WRITE_SIZE */
+	ext[264] = 9;					/* OPTIMAL_TRIM_UNIT_SIZE */
+	ck_assert_int_eq(sysinfo_decode_ext_csd(ext, &e), 0);
+	ck_assert_uint_eq(e.bus_width, 6);
+	ck_assert_uint_eq(e.super_page_bytes, 16 * KiB);	/* 512 << 5 */
+	ck_assert_uint_eq(e.optimal_read_bytes, 16 * KiB);
+	ck_assert_uint_eq(e.optimal_write_bytes, 64 * KiB);
+	ck_assert_uint_eq(e.optimal_trim_bytes, 1 * MiB);	/* 4 KiB << 8 */
+	/* before eMMC 5.0 those bytes are reserved */
+	ext[192] = 6;
+	ck_assert_int_eq(sysinfo_decode_ext_csd(ext, &e), 0);
+	ck_assert_uint_eq(e.optimal_read_bytes, 0);
+	ck_assert_uint_eq(e.optimal_trim_bytes, 0);
+	ck_assert_uint_eq(e.super_page_bytes, 16 * KiB);
+}
+END_TEST
+
+START_TEST(test_emmc_version)
+{
+	ck_assert_str_eq(sysinfo_emmc_version(0), "4.0");
+	ck_assert_str_eq(sysinfo_emmc_version(5), "4.41");
+	ck_assert_str_eq(sysinfo_emmc_version(6), "4.5");
+	ck_assert_str_eq(sysinfo_emmc_version(8), "5.1");
+	ck_assert_ptr_null(sysinfo_emmc_version(4));	/* obsolete */
+	ck_assert_ptr_null(sysinfo_emmc_version(200));
+}
+END_TEST
+
+/* The CRC7 on real registers whose hosts pass it on, one changed bit, and
+ * a host that drops it (the SN512's CID ends in 00). */
+START_TEST(test_crc7)
+{
+	uint8_t cid[16], csd[16];
+
+	hex("4134325344344742300000011200ba39", cid, sizeof(cid));
+	ck_assert_uint_eq(sysinfo_crc7(cid, 15), 0x39 >> 1);
+	ck_assert_int_eq(sysinfo_check_crc(cid), SYSINFO_CRC_OK);
+	hex("400e00325b5900001da77f800a40002d", csd, sizeof(csd));
+	ck_assert_int_eq(sysinfo_check_crc(csd), SYSINFO_CRC_OK);
+	hex("1501004d384731474303dc0db061506f", cid, sizeof(cid));	/* eMMC */
+	ck_assert_int_eq(sysinfo_check_crc(cid), SYSINFO_CRC_OK);
+	cid[9] ^= 0x10;
+	ck_assert_int_eq(sysinfo_check_crc(cid), SYSINFO_CRC_BAD);
+	cid[15] = 0;
+	ck_assert_int_eq(sysinfo_check_crc(cid), SYSINFO_CRC_NOT_PASSED);
+	ck_assert_str_eq(sysinfo_crc_name(SYSINFO_CRC_NOT_PASSED), "not_passed");
+	ck_assert_str_eq(sysinfo_crc_name(SYSINFO_CRC_OK), "ok");
 }
 END_TEST
 
@@ -630,6 +684,7 @@ START_TEST(test_tree_sdxc)
 	ck_assert_uint_eq(si.ident.month, 7);
 	ck_assert(!si.kernel_date_differs);
 	ck_assert_uint_eq(si.cid.crc, 0);		/* host strips the CRC */
+	ck_assert_int_eq(si.cid_crc, SYSINFO_CRC_NOT_PASSED);
 	ck_assert_int_eq(si.preferred_erase.source, SYSINFO_SRC_KERNEL_GUESS);
 	ck_assert(si.preferred_erase_unverified);
 	ck_assert_uint_eq(si.malformed, 0);
@@ -682,21 +737,10 @@ END_TEST
 static void put(const char *root, const char *dir, const char *name,
 		const char *text)
 {
-	char path[512];
-	FILE *f;
+	char rel[512];
 
-	snprintf(path, sizeof(path), "%s/%s/%s", root, dir, name);
-	for (char *p = path + strlen(root) + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		ck_assert(mkdir(path, 0755) == 0 || errno == EEXIST);
-		*p = '/';
-	}
-	f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fprintf(f, "%s\n", text);
-	ck_assert_int_eq(fclose(f), 0);
+	snprintf(rel, sizeof(rel), "%s/%s", dir, name);
+	ck_assert_int_eq(tu_put_file(root, rel, text), 0);
 }
 
 static int rm_entry(const char *path, const struct stat *st, int flag,
@@ -911,6 +955,13 @@ static const char *const identity_keys[] = {
 	"capacity_bytes", "erase_size_bytes", "preferred_erase_size_bytes",
 	"au_size_bytes", "erase_sector_bytes", "erase_group_bytes",
 	"hc_erase_group_bytes", "registers",
+	"minimum_io_bytes", "optimal_io_bytes", "max_request_bytes",
+	"alignment_offset_bytes", "disk_size_bytes", "read_only", "bus_widths",
+	"bus_width_in_use", "tran_speed_kbit_per_s", "ccc", "perm_write_protect",
+	"tmp_write_protect", "cid_crc", "csd_crc", "emmc_version",
+	"hc_erase_group_enabled", "hc_wp_group_bytes", "super_page_bytes",
+	"optimal_read_bytes", "optimal_write_bytes", "optimal_trim_bytes",
+	"capacity_mismatch", "warnings",
 };
 
 static char *identity_json(const struct sysinfo *si)
@@ -1105,7 +1156,8 @@ START_TEST(test_text)
 	read_tree(SYSFS_DATA "usb-reader", "sdc1", &si);
 	t = identity_text(&si);
 	ck_assert_ptr_nonnull(strstr(t, "identity: sdc1 (partition of sdc), USB storage"));
-	ck_assert_ptr_nonnull(strstr(t, "hidden behind the USB reader"));
+	ck_assert_ptr_nonnull(strstr(t, "note: USB transport, no MMC registers: a card behind a USB reader hides its registers"));
+	ck_assert_ptr_nonnull(strstr(t, "use a native SD slot"));
 	ck_assert_ptr_nonnull(strstr(t, "(USB 1234:5678 \"Card Reader\")"));
 	ck_assert_ptr_null(strstr(t, "[card]"));
 	free(t);
@@ -1146,6 +1198,8 @@ Suite *sysinfo_suite(void)
 	tcase_add_test(reg, test_ssr);
 	tcase_add_test(reg, test_au_table);
 	tcase_add_test(reg, test_ext_csd);
+	tcase_add_test(reg, test_emmc_version);
+	tcase_add_test(reg, test_crc7);
 	tcase_add_test(reg, test_linux_guess);
 	tcase_add_loop_test(reg, test_classify_pref_erase, 0,
 			    (int)(sizeof(classify_cases) / sizeof(classify_cases[0])));

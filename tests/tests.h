@@ -26,5 +26,6 @@ Suite *stability_suite(void);
 Suite *datasafety_suite(void);
 Suite *capacity_suite(void);
 Suite *svg_suite(void);
+Suite *identify_suite(void);
 
 #endif

@@ -268,6 +268,49 @@ unsigned tu_skipped(void)
 	return skipped;
 }
 
+/* mkdir -p of the directories in root/rel before its last component. */
+static int make_parents(const char *root, const char *rel, char *path, size_t len)
+{
+	int n = snprintf(path, len, "%s/%s", root, rel);
+
+	if (n < 0 || (size_t)n >= len)
+		return -ENAMETOOLONG;
+	for (char *p = path + strlen(root) + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(path, 0755) != 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	return 0;
+}
+
+int tu_put_file(const char *root, const char *rel, const char *text)
+{
+	char path[PATH_MAX];
+	FILE *f;
+	int err = make_parents(root, rel, path, sizeof(path));
+
+	if (err)
+		return err;
+	f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	fprintf(f, "%s\n", text);
+	return fclose(f) ? -errno : 0;
+}
+
+int tu_put_link(const char *root, const char *rel, const char *target)
+{
+	char path[PATH_MAX];
+	int err = make_parents(root, rel, path, sizeof(path));
+
+	if (err)
+		return err;
+	return symlink(target, path) ? -errno : 0;
+}
+
 void tu_rm_tree(const char *dir)
 {
 	char path[PATH_MAX + 256];

@@ -74,6 +74,14 @@ uint64_t tu_checksum_range(const char *path, uint64_t off, uint64_t len);
  * check failure is reported by the caller's assertions). */
 uint64_t tu_number_after(const char *s, const char *key);
 
+/* Write text and a newline to root/rel, creating the directories on the
+ * way (for fake sysfs trees).  0 or -errno. */
+int tu_put_file(const char *root, const char *rel, const char *text);
+
+/* A symbolic link root/rel -> target, creating the directories on the
+ * way.  0 or -errno. */
+int tu_put_link(const char *root, const char *rel, const char *target);
+
 /* Remove a directory and everything below it (best effort). */
 void tu_rm_tree(const char *dir);
 
