@@ -58,8 +58,8 @@ static void dir_setup(void)
 			return;
 		test_dir[0] = '\0';
 	}
-	fprintf(stderr, "check_dev: no disk-backed temporary directory, "
-		"file tests skipped\n");
+	fprintf(stderr, "check_dev: no disk-backed temporary directory: "
+		"the file tests fail\n");
 }
 
 static void dir_teardown(void)
@@ -142,13 +142,11 @@ static int file_has_pattern(int fd, unsigned seed, size_t off, size_t len)
 	return same;
 }
 
-#define SKIP_WITHOUT_DIR()						\
-	do {								\
-		if (test_dir[0] == '\0') {				\
-			fprintf(stderr, "check_dev: %s skipped\n", __func__); \
-			return;						\
-		}							\
-	} while (0)
+/* A file test without its directory fails: returning early would count
+ * it as passed when it never ran. */
+#define REQUIRE_DIR()							\
+	ck_assert_msg(test_dir[0] != '\0', "%s: no disk-backed temporary "	\
+		      "directory (TMPDIR, /var/tmp, /tmp or .)", __func__)
 
 START_TEST(test_read_back)
 {
@@ -157,7 +155,7 @@ START_TEST(test_read_back)
 	struct fp_dev *d;
 	int fd;
 
-	SKIP_WITHOUT_DIR();
+	REQUIRE_DIR();
 	buf = fp_dev_alloc_buf(FILE_BYTES);
 	d = open_file_dev(FP_OPEN_READ, &fd);
 	ck_assert_uint_eq(fp_dev_size_bytes(d), FILE_BYTES);
@@ -199,7 +197,7 @@ START_TEST(test_o_direct_in_effect)
 	struct fp_dev *d;
 	int fd;
 
-	SKIP_WITHOUT_DIR();
+	REQUIRE_DIR();
 	buf = fp_dev_alloc_buf(8192);
 	d = open_file_dev(FP_OPEN_READ, &fd);
 	ops = fp_dev_ops_of(d);
@@ -219,7 +217,7 @@ START_TEST(test_alignment_and_range)
 	struct fp_dev *d;
 	int fd;
 
-	SKIP_WITHOUT_DIR();
+	REQUIRE_DIR();
 	buf = fp_dev_alloc_buf(8192);
 	d = open_file_dev(FP_OPEN_WRITE, &fd);
 	ck_assert_int_eq(fp_dev_set_write_area(d, 0, FILE_BYTES), 0);
@@ -257,7 +255,7 @@ START_TEST(test_write_area)
 	struct fp_dev *d;
 	int fd;
 
-	SKIP_WITHOUT_DIR();
+	REQUIRE_DIR();
 	buf = fp_dev_alloc_buf(8192);
 	d = open_file_dev(FP_OPEN_WRITE, &fd);
 	memset(buf, 0xa5, 8192);
@@ -302,7 +300,7 @@ START_TEST(test_read_mode_cannot_write)
 	struct fp_dev *d;
 	int fd, rc;
 
-	SKIP_WITHOUT_DIR();
+	REQUIRE_DIR();
 	buf = fp_dev_alloc_buf(4096);
 	d = open_file_dev(FP_OPEN_READ, &fd);
 	memset(buf, 0x5a, 4096);
@@ -326,7 +324,7 @@ START_TEST(test_counters)
 	struct fp_dev *d;
 	int fd;
 
-	SKIP_WITHOUT_DIR();
+	REQUIRE_DIR();
 	buf = fp_dev_alloc_buf(8192);
 	d = open_file_dev(FP_OPEN_WRITE, &fd);
 	ck_assert_int_eq(fp_dev_set_write_area(d, 16384, 32768), 0);
@@ -359,7 +357,7 @@ START_TEST(test_shrunk_file_is_eio)
 	struct fp_dev *d;
 	int fd;
 
-	SKIP_WITHOUT_DIR();
+	REQUIRE_DIR();
 	buf = fp_dev_alloc_buf(4096);
 	d = open_file_dev(FP_OPEN_READ, &fd);
 	ck_assert_int_eq(ftruncate(fd, FILE_BYTES / 2), 0);
@@ -396,7 +394,7 @@ START_TEST(test_refusals)
 	struct fp_dev *d = NULL;
 	char err[512] = "";
 
-	SKIP_WITHOUT_DIR();
+	REQUIRE_DIR();
 	snprintf(want, sizeof(want), "'%s' is a directory", test_dir);
 	expect_open_error(test_dir, FP_OPEN_READ, -EISDIR, want);
 	expect_open_error(test_dir, FP_OPEN_WRITE, -EISDIR, want);
@@ -424,7 +422,7 @@ START_TEST(test_empty_and_tiny_files)
 	struct fp_dev *d = NULL;
 	int fd, rc;
 
-	SKIP_WITHOUT_DIR();
+	REQUIRE_DIR();
 	fd = make_file(test_dir, 0, 0, path, sizeof(path));
 	snprintf(want, sizeof(want), "'%s' is empty", path);
 	expect_open_error(path, FP_OPEN_READ, -EINVAL, want);
