@@ -101,6 +101,21 @@ static double uni(struct stats_rng *g, double lo, double hi)
 	return lo + (hi - lo) * stats_rng_uniform(g);
 }
 
+/* The read and write costs of a generated card, all scaled by one factor
+ * drawn over two decades (returned). */
+static double gen_costs(struct stats_rng *g, struct sim_profile *p)
+{
+	double scale = pow(10, uni(g, -1, 1));
+
+	p->read_base_ns = (uint64_t)(800 * US * scale);
+	p->read_page_ns = (uint64_t)(100 * US * scale);
+	p->write_base_ns = (uint64_t)(uni(g, 100, 800) * US * scale);
+	p->write_page_ns = (uint64_t)(uni(g, 200, 3000) * US * scale);
+	p->gc_page_ns = (uint64_t)(p->write_page_ns * uni(g, 0.4, 2.0));
+	p->erase_ns = (uint64_t)(uni(g, 1, 6) * MS * scale);
+	return scale;
+}
+
 /* Case i of the table.  Every fourth card has no FAT area; the others
  * span 1-32 units from unit 0 or 1 (the ends of both ranges are always in
  * the table).  Unit sizes 128 KiB-8 MiB (non-powers of two too), pools of
@@ -154,13 +169,7 @@ static void gen_profile(unsigned i, struct sim_profile *p)
 	}
 
 	/* costs: one scale for the whole card */
-	scale = pow(10, uni(&g, -1, 1));
-	p->read_base_ns = (uint64_t)(800 * US * scale);
-	p->read_page_ns = (uint64_t)(100 * US * scale);
-	p->write_base_ns = (uint64_t)(uni(&g, 100, 800) * US * scale);
-	p->write_page_ns = (uint64_t)(uni(&g, 200, 3000) * US * scale);
-	p->gc_page_ns = (uint64_t)(p->write_page_ns * uni(&g, 0.4, 2.0));
-	p->erase_ns = (uint64_t)(uni(&g, 1, 6) * MS * scale);
+	scale = gen_costs(&g, p);
 	p->random_write_ns = (uint64_t)(p->write_page_ns * uni(&g, 1, 5));
 	pages = e / p->page_bytes;
 	collapse_ns = (double)pages * p->gc_page_ns + p->erase_ns;
@@ -219,13 +228,7 @@ static void gen_many_open(unsigned i, struct sim_profile *p)
 	p->open_au_linear = 16 + (unsigned)stats_rng_below(&g, 49);
 	p->open_au_random = p->open_au_linear;
 
-	scale = pow(10, uni(&g, -1, 1));
-	p->read_base_ns = (uint64_t)(800 * US * scale);
-	p->read_page_ns = (uint64_t)(100 * US * scale);
-	p->write_base_ns = (uint64_t)(uni(&g, 100, 800) * US * scale);
-	p->write_page_ns = (uint64_t)(uni(&g, 200, 3000) * US * scale);
-	p->gc_page_ns = (uint64_t)(p->write_page_ns * uni(&g, 0.4, 2.0));
-	p->erase_ns = (uint64_t)(uni(&g, 1, 6) * MS * scale);
+	scale = gen_costs(&g, p);
 	p->random_write_ns = (uint64_t)(p->write_page_ns * uni(&g, 0.2, 5));
 	p->jitter_pct = (unsigned)(i / 12 == 0 ? stats_rng_below(&g, 4) :
 				   stats_rng_below(&g, 31));
