@@ -867,6 +867,27 @@ static double row_agreement(const double *v, const double *se, unsigned nlead,
 	return clamp01(FINDFAT_AGREE_SIGMAS + 1 - worst);
 }
 
+/* Whole-unit write levels for the confirmation, in split order: per unit
+ * the faster of the batches' sample and the confirmation's.  A whole write
+ * may pay for closing the unit it evicts from the pool (what earlier
+ * tests, open-au in probe, left open), which only ever adds time; the
+ * confirmation's whole writes mostly go to units the batches have just
+ * left in the pool and evict nothing. */
+static unsigned confirm_large_levels(const struct findfat_ctx *c, double *v)
+{
+	const struct findfat_levels *lv = &c->lv;
+	unsigned n = lv->nlead;
+
+	for (unsigned i = 0; i < n + c->r->plan.ref_units; i++) {
+		unsigned slot = i < n ? i : c->r->plan.max_lead_units + (i - n);
+
+		v[i] = lv->large[slot];
+		if (c->large2_n[slot])
+			v[i] = fmin(v[i], c->large2_sum[slot] / c->large2_n[slot]);
+	}
+	return n + c->r->plan.ref_units;
+}
+
 /* How well noise sigma could have shown a difference of ratio: 1 when it
  * lies FINDFAT_Z_MIN noise units clear at the noise floor's resolution,
  * 0 when it would not clear FINDFAT_Z_MIN noise units at all. */
@@ -889,7 +910,7 @@ static double none_without_collapse(const struct findfat_ctx *c,
 {
 	const struct findfat_levels *lv = &c->lv, *lin = &c->lin;
 	double large[FINDFAT_MAX_UNITS], sr, sl, sw, rr, rl, rw, a, res;
-	unsigned nl = large_levels(c, large);
+	unsigned nl = confirm_large_levels(c, large);
 
 	a = row_agreement(lv->level, lv->se, lv->nlead, lv->nlead + lv->nref,
 			  0, &sr, &rr);
