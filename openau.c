@@ -46,10 +46,10 @@
  * AUs of 64 pages, random mode's bookkeeping alone can cost 15 % of T_AU
  * while a collapse costs more than T_AU).
  *
- * Before anything: "flush" AUs (below) get one small in-order write each,
- * so AUs that earlier writes (the capacity check in probe) left open with
- * a write pointer in their middle are closed and every test AU starts a
- * clean cycle.  The default test area starts one unit past flashbench's
+ * Before anything, the reference AU is written whole: earlier writes (the
+ * capacity check in probe) may have left it open with a write pointer in
+ * its middle, and completing its cycle makes the calibration start a
+ * clean one.  The default test area starts one unit past flashbench's
  * 16 MiB, so that a FAT area of up to 16 MiB from unit 1 stays outside.
  *
  * State between trials: linear trials continue each AU where the last one
@@ -1181,15 +1181,13 @@ static int run_auto(struct ctx *c)
 	set_count(lin, 0, OPENAU_UNDETERMINED, 0);
 	set_count(rnd, 0, OPENAU_UNDETERMINED, 0);
 	/* Whatever wrote the card before (the capacity check in probe, a
-	 * file system) may have left AUs of the test area open, with a
-	 * write pointer past where the trials start: every trial write
-	 * below it would be out of order (random mode's cost, or a
-	 * collapse) and spoil the reference.  Closing the pool first makes
-	 * every test AU start a clean cycle. */
-	c->flush_count = c->p->flush_aus;
-	c->normal.chunk = first_chunk(c->e, c->o->blocksize_bytes,
-				      fp_dev_sector_bytes(c->d));
-	rc = flush_pool(c);
+	 * file system) may have left the reference AU open with a write
+	 * pointer in its middle: every calibration write below it would be
+	 * out of order (random mode's cost, or a collapse) and spoil the
+	 * reference.  Writing the AU whole first completes its cycle, so
+	 * the first calibration write (warm-up, not used) starts a clean
+	 * one. */
+	rc = write_at(c, test_au_off(c, 0), c->e, NULL);
 	if (rc == 0)
 		rc = calibrate(c, &ok);
 	if (rc < 0 || !ok) {
