@@ -45,9 +45,19 @@
  * size that does not match the card's) or leading units whose whole-unit
  * writes differ a lot all lower it.
  *
- * Failure modes: cards with many random-capable open units take random
- * writes everywhere, so there is no contrast and the answer is "none" at
- * low confidence; cards keeping more units open than a batch and its
+ * Cards whose normal units take small random writes without a unit copy
+ * (many random-capable open units) show no such contrast.  When the first
+ * batch settles on "none" there, a confirmation writes the batch and the
+ * references whole once more, then a run of in-order chunks from each
+ * unit's start, lowest unit first: "none" is confident only when leading
+ * units and references agree in small random, small in-order and
+ * whole-unit writes within FINDFAT_AGREE_SIGMAS of each row's noise, and
+ * that noise could have shown a FINDFAT_QUIET_RATIO difference.
+ *
+ * Failure modes: a leading area that differs from the rest by less than
+ * that in all three rows is invisible to timing and reported as "none";
+ * a noisy card that does not collapse stays undetermined; cards keeping
+ * more units open than a batch and its
  * references can show slower leading units, reported as no FAT area at
  * low confidence; an area that takes small random writes no faster than a
  * unit copy and whole writes like the rest is invisible to this method;
@@ -106,6 +116,16 @@
 #define FINDFAT_LARGE_RATIO 1.3
 #define FINDFAT_LARGE_DOUBT 2.0
 #define FINDFAT_DOUBT_CAP 0.6
+/* Cards whose normal units take small random writes without a unit copy
+ * (many random-capable open units): "none" is believed when the leading
+ * units match the references within FINDFAT_AGREE_SIGMAS noise units in
+ * small random, small in-order and whole-unit writes, and the noise of the
+ * two small rows could have shown a FINDFAT_QUIET_RATIO difference at
+ * FINDFAT_Z_MIN noise units. */
+#define FINDFAT_AGREE_SIGMAS 3.0
+#define FINDFAT_NONE_BASE 0.4		/* no agreement: undetermined */
+#define FINDFAT_NONE_SPAN 0.55
+#define FINDFAT_CONFIRM_BELOW 0.8	/* a weaker "none" gets the confirmation */
 /* A unit with this share of its writes far off its median mixes two
  * behaviours; answers are then capped at FINDFAT_MIXED_CAP. */
 #define FINDFAT_MIXED 0.2
@@ -133,7 +153,13 @@ struct findfat_ctx {
 	double *times;			/* manual: one unit's write times */
 	struct stats_rng rng;
 	uint64_t done_bytes;
-	struct findfat_levels lv;
+	struct findfat_levels lv;	/* small random writes */
+	/* the confirmation (cards that do not collapse): small in-order
+	 * writes, and more whole-unit samples (sum of logs, count) */
+	bool confirmed;
+	struct findfat_levels lin;
+	double large2_sum[FINDFAT_MAX_UNITS];
+	unsigned large2_n[FINDFAT_MAX_UNITS];
 };
 
 /* A split of the levels: area [s, s + k) of the leading units, every
@@ -153,6 +179,7 @@ struct findfat_verdict {
 	double contrast;		/* normal / area, as a ratio */
 	double noise;
 	bool collapse;
+	double col_degree;		/* "none": collapse_degree() */
 	bool large_agrees;
 	char note[160];
 };
@@ -240,7 +267,7 @@ static int plan_auto(const struct findfat_opts *o, uint32_t sector,
 		     uint64_t dev_units, struct findfat_plan *p)
 {
 	uint64_t e = p->erase_size_bytes, b = o->blocksize_bytes;
-	uint64_t lead, ref_first;
+	uint64_t lead, ref_first, per_unit;
 	unsigned batch, batches;
 
 	if (!b)
@@ -281,10 +308,15 @@ static int plan_auto(const struct findfat_opts *o, uint32_t sector,
 		return -EINVAL;
 	p->nrows = 2;
 	/* every unit once whole, every batch a sample of its units and of
-	 * the references */
+	 * the references; or, on cards that do not collapse and settle on
+	 * "none" after the first batch, that batch and its confirmation
+	 * (each unit once more whole and a run of in-order chunks) */
+	per_unit = e + p->samples * b;
 	p->max_write_bytes = (uint64_t)(p->max_lead_units + p->ref_units) * e +
 		(uint64_t)(p->max_lead_units + batches * p->ref_units) *
 		p->samples * b;
+	if (p->max_write_bytes < 2 * (uint64_t)(batch + p->ref_units) * per_unit)
+		p->max_write_bytes = 2 * (uint64_t)(batch + p->ref_units) * per_unit;
 	return 0;
 }
 
@@ -438,8 +470,10 @@ static unsigned column_of(struct findfat_result *r, unsigned u)
 	return i;
 }
 
-/* Write unit u whole (the large row); the log of its time goes to *large. */
-static int write_whole(struct findfat_ctx *c, unsigned u, double *large)
+/* Write unit u whole; the log of its time goes to *large and, with
+ * show, its rate to the large row. */
+static int write_whole(struct findfat_ctx *c, unsigned u, bool show,
+		       double *large)
 {
 	struct findfat_result *r = c->r;
 	uint64_t e = r->erase_size_bytes;
@@ -449,23 +483,24 @@ static int write_whole(struct findfat_ctx *c, unsigned u, double *large)
 
 	if (ret < 0)
 		return ret;
-	r->rows[0].bytes_per_sec[col] = rate(e, ns);
-	r->rows[0].write_ns[col] = ns;
+	if (show) {
+		r->rows[0].bytes_per_sec[col] = rate(e, ns);
+		r->rows[0].write_ns[col] = ns;
+	}
 	*large = log(ns > 1 ? ns : 1);
 	progress(c, e);
 	return 0;
 }
 
-/* Fill unit u's column of the small row and entry e of the levels: the
- * log of the median write time, its standard error, and the share of
- * writes more than FINDFAT_MIN_RATIO off the median (a unit that straddles
- * the area's end, when the unit size does not match the card's, mixes
- * fast and slow writes).  The k write times in t become logs. */
-static void small_level(struct findfat_ctx *c, unsigned u, double *t,
+/* Fill unit u's column of row and entry e of the levels lv: the log of
+ * the median write time, its standard error, and the share of writes more
+ * than FINDFAT_MIN_RATIO off the median (a unit that straddles the area's
+ * end, when the unit size does not match the card's, mixes fast and slow
+ * writes).  The k write times in t become logs. */
+static void small_level(struct findfat_ctx *c, struct findfat_row *row,
+			struct findfat_levels *lv, unsigned u, double *t,
 			uint32_t k, unsigned e)
 {
-	struct findfat_row *row = &c->r->rows[1];
-	struct findfat_levels *lv = &c->lv;
 	unsigned col = column_of(c->r, u), off = 0;
 	double sum = 0;
 
@@ -483,15 +518,38 @@ static void small_level(struct findfat_ctx *c, unsigned u, double *t,
 	lv->unit[e] = u;
 }
 
-/* One batch: leading units [first, first + n) written whole, the
- * references too on the first batch, then k rounds of one small write per
- * unit, interleaved, visiting the highest unit first. */
-static int measure_batch(struct findfat_ctx *c, unsigned first, unsigned n)
+/* Where a whole-unit sample of batch entry i goes: the unit's slot in
+ * large (leading units at their index, references after max_lead_units). */
+static unsigned large_slot(const struct findfat_plan *p, unsigned first,
+			   unsigned n, unsigned i)
+{
+	return i < n ? first + i : p->max_lead_units + (i - n);
+}
+
+/* One batch: leading units [first, first + n) and the references.
+ *
+ * The batches proper (confirm false): the leading units written whole,
+ * the references too on the first batch, then k rounds of one small write
+ * per unit at random positions, interleaved, visiting the highest unit
+ * first; levels go to c->lv and the small random row.
+ *
+ * The confirmation (confirm true), run on cards whose normal units do not
+ * collapse, so that leading units and references are compared like with
+ * like in what a FAT area changes besides random writes: every unit of
+ * the batch is written whole once more (a second sample of the large row)
+ * and then gets k in-order chunks from its start, interleaved, visiting
+ * the lowest unit first (the other order).  The first chunk restarts the
+ * unit's write cycle and is left out; the others are plain page programs,
+ * which a FAT area may do slower (seed 004: whole writes 2-4x slower).
+ * Levels go to c->lin and the small in-order row. */
+static int measure_batch(struct findfat_ctx *c, unsigned first, unsigned n,
+			 bool confirm)
 {
 	struct findfat_result *r = c->r;
-	struct findfat_levels *lv = &c->lv;
+	struct findfat_levels *lv = confirm ? &c->lin : &c->lv;
+	struct findfat_row *row = &r->rows[confirm ? 2 : 1];
 	const struct findfat_plan *p = &r->plan;
-	unsigned nref = p->ref_units, m = n + nref;
+	unsigned nref = p->ref_units, m = n + nref, skip = confirm ? 1 : 0;
 	uint32_t k = p->samples;
 	unsigned unit[FINDFAT_MAX_UNITS];
 	uint32_t *pos = malloc((size_t)m * k * sizeof(*pos));
@@ -505,19 +563,27 @@ static int measure_batch(struct findfat_ctx *c, unsigned first, unsigned n)
 	for (unsigned i = 0; i < m; i++)
 		unit[i] = i < n ? first + i : p->max_units - nref + (i - n);	/* refs last */
 	for (unsigned i = 0; i < m; i++) {
-		bool ref = i >= n;
+		unsigned slot = large_slot(p, first, n, i);
+		double large;
 
-		if (!ref || first == 0) {
-			ret = write_whole(c, unit[i], ref ?
-					  &lv->large[p->max_lead_units + i - n] :
-					  &lv->large[unit[i]]);
+		if (confirm || i < n || first == 0) {
+			ret = write_whole(c, unit[i], !confirm, &large);
 			if (ret < 0)
 				goto out;
+			if (confirm)
+				c->large2_sum[slot] += large, c->large2_n[slot]++;
+			else
+				c->lv.large[slot] = large;
 		}
-		pick_sample(c, &pos[i * k], k);
+		if (confirm)
+			for (uint32_t j = 0; j < k; j++)
+				pos[i * k + j] = j;
+		else
+			pick_sample(c, &pos[i * k], k);
 	}
 	for (uint32_t j = 0; j < k; j++) {
-		for (unsigned i = m; i-- > 0;) {
+		for (unsigned v = 0; v < m; v++) {
+			unsigned i = confirm ? v : m - 1 - v;
 			uint64_t off = (uint64_t)unit[i] * r->erase_size_bytes +
 				       (uint64_t)pos[i * k + j] * r->blocksize_bytes;
 
@@ -534,13 +600,29 @@ static int measure_batch(struct findfat_ctx *c, unsigned first, unsigned n)
 	memmove(&lv->mixed[first + n], &lv->mixed[first], lv->nref * sizeof(double));
 	memmove(&lv->unit[first + n], &lv->unit[first], lv->nref * sizeof(unsigned));
 	for (unsigned i = 0; i < m; i++)
-		small_level(c, unit[i], &t[i * k], k,
+		small_level(c, row, lv, unit[i], &t[i * k + skip], k - skip,
 			    i < n ? first + i : first + n + lv->nref + (i - n));
 	lv->nlead = first + n;
 	lv->nref += nref;
 out:
 	free(pos);
 	free(t);
+	return ret;
+}
+
+/* The confirmation of the first batch (see measure_batch). */
+static int measure_confirm(struct findfat_ctx *c)
+{
+	struct findfat_result *r = c->r;
+	struct findfat_row *row = &r->rows[2];
+	int ret;
+
+	row->chunk_bytes = r->blocksize_bytes;
+	row->random = false;
+	row->writes_per_unit = r->plan.samples - 1;
+	r->nrows = 3;
+	ret = measure_batch(c, 0, r->plan.min_units, true);
+	c->confirmed = ret == 0;
 	return ret;
 }
 
@@ -656,9 +738,13 @@ static unsigned large_levels(const struct findfat_ctx *c, double *v)
 	const struct findfat_levels *lv = &c->lv;
 	unsigned n = lv->nlead;
 
-	memcpy(v, lv->large, n * sizeof(*v));
-	for (unsigned i = 0; i < c->r->plan.ref_units; i++)
-		v[n + i] = lv->large[c->r->plan.max_lead_units + i];
+	for (unsigned i = 0; i < n + c->r->plan.ref_units; i++) {
+		unsigned slot = i < n ? i : c->r->plan.max_lead_units + (i - n);
+
+		/* the mean of the logs of every sample of the unit */
+		v[i] = (lv->large[slot] + c->large2_sum[slot]) /
+		       (1 + c->large2_n[slot]);
+	}
 	return n + c->r->plan.ref_units;
 }
 
@@ -741,6 +827,114 @@ static bool doubt_none(const struct findfat_ctx *c, double noise, char *note,
 	return false;
 }
 
+/* How well one row of levels (leading units 0..nlead-1, then the
+ * references) says "the start does not behave like a FAT area": over
+ * every split a FAT area could take, the largest difference (dir 0),
+ * or the largest in one direction (dir +1: the area slower), in that
+ * split's noise units; 1 up to FINDFAT_AGREE_SIGMAS, 0 from one noise unit
+ * more on (FINDFAT_Z_MIN, where an area would count as found).  Whole-unit
+ * writes are judged one way: the start faster there (the pool's state can
+ * make it: a whole write pays for closing whichever unit it evicts) is no
+ * FAT area, which is slower there if anything.  *noise: the row's noise
+ * around its best-fitting split; *ratio: the most FAT-like split's
+ * area / normal time. */
+static double row_agreement(const double *v, const double *se, unsigned nlead,
+			    unsigned n, double dir, double *noise, double *ratio)
+{
+	struct findfat_levels tmp;
+	struct findfat_split sp;
+	double worst = -INFINITY;
+
+	tmp.nlead = nlead;
+	tmp.nref = n - nlead;
+	memcpy(tmp.level, v, n * sizeof(double));
+	best_split(&tmp, &sp);
+	*noise = split_noise(v, se, n, &sp);
+	*ratio = 1;
+	for (unsigned s = 0; s <= 1; s++) {
+		for (unsigned k = 1; k <= FINDFAT_MAX_AREA_UNITS && s + k <= nlead; k++) {
+			double z;
+
+			split_eval(v, n, s, k, &sp);
+			z = (dir ? dir * (sp.area - sp.normal) :
+			     fabs(sp.area - sp.normal)) / split_noise(v, se, n, &sp);
+			if (z > worst) {
+				worst = z;
+				*ratio = exp(sp.area - sp.normal);
+			}
+		}
+	}
+	return clamp01(FINDFAT_AGREE_SIGMAS + 1 - worst);
+}
+
+/* Whole-unit write levels for the confirmation, in split order: per unit
+ * the faster of the batches' sample and the confirmation's.  A whole write
+ * may pay for closing the unit it evicts from the pool (what earlier
+ * tests, open-au in probe, left open), which only ever adds time; the
+ * confirmation's whole writes mostly go to units the batches have just
+ * left in the pool and evict nothing. */
+static unsigned confirm_large_levels(const struct findfat_ctx *c, double *v)
+{
+	const struct findfat_levels *lv = &c->lv;
+	unsigned n = lv->nlead;
+
+	for (unsigned i = 0; i < n + c->r->plan.ref_units; i++) {
+		unsigned slot = i < n ? i : c->r->plan.max_lead_units + (i - n);
+
+		v[i] = lv->large[slot];
+		if (c->large2_n[slot])
+			v[i] = fmin(v[i], c->large2_sum[slot] / c->large2_n[slot]);
+	}
+	return n + c->r->plan.ref_units;
+}
+
+/* How well noise sigma could have shown a difference of ratio: 1 when it
+ * lies FINDFAT_Z_MIN noise units clear at the noise floor's resolution,
+ * 0 when it would not clear FINDFAT_Z_MIN noise units at all. */
+static double row_resolution(double sigma, double ratio)
+{
+	return clamp01((log(ratio) - FINDFAT_Z_MIN * sigma) /
+		       (log(ratio) - FINDFAT_Z_MIN * FINDFAT_NOISE_FLOOR));
+}
+
+/* "None" on a card whose normal units do not collapse, from the
+ * confirmation: small random writes (the batches, highest unit first),
+ * small in-order writes and whole-unit writes (the confirmation, lowest
+ * unit first) must all match between leading units and references, and
+ * the rows must be quiet enough that a FINDFAT_QUIET_RATIO difference
+ * would have shown (the whole-unit row, one request per sample, against
+ * FINDFAT_LARGE_RATIO).  Says in note what spoiled it. */
+static double none_without_collapse(const struct findfat_ctx *c,
+				    double noise, bool *agree, char *note,
+				    size_t len)
+{
+	const struct findfat_levels *lv = &c->lv, *lin = &c->lin;
+	double large[FINDFAT_MAX_UNITS], sr, sl, sw, rr, rl, rw, a, res;
+	unsigned nl = confirm_large_levels(c, large);
+
+	a = row_agreement(lv->level, lv->se, lv->nlead, lv->nlead + lv->nref,
+			  0, &sr, &rr);
+	sr = fmax(sr, noise);
+	a = fmin(a, row_agreement(lin->level, lin->se, lin->nlead,
+				  lin->nlead + lin->nref, 0, &sl, &rl));
+	a = fmin(a, row_agreement(large, NULL, lv->nlead, nl, 1, &sw, &rw));
+	res = fmin(fmin(row_resolution(sr, FINDFAT_QUIET_RATIO),
+			row_resolution(sl, FINDFAT_QUIET_RATIO)),
+		   row_resolution(sw, FINDFAT_LARGE_RATIO));
+	*agree = a >= 1;
+	if (!*agree) {
+		snprintf(note, len, "leading units take %.2fx the time of the rest "
+			 "at small random, %.2fx at small in-order, %.2fx at whole-unit "
+			 "writes: too close to rule out a FAT area", rr, rl, rw);
+		return FINDFAT_NONE_BASE * a;
+	}
+	if (res < 1)
+		snprintf(note, len, "the levels are too noisy (%.0f%%, %.0f%%, "
+			 "%.0f%% between units) to rule out a small difference at "
+			 "the start", 100 * sr, 100 * sl, 100 * sw);
+	return FINDFAT_NONE_BASE + FINDFAT_NONE_SPAN * res;
+}
+
 /* Nothing faster stands out.  How sure that there is no area depends on
  * how quiet the levels are, on the noise (an area FINDFAT_FULL_RATIO times
  * faster must have been able to clear FINDFAT_Z_MIN noise units), and on
@@ -759,6 +953,7 @@ static void verdict_none(struct findfat_ctx *c, const struct findfat_split *sp,
 	v->found = false;
 	v->settled = true;	/* more leading units cannot change this */
 	v->collapse = col > 0;
+	v->col_degree = col;
 	if (d > -log(FINDFAT_MIN_RATIO) && visible == 1 &&
 	    doubt_none(c, noise, v->note, sizeof(v->note))) {
 		v->confidence = FINDFAT_DOUBT_CAP * (0.5 + 0.5 * col) * quiet;
@@ -777,6 +972,18 @@ static void verdict_none(struct findfat_ctx *c, const struct findfat_split *sp,
 			 "levels too noisy (%.0f%% between units) to see an area",
 			 100 * noise);
 		v->confidence = 0.4 * visible * quiet;
+	} else if (c->confirmed) {
+		/* the confirmation raises a belief where every row agrees;
+		 * where one does not, a partial collapse keeps its own
+		 * (whole-unit writes on small pools carry the pool's state) */
+		bool agree;
+		double w = none_without_collapse(c, noise, &agree, v->note,
+						 sizeof(v->note));
+		double by_col = col > 0 ? 0.5 + 0.45 * quiet * col : 0;
+
+		v->confidence = agree ? fmax(by_col, w) : col > 0 ? by_col : w;
+		if (col > 0 && (!agree || by_col > w))
+			v->note[0] = '\0';
 	} else if (col > 0) {
 		v->confidence = 0.5 + 0.45 * quiet * col;
 	} else {
@@ -899,13 +1106,23 @@ static int run_auto(struct findfat_ctx *c)
 	r->rows[1].random = true;
 	r->rows[1].writes_per_unit = r->plan.samples;
 	do {
-		ret = measure_batch(c, n, batch);
+		ret = measure_batch(c, n, batch, false);
 		if (ret < 0)
 			return ret;
 		n += batch;
 		decide(c, &v);
 		check_mixed(c, &v);
 	} while (!v.settled && n < r->plan.max_lead_units);
+	if (!v.found && v.col_degree < 1 && v.confidence < FINDFAT_CONFIRM_BELOW &&
+	    n == batch) {
+		/* nothing collapses: compare like with like before a "none"
+		 * (settled on the first batch; the plan's bound allows one) */
+		ret = measure_confirm(c);
+		if (ret < 0)
+			return ret;
+		decide(c, &v);
+		check_mixed(c, &v);
+	}
 	apply_verdict(r, &v);
 	return 0;
 }

@@ -66,7 +66,9 @@ struct findfat_opts {
 /* What a run may write, known before it writes anything.  Automatic mode
  * examines leading units in batches and compares them with reference
  * units at least 64 MiB in (beyond any FAT area), the last units of the
- * area; the units in between are never written. */
+ * area; the units in between are never written.  max_write_bytes covers
+ * the confirmation on cards that do not collapse (the first batch and the
+ * references written once more). */
 struct findfat_plan {
 	uint64_t start_bytes;		/* always 0 */
 	uint64_t end_bytes;		/* writes stay inside [start, end) */
@@ -80,7 +82,9 @@ struct findfat_plan {
 	unsigned ref_units;		/* automatic: reference units, the
 					 * last ones of the area (8) */
 	unsigned samples;		/* automatic: random writes per unit */
-	size_t nrows;			/* chunk sizes (manual), 2 (automatic) */
+	size_t nrows;			/* chunk sizes (manual), 2 (automatic;
+					 * the result gets a third, in-order
+					 * row when the confirmation runs) */
 };
 
 /* One chunk size: one throughput per examined unit (column). */

@@ -39,6 +39,19 @@
  * undetermined.  Random order is first tested with one AU against the
  * linear reference: a collapse there means linear only (random = 0).
  *
+ * Random mode against a collapse: the one-AU random trial is compared with
+ * the linear reference, and random mode's own cost per write must stay
+ * well below a collapse: below X_RAND_OPEN T_AU, or, once a linear
+ * collapse was measured on the card, below X_RAND_OF_COL of it (on 128 KiB
+ * AUs of 64 pages, random mode's bookkeeping alone can cost 15 % of T_AU
+ * while a collapse costs more than T_AU).
+ *
+ * Before anything, the reference AU is written whole: earlier writes (the
+ * capacity check in probe) may have left it open with a write pointer in
+ * its middle, and completing its cycle makes the calibration start a
+ * clean one.  The default test area starts one unit past flashbench's
+ * 16 MiB, so that a FAT area of up to 16 MiB from unit 1 stays outside.
+ *
  * State between trials: linear trials continue each AU where the last one
  * stopped (and complete the AU before starting it again), so they never
  * write below an open AU's write pointer and never put it into random mode.
@@ -92,6 +105,12 @@
 #define X_COL_CLEAR 0.25
 #define X_RAND_CLEAR 0.03
 #define X_RAND_OPEN 0.06
+/* Against the card's own linear collapse (x_lin_col, once measured), random
+ * mode may cost up to this share of it: a collapse copies every page of
+ * the AU, random mode's bookkeeping a few pages, which on small AUs (64
+ * pages of 2 KiB in 128 KiB) is well above X_RAND_OPEN of T_AU.  Collapses
+ * count from 0.4 of it (col_min), so the two stay 2x apart. */
+#define X_RAND_OF_COL 0.2
 /* Slowdown of the slowest AU that still counts as open: 5 % for effects
  * noise does not explain, plus three times the noise. */
 #define OPEN_SLACK 0.05
@@ -170,9 +189,13 @@ static uint64_t round_up(uint64_t x, uint64_t m)
 	return (x + m - 1) / m * m;
 }
 
-static uint64_t default_offset(uint64_t e)
+/* flashbench's 16 MiB rounded up to the erase size (manual mode); the
+ * automatic mode, which gives verdicts, skips one unit more: a FAT area of
+ * up to 16 MiB may start at unit 1, and a test AU inside it would never
+ * collapse and count as one more open AU. */
+static uint64_t default_offset(uint64_t e, bool manual)
 {
-	return round_up(OPENAU_FAT_SKIP_BYTES, e);
+	return round_up(OPENAU_FAT_SKIP_BYTES, e) + (manual ? 0 : e);
 }
 
 /* Manual mode: the chunk sizes flashbench uses, E, E/2, ... >= B. */
@@ -321,7 +344,8 @@ int openau_plan(struct fp_dev *d, const struct openau_opts *o,
 		b = OPENAU_DEFAULT_BLOCKSIZE < e ? OPENAU_DEFAULT_BLOCKSIZE : e;
 	if (b && (b % sector != 0 || b > e || e % b != 0))
 		return -EINVAL;
-	p->start_bytes = o->offset_set ? o->offset_bytes : default_offset(e);
+	p->start_bytes = o->offset_set ? o->offset_bytes :
+			 default_offset(e, o->open_au_nr > 0);
 	if (p->start_bytes % sector != 0)
 		return -EINVAL;
 	if (p->start_bytes >= size || size - p->start_bytes < e)
@@ -775,14 +799,17 @@ static enum openau_verdict classify(const struct ctx *c,
 	if (cross_order) {
 		/* random mode must cost clearly less than any slowdown the
 		 * linear trials showed */
-		open_max = X_RAND_OPEN;
+		double rand_max = fmax(X_RAND_OPEN, X_RAND_OF_COL * c->x_lin_col);
+		double rand_clear = rand_max * (X_RAND_CLEAR / X_RAND_OPEN);
+
+		open_max = rand_max;
 		if (c->x_lin_slow > 0)
 			open_max = fmin(open_max, 0.5 * c->x_lin_slow);
 		if (x <= open_max) {
 			*strength = resolution(col_min * to_d / lim) *
-				    (x <= X_RAND_CLEAR ? 1.0 :
-				     log_strength(X_RAND_OPEN * X_RAND_CLEAR / x,
-						  X_RAND_CLEAR, X_RAND_OPEN));
+				    (x <= rand_clear ? 1.0 :
+				     log_strength(rand_max * rand_clear / x,
+						  rand_clear, rand_max));
 			return *strength > 0 ? OPENAU_TRIAL_OPEN
 					     : OPENAU_TRIAL_UNCLEAR;
 		}
@@ -1148,12 +1175,21 @@ static int run_auto(struct ctx *c)
 {
 	unsigned m = c->p->max_open, rlimit = m;
 	struct openau_count *lin = &c->r->linear, *rnd = &c->r->random;
-	bool ok, exact;
+	bool ok = false, exact;
 	int rc;
 
 	set_count(lin, 0, OPENAU_UNDETERMINED, 0);
 	set_count(rnd, 0, OPENAU_UNDETERMINED, 0);
-	rc = calibrate(c, &ok);
+	/* Whatever wrote the card before (the capacity check in probe, a
+	 * file system) may have left the reference AU open with a write
+	 * pointer in its middle: every calibration write below it would be
+	 * out of order (random mode's cost, or a collapse) and spoil the
+	 * reference.  Writing the AU whole first completes its cycle, so
+	 * the first calibration write (warm-up, not used) starts a clean
+	 * one. */
+	rc = write_at(c, test_au_off(c, 0), c->e, NULL);
+	if (rc == 0)
+		rc = calibrate(c, &ok);
 	if (rc < 0 || !ok) {
 		if (rc == 0)
 			note(c, "", "write time does not grow with the chunk "

@@ -40,7 +40,8 @@ enum openau_order {
 
 struct openau_opts {
 	uint64_t erase_size_bytes;	/* required: the AU (erase block) size */
-	bool offset_set;		/* else 16 MiB rounded up to erase size */
+	bool offset_set;		/* else 16 MiB rounded up to erase size,
+					 * plus one erase size (automatic) */
 	uint64_t offset_bytes;		/* start of the test area (sector aligned) */
 	unsigned open_au_nr;		/* manual mode: N AUs; 0 = automatic */
 	uint64_t blocksize_bytes;	/* manual: smallest chunk (0 = 16 KiB);

@@ -745,7 +745,7 @@ static const struct status_case {
 } status_cases[] = {
 	{ { "align", "sim:seed", NULL }, 0, "" },
 	{ { "open-au", "--write", "--erasesize=4M", "--max-open=4",
-	    "sim:sdhc-4m,bad_start=16M,bad=1M", NULL }, 1, "open-au failed" },
+	    "sim:sdhc-4m,bad_start=20M,bad=1M", NULL }, 1, "open-au failed" },
 	{ { "open-au", "-e", "1M", "@IMG", NULL }, 2, "--write" },
 	{ { "open-au", "--write", "-e", "1M", "--journal=", "@IMG", NULL }, 2, "empty" },
 	{ { "align", "@LOOP", NULL }, 2, "symbolic links" },

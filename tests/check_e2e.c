@@ -1343,8 +1343,8 @@ static const struct sim_error_case {
 	const char *expect;
 } sim_error_cases[] = {
 	{ { "open-au", "--write", "--erasesize=4M", "--max-open=4",
-	    "sim:sdhc-4m,bad_start=16M,bad=1M", NULL }, 1, "open-au failed" },
-	{ { "open-au", "--erasesize=4M", "--max-open=4", "sim:sdhc-4m,bad_start=16M,bad=1M",
+	    "sim:sdhc-4m,bad_start=20M,bad=1M", NULL }, 1, "open-au failed" },
+	{ { "open-au", "--erasesize=4M", "--max-open=4", "sim:sdhc-4m,bad_start=20M,bad=1M",
 	    NULL }, 1, "open-au failed" },
 	{ { "find-fat", "--write", "--erasesize=4M", "sim:sdhc-4m,bad_start=1M,bad=64K", NULL },
 	  1, "find-fat failed" },

@@ -101,6 +101,21 @@ static double uni(struct stats_rng *g, double lo, double hi)
 	return lo + (hi - lo) * stats_rng_uniform(g);
 }
 
+/* The read and write costs of a generated card, all scaled by one factor
+ * drawn over two decades (returned). */
+static double gen_costs(struct stats_rng *g, struct sim_profile *p)
+{
+	double scale = pow(10, uni(g, -1, 1));
+
+	p->read_base_ns = (uint64_t)(800 * US * scale);
+	p->read_page_ns = (uint64_t)(100 * US * scale);
+	p->write_base_ns = (uint64_t)(uni(g, 100, 800) * US * scale);
+	p->write_page_ns = (uint64_t)(uni(g, 200, 3000) * US * scale);
+	p->gc_page_ns = (uint64_t)(p->write_page_ns * uni(g, 0.4, 2.0));
+	p->erase_ns = (uint64_t)(uni(g, 1, 6) * MS * scale);
+	return scale;
+}
+
 /* Case i of the table.  Every fourth card has no FAT area; the others
  * span 1-32 units from unit 0 or 1 (the ends of both ranges are always in
  * the table).  Unit sizes 128 KiB-8 MiB (non-powers of two too), pools of
@@ -154,13 +169,7 @@ static void gen_profile(unsigned i, struct sim_profile *p)
 	}
 
 	/* costs: one scale for the whole card */
-	scale = pow(10, uni(&g, -1, 1));
-	p->read_base_ns = (uint64_t)(800 * US * scale);
-	p->read_page_ns = (uint64_t)(100 * US * scale);
-	p->write_base_ns = (uint64_t)(uni(&g, 100, 800) * US * scale);
-	p->write_page_ns = (uint64_t)(uni(&g, 200, 3000) * US * scale);
-	p->gc_page_ns = (uint64_t)(p->write_page_ns * uni(&g, 0.4, 2.0));
-	p->erase_ns = (uint64_t)(uni(&g, 1, 6) * MS * scale);
+	scale = gen_costs(&g, p);
 	p->random_write_ns = (uint64_t)(p->write_page_ns * uni(&g, 1, 5));
 	pages = e / p->page_bytes;
 	collapse_ns = (double)pages * p->gc_page_ns + p->erase_ns;
@@ -179,6 +188,76 @@ static void gen_profile(unsigned i, struct sim_profile *p)
 		 (double)p->write_page_ns * p->fat_page_pct / 100;
 	if (p->fat_bytes && collapse_ns < 2 * fat_ns)
 		p->ambiguous = true;
+}
+
+/* Case i of the many-open table: cards whose 16-64 open units all take
+ * random writes (nothing collapses), units 128 KiB-24 MiB (3*2^n too),
+ * costs over two decades, jitter 0-30 %.  Two cards in three have a FAT
+ * area of 1 unit up to 16 MiB (at most 32 units) from unit 0 or 1 that
+ * differs from the rest as a FAT area does: small random writes at least
+ * FAT_FASTER times faster, or page programs (small in-order and whole-unit
+ * writes) at least FAT_SLOWER times slower, or both; the expected ratios
+ * are computed from the card's costs. */
+#define MANY_OPEN_CASES 36
+#define FAT_FASTER 1.5
+#define FAT_SLOWER 1.3
+#define QUIET_JITTER 10		/* confident "none" expected up to this */
+
+static void gen_many_open(unsigned i, struct sim_profile *p)
+{
+	static const uint64_t erase_kib[] = {
+		128, 256, 512, 1024, 1536, 2048, 3072, 4096, 6144, 8192,
+		12288, 24576,
+	};
+	struct stats_rng g;
+	uint64_t e, units;
+	double scale, small, fat_small, lin, fat_lin;
+
+	memset(p, 0, sizeof(*p));
+	stats_rng_seed(&g, 0x0be7ULL * (i + 3));
+	snprintf(p->name, sizeof(p->name), "many%u", i);
+	p->description = "generated for check_findfat (many open units)";
+	e = erase_kib[i % 12] * KiB;
+	p->erase_bytes = e;
+	p->sector_bytes = 512;
+	p->page_bytes = (2 * KiB) << stats_rng_below(&g, 4);
+	while (e / p->page_bytes < 16)
+		p->page_bytes /= 2;
+	units = 48;
+	p->size_bytes = e * (units > (256 * MiB) / e ? units : (256 * MiB) / e);
+	p->open_au_linear = 16 + (unsigned)stats_rng_below(&g, 49);
+	p->open_au_random = p->open_au_linear;
+
+	scale = gen_costs(&g, p);
+	p->random_write_ns = (uint64_t)(p->write_page_ns * uni(&g, 0.2, 5));
+	p->jitter_pct = (unsigned)(i / 12 == 0 ? stats_rng_below(&g, 4) :
+				   stats_rng_below(&g, 31));
+	p->stall_ppm = (unsigned)stats_rng_below(&g, 300);
+	p->stall_ns = (uint64_t)(uni(&g, 5, 20) * MS * scale);
+	p->location_pct = 1;
+	p->seed = i + 1;
+	if (i % 3 == 0)
+		return;
+
+	/* the FAT area: 1 unit up to 16 MiB */
+	units = 16 * MiB / e;
+	units = units < 1 ? 1 : units > 32 ? 32 : units;
+	p->fat_bytes = e * (1 + stats_rng_below(&g, units));
+	p->fat_start_bytes = i % 2 ? e : 0;
+	small = (double)p->write_base_ns + p->write_page_ns + p->random_write_ns;
+	lin = (double)p->write_base_ns + p->write_page_ns;
+	do {
+		unsigned kind = (unsigned)stats_rng_below(&g, 3);
+
+		p->fat_page_pct = kind == 0 ? 100 :
+				  130 + (unsigned)stats_rng_below(&g, 300);
+		p->fat_random_ns = kind == 1 ? p->random_write_ns :
+				   (uint64_t)(p->random_write_ns * uni(&g, 0, 0.3));
+		fat_small = p->write_base_ns + p->fat_random_ns +
+			    (double)p->write_page_ns * p->fat_page_pct / 100;
+		fat_lin = p->write_base_ns +
+			  (double)p->write_page_ns * p->fat_page_pct / 100;
+	} while (small < FAT_FASTER * fat_small && fat_lin < FAT_SLOWER * lin);
 }
 
 /* ------------------------------------------------------------------ */
@@ -209,6 +288,23 @@ static void run_auto(const struct sim_profile *p, uint64_t erase,
 	ck_assert_uint_eq(r->bytes_written, fp_dev_bytes_written(d));
 	ck_assert_uint_gt(r->elapsed_ns, 0);
 	rec_close_all(d, rc);
+}
+
+/* With FINDFAT_VERBOSE set, one line per card: the truth and the verdict
+ * (for tables of the method's behaviour; checks do not depend on it). */
+static void trace_result(const struct sim_profile *p,
+			 const struct findfat_result *r)
+{
+	if (!getenv("FINDFAT_VERBOSE"))
+		return;
+	fprintf(stderr, "%s: E %llu KiB fat %llu+%llu pct %u fr %.2f jit %u: "
+		"found %d %llu+%llu conf %.2f note '%s'\n", p->name,
+		(unsigned long long)(p->erase_bytes / KiB),
+		(unsigned long long)(p->fat_start_bytes / KiB),
+		(unsigned long long)(p->fat_bytes / KiB), p->fat_page_pct,
+		(double)p->fat_random_ns / (double)(p->random_write_ns + 1),
+		p->jitter_pct, r->found, (unsigned long long)(r->start_bytes / KiB),
+		(unsigned long long)(r->size_bytes / KiB), r->confidence, r->note);
 }
 
 /* Right answer where the card is decidable, never a confident wrong one. */
@@ -258,6 +354,7 @@ START_TEST(test_builtin_profiles)
 	struct recorder rc;
 
 	run_auto(p, p->erase_bytes, &r, &rc);
+	trace_result(p, &r);
 	check_answer(p, &r);
 }
 END_TEST
@@ -273,7 +370,33 @@ START_TEST(test_generated_profiles)
 	ck_assert_msg(sim_profile_validate(&p, err, sizeof(err)) == 0,
 		      "gen%d: %s", _i, err);
 	run_auto(&p, p.erase_bytes, &r, &rc);
+	trace_result(&p, &r);
 	check_answer(&p, &r);
+}
+END_TEST
+
+/* Many random-capable open units: never confidently wrong, a FAT area
+ * found or undetermined, and a confident "none" on the quiet cards
+ * without one. */
+START_TEST(test_many_open_profiles)
+{
+	struct sim_profile p;
+	struct findfat_result r;
+	struct recorder rc;
+	char err[128];
+
+	gen_many_open((unsigned)_i, &p);
+	ck_assert_msg(sim_profile_validate(&p, err, sizeof(err)) == 0,
+		      "many%d: %s", _i, err);
+	p.ambiguous = true;	/* right or undetermined */
+	run_auto(&p, p.erase_bytes, &r, &rc);
+	trace_result(&p, &r);
+	check_answer(&p, &r);
+	if (p.fat_bytes == 0 && p.jitter_pct <= QUIET_JITTER)
+		ck_assert_msg(!r.found && r.confidence >= CONFIDENT,
+			      "%s: no area, jitter %u%%: found %d, confidence %.2f, "
+			      "note '%s'", p.name, p.jitter_pct, r.found,
+			      r.confidence, r.note);
 }
 END_TEST
 
@@ -307,24 +430,40 @@ START_TEST(test_generated_table_coverage)
 }
 END_TEST
 
-/* Same card, every cost 10x higher or lower: same answer. */
+/* sandisk-24m's behaviour (64 random-capable open units) on 8 MiB units
+ * over 512 MiB, so that a test runs in moments. */
+static void many_open_card(struct sim_profile *p)
+{
+	*p = *sim_profile_find("sandisk-24m");
+	p->size_bytes = 512 * MiB;	/* 2^29 is not a multiple of 24 MiB */
+	p->erase_bytes = 8 * MiB;
+	p->page_bytes = 16 * KiB;
+	p->raw_page_bytes = 0;
+}
+
+/* Same card, every cost 10x higher or lower: same answer (a collapsing
+ * card, and one that keeps many units open). */
 START_TEST(test_speed_invariance)
 {
 	static const double factor[] = { 0.1, 10 };
-	const struct sim_profile *base = sim_profile_find("seed");
+	struct sim_profile base;
 	struct findfat_result r0, r;
 	struct recorder rc;
 
-	ck_assert_ptr_nonnull(base);
-	run_auto(base, base->erase_bytes, &r0, &rc);
+	if (_i == 0)
+		base = *sim_profile_find("seed");
+	else
+		many_open_card(&base);
+	run_auto(&base, base.erase_bytes, &r0, &rc);
 	for (size_t i = 0; i < 2; i++) {
-		struct sim_profile p = *base;
+		struct sim_profile p = base;
 		double f = factor[i];
 
 		p.write_base_ns = (uint64_t)(p.write_base_ns * f);
 		p.write_page_ns = (uint64_t)(p.write_page_ns * f);
 		p.gc_page_ns = (uint64_t)(p.gc_page_ns * f);
 		p.erase_ns = (uint64_t)(p.erase_ns * f);
+		p.random_write_ns = (uint64_t)(p.random_write_ns * f);
 		p.fat_random_ns = (uint64_t)(p.fat_random_ns * f);
 		p.stall_ns = (uint64_t)(p.stall_ns * f);
 		run_auto(&p, p.erase_bytes, &r, &rc);
@@ -352,23 +491,61 @@ START_TEST(test_seed_with_4mib_units)
 }
 END_TEST
 
-/* A card whose every unit takes random writes cheaply: no contrast, so
- * "none" must come with low confidence even though it is true. */
-START_TEST(test_no_contrast_is_not_confident)
+/* A card whose every unit takes random writes cheaply: nothing collapses,
+ * so the confirmation compares small in-order and whole-unit writes too;
+ * the start behaves like the rest, which is a confident "none". */
+START_TEST(test_no_contrast_confident_none)
 {
-	struct sim_profile p = *sim_profile_find("sandisk-24m");
+	struct sim_profile p;
 	struct findfat_result r;
 	struct recorder rc;
 
-	p.size_bytes = 512 * MiB;	/* 2^29 is not a multiple of 24 MiB */
-	p.erase_bytes = 8 * MiB;
-	p.page_bytes = 16 * KiB;
-	p.raw_page_bytes = 0;
+	many_open_card(&p);
 	run_auto(&p, p.erase_bytes, &r, &rc);
 	ck_assert(!r.found);
 	ck_assert(!r.collapse_seen);
-	ck_assert_double_lt(r.confidence, 0.5);
-	ck_assert_str_ne(r.note, "");
+	ck_assert_uint_eq(r.nrows, 3);		/* the confirmation ran */
+	ck_assert(!r.rows[2].random);
+	ck_assert_double_ge(r.confidence, CONFIDENT);
+}
+END_TEST
+
+/* Just past the thresholds: leading units that differ from the rest by
+ * 1.15-1.3x in one way only (small random writes faster, or page programs
+ * slower), on a quiet and a noisier card, are never a confident "none". */
+START_TEST(test_small_differences_are_not_none)
+{
+	static const struct {
+		double random_factor;	/* FAT random cost / card's */
+		unsigned page_pct;
+		unsigned jitter;
+	} cases[] = {
+		{ 0.0, 100, 4 },	/* random writes 1.16x faster */
+		{ 0.0, 100, 10 },
+		{ 1.0, 118, 4 },	/* page programs 1.18x slower */
+		{ 1.0, 118, 10 },
+		{ 1.0, 125, 4 },
+		{ 1.0, 130, 10 },
+		{ 3.0, 100, 4 },	/* random writes 1.28x slower */
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct sim_profile p;
+		struct findfat_result r;
+		struct recorder rc;
+
+		many_open_card(&p);
+		p.fat_start_bytes = 0;
+		p.fat_bytes = 2 * p.erase_bytes;
+		p.fat_random_ns = (uint64_t)(p.random_write_ns * cases[i].random_factor);
+		p.fat_page_pct = cases[i].page_pct;
+		p.jitter_pct = cases[i].jitter;
+		run_auto(&p, p.erase_bytes, &r, &rc);
+		ck_assert_msg(r.found || r.confidence < CONFIDENT,
+			      "case %zu: none with confidence %.2f", i, r.confidence);
+		ck_assert_msg(!r.found || r.size_bytes == p.fat_bytes ||
+			      r.confidence < CONFIDENT, "case %zu: wrong area", i);
+	}
 }
 END_TEST
 
@@ -811,15 +988,17 @@ Suite *findfat_suite(void)
 	tcase_set_timeout(gen, 30);
 	tcase_set_timeout(man, 30);
 	tcase_add_loop_test(tc, test_builtin_profiles, 0, (int)builtin_count());
-	tcase_add_test(tc, test_speed_invariance);
+	tcase_add_loop_test(tc, test_speed_invariance, 0, 2);
 	tcase_add_test(tc, test_seed_with_4mib_units);
-	tcase_add_test(tc, test_no_contrast_is_not_confident);
+	tcase_add_test(tc, test_no_contrast_confident_none);
+	tcase_add_test(tc, test_small_differences_are_not_none);
 	tcase_add_test(tc, test_slow_start_is_not_fat);
 	tcase_add_test(tc, test_big_linear_pool);
 	tcase_add_test(tc, test_random_slots_are_not_fat);
 	tcase_add_test(tc, test_wrong_unit_size);
 	tcase_add_loop_test(gen, test_generated_profiles, 0, GENERATED_CASES);
 	tcase_add_test(gen, test_generated_table_coverage);
+	tcase_add_loop_test(gen, test_many_open_profiles, 0, MANY_OPEN_CASES);
 	tcase_add_test(man, test_manual_seed_signature);
 	tcase_add_test(man, test_manual_rows_np2);
 	tcase_add_test(api, test_plan_errors);
