@@ -31,6 +31,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,8 +50,6 @@
 #include "safety.h"
 #include "units.h"
 
-#define TMPFS_MAGIC_NUMBER 0x01021994	/* linux/magic.h */
-#define RAMFS_MAGIC_NUMBER 0x858458f6
 
 struct jr_span {
 	uint64_t start, end;
@@ -169,8 +168,8 @@ static int check_durable(const char *journal_path, const char *dir, char *err,
 
 	if (statfs(dir, &fs) != 0)
 		return 0;	/* unknown: creating the file will tell */
-	if ((unsigned long)fs.f_type != TMPFS_MAGIC_NUMBER &&
-	    (unsigned long)fs.f_type != RAMFS_MAGIC_NUMBER)
+	if ((unsigned long)fs.f_type != TMPFS_MAGIC &&
+	    (unsigned long)fs.f_type != RAMFS_MAGIC)
 		return 0;
 	fp_errf(err, errlen, "journal '%s' would be in memory (tmpfs or ramfs), "
 	    "which a power loss empties; put it on a disk with --journal or "

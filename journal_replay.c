@@ -663,12 +663,31 @@ static int resolve(const char *path, char *out, size_t len, char *err,
 	return 0;
 }
 
+/* Take the journal's lock without waiting, as a running test holds it
+ * for its whole session: 0, -FP_EREFUSED with the holder in who, or
+ * -errno. */
+static int lock_journal(int fd, char *who, size_t wholen)
+{
+	struct procfd_user u;
+	struct stat st;
+
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+		return 0;
+	if (errno != EWOULDBLOCK)
+		return -errno;
+	if (fstat(fd, &st) == 0 && procfd_find_user(&st, false, &u) == 1)
+		procfd_describe(&u, who, wholen);
+	else
+		snprintf(who, wholen, "another flashprobe");
+	return -FP_EREFUSED;
+}
+
 int journal_restore(const char *journal_path, struct fp_dev *dev,
 		    unsigned flags, journal_progress_fn progress,
 		    void *progress_arg, struct journal_restore_report *rep,
 		    char *err, size_t errlen)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], who[64];
 	int fd = -1, rc;
 
 	memset(rep, 0, sizeof(*rep));
@@ -679,11 +698,16 @@ int journal_restore(const char *journal_path, struct fp_dev *dev,
 		rc = jr_open_trusted(path, O_RDONLY, &fd, err, errlen);
 	if (rc < 0)
 		return rc;
-	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-		rc = errno == EWOULDBLOCK ? -FP_EREFUSED : -errno;
+	rc = lock_journal(fd, who, sizeof(who));
+	if (rc == -FP_EREFUSED)
 		fp_errf(err, errlen, "journal '%s' is held by a flashprobe test "
-		    "that is still running; it restores the device itself when "
-		    "it ends (Ctrl-C stops it and restores at once)", path);
+		    "that is still running (%s); it restores the device itself "
+		    "when it ends (Ctrl-C stops it and restores at once)", path,
+		    who);
+	else if (rc < 0)
+		fp_errf(err, errlen, "cannot lock journal '%s': %s", path,
+		    strerror(-rc));
+	if (rc < 0) {
 		close(fd);
 		return rc;
 	}
@@ -848,19 +872,13 @@ int journal_device_of(const char *journal_path, char *device, size_t len,
 
 bool journal_in_use(const char *path, char *who, size_t wholen)
 {
-	struct procfd_user u;
-	struct stat st;
-	bool held;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	bool held;
 
 	if (fd < 0)
 		return false;
-	held = flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
-	if (held && fstat(fd, &st) == 0 && procfd_find_user(&st, false, &u) == 1)
-		procfd_describe(&u, who, wholen);
-	else if (held)
-		snprintf(who, wholen, "another flashprobe");
-	close(fd);
+	held = lock_journal(fd, who, wholen) == -FP_EREFUSED;
+	close(fd);	/* also drops the lock if it was taken */
 	return held;
 }
 
