@@ -561,10 +561,20 @@ static int parse_args(int argc, char **argv, struct cli *c)
 	return FP_EXIT_OK;
 }
 
-static int list_sims(void)
+static int list_sims(const struct cli *c)
 {
 	char e[32], p[32], s[32], f[32], cap[80];
 
+	if (c->json) {
+		struct json_writer w;
+
+		json_init(&w, stdout);
+		json_object_begin(&w, NULL);
+		report_sims_json(&w, sim_profiles);
+		json_object_end(&w);
+		json_end(&w);
+		return FP_EXIT_OK;
+	}
 	printf("%-14s %8s %8s %8s %5s %5s %-10s %-16s %s\n", "name", "size", "erase",
 	       "page", "open", "rand", "fat area", "capacity", "description");
 	for (const struct sim_profile *sp = sim_profiles; sp->name[0]; sp++) {
@@ -1588,7 +1598,7 @@ static int run_command(const struct cli *c)
 {
 	switch (c->command) {
 	case CMD_LIST_SIMS:
-		return list_sims();
+		return list_sims(c);
 	case CMD_ALIGN:
 		return run_align(c);
 	case CMD_OPEN_AU:

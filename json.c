@@ -143,11 +143,15 @@ static void json_prefix(struct json_writer *w, const char *key)
 
 static void json_begin(struct json_writer *w, const char *key, char open)
 {
+	bool document = w->depth == 0 && open == '{';
+
 	json_prefix(w, key);
 	w->after_key = false;
 	fputc(open, w->out);
 	w->depth++;
 	*json_comma_slot(w) = false;
+	if (document)
+		json_string(w, "schema", JSON_SCHEMA);
 }
 
 static void json_finish(struct json_writer *w, char close)
@@ -201,6 +205,11 @@ void json_string(struct json_writer *w, const char *key, const char *val)
 	json_prefix(w, key);
 	w->after_key = false;
 	json_write_escaped(w->out, val);
+}
+
+void json_text_or_null(struct json_writer *w, const char *key, const char *val)
+{
+	json_string(w, key, val && val[0] ? val : NULL);
 }
 
 void json_uint(struct json_writer *w, const char *key, uint64_t val)

@@ -1,7 +1,9 @@
 /* report.c - text, JSON and flashbench-style output of analyzer results. */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 
+#include "advice.h"
 #include "align.h"
 #include "dev.h"
 #include "json.h"
@@ -18,9 +20,121 @@ void report_device_json(struct json_writer *w, struct fp_dev *d)
 	json_uint(w, "size_bytes", fp_dev_size_bytes(d));
 	json_uint(w, "sector_bytes", fp_dev_sector_bytes(d));
 	json_string(w, "kind", fp_dev_kind_name(d));
-	if (p)
-		json_string(w, "simulated_card", p->name);
+	json_string(w, "simulated_card", p ? p->name : NULL);
 	json_object_end(w);
+}
+
+/* ---- decided values ---- */
+
+static void value_tail(struct json_writer *w, double confidence, const char *source)
+{
+	json_double(w, "confidence", confidence);	/* NAN: null */
+	json_string(w, "source", source);
+	json_object_end(w);
+}
+
+void report_json_size(struct json_writer *w, const char *key, uint64_t value,
+		      double confidence, const char *source)
+{
+	json_object_begin(w, key);
+	json_uint(w, "value", value);
+	value_tail(w, confidence, source);
+}
+
+void report_json_verdict(struct json_writer *w, const char *key, const char *value,
+			 double confidence, const char *source)
+{
+	json_object_begin(w, key);
+	json_string(w, "value", value);
+	value_tail(w, confidence, source);
+}
+
+void report_json_count(struct json_writer *w, const char *key, int64_t value,
+		       bool at_least, double confidence, const char *source)
+{
+	json_object_begin(w, key);
+	json_int(w, "value", value);
+	json_string(w, "bound", at_least ? "at_least" : "exact");
+	value_tail(w, confidence, source);
+}
+
+/* A value given on the command line carries no confidence. */
+static double confidence_of(double confidence, enum geo_source source)
+{
+	return source == GEO_GIVEN ? NAN : confidence;
+}
+
+void report_json_geo_size(struct json_writer *w, const char *key,
+			  const struct geo_size *s)
+{
+	if (!s->bytes || s->source == GEO_NONE)
+		json_null(w, key);
+	else
+		report_json_size(w, key, s->bytes, confidence_of(s->confidence, s->source),
+				 geo_source_name(s->source));
+}
+
+void report_json_geo_count(struct json_writer *w, const char *key,
+			   const struct geo_count *c)
+{
+	if (c->value < 0 || c->source == GEO_NONE)
+		json_null(w, key);
+	else
+		report_json_count(w, key, c->value, c->at_least,
+				  confidence_of(c->confidence, c->source),
+				  geo_source_name(c->source));
+}
+
+void report_json_skip(struct json_writer *w, const char *test, const char *reason)
+{
+	json_object_begin(w, NULL);
+	json_string(w, "test", test);
+	json_string(w, "reason", reason);
+	json_object_end(w);
+}
+
+/* ---- the built-in simulated cards ---- */
+
+static const char *sim_fake_name(enum sim_fake fake)
+{
+	return fake == SIM_FAKE_WRAP ? "wrap" : fake == SIM_FAKE_LIMBO ? "limbo" : "genuine";
+}
+
+static void sim_json(struct json_writer *w, const struct sim_profile *p)
+{
+	bool fake = p->fake != SIM_FAKE_NONE;
+
+	json_object_begin(w, NULL);
+	json_string(w, "name", p->name);
+	json_string(w, "description", p->description);
+	json_uint(w, "size_bytes", p->size_bytes);
+	json_uint(w, "sector_bytes", p->sector_bytes);
+	json_uint_or_null(w, "page_size_bytes", p->page_bytes);
+	json_uint(w, "erase_size_bytes", p->erase_bytes);
+	json_uint(w, "open_au_linear", p->open_au_linear);
+	json_uint(w, "open_au_random", p->open_au_random);
+	if (p->fat_bytes) {
+		json_uint(w, "fat_area_start_bytes", p->fat_start_bytes);
+		json_uint(w, "fat_area_size_bytes", p->fat_bytes);
+	} else {
+		json_null(w, "fat_area_start_bytes");
+		json_uint(w, "fat_area_size_bytes", 0);
+	}
+	json_bool(w, "ambiguous", p->ambiguous);
+	json_string(w, "capacity", sim_fake_name(p->fake));
+	json_uint(w, "real_bytes", fake ? p->real_bytes : p->size_bytes);
+	json_uint_or_null(w, "alias_period_bytes",
+			  p->fake == SIM_FAKE_WRAP ? sim_wrap_period(p) : 0);
+	json_uint(w, "cache_bytes", p->cache_bytes);
+	json_object_end(w);
+}
+
+void report_sims_json(struct json_writer *w, const struct sim_profile *profiles)
+{
+	json_array_begin(w, "sims");
+	for (const struct sim_profile *p = profiles; p->name[0]; p++)
+		sim_json(w, p);
+	json_array_end(w);
 }
 
 void report_device_text(FILE *out, struct fp_dev *d)
@@ -92,22 +206,26 @@ void report_align_text(FILE *out, const struct align_result *r)
 	report_align_flashbench(out, r);
 }
 
+/* An analyzer's own finding: measured, null when it found nothing. */
+static void json_size_or_null(struct json_writer *w, const char *key, uint64_t bytes,
+			      double confidence)
+{
+	if (bytes)
+		report_json_size(w, key, bytes, confidence, "measured");
+	else
+		json_null(w, key);
+}
+
 void report_align_json(struct json_writer *w, const struct align_result *r)
 {
 	json_object_begin(w, "align");
-	json_uint_or_null(w, "page_size_bytes", r->page_size_bytes);
-	json_double(w, "page_confidence", r->page_confidence);
-	json_uint_or_null(w, "erase_size_bytes", r->erase_size_bytes);
-	json_double(w, "erase_confidence", r->erase_confidence);
+	json_size_or_null(w, "page_size_bytes", r->page_size_bytes, r->page_confidence);
+	json_size_or_null(w, "erase_size_bytes", r->erase_size_bytes, r->erase_confidence);
 	json_bool(w, "pattern_found", r->pattern_found);
-	json_string(w, "note", r->note);
+	json_text_or_null(w, "note", r->note);
 	json_uint(w, "blocksize_bytes", r->blocksize_bytes);
 	json_int(w, "base_read_ns", r->base_read_ns);
 	json_double(w, "noise_ns", r->noise_ns);
-	json_array_begin(w, "levels_bytes");
-	for (size_t i = 0; i < r->nlevels; i++)
-		json_uint(w, NULL, r->levels[i]);
-	json_array_end(w);
 	json_array_begin(w, "levels");
 	for (size_t i = 0; i < r->nlevels; i++) {
 		json_object_begin(w, NULL);

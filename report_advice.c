@@ -1,9 +1,11 @@
 /* report_advice.c - the Advice section as text and as JSON. */
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "json.h"
+#include "report.h"
 #include "report_advice.h"
 #include "units.h"
 
@@ -118,7 +120,7 @@ static void json_command(struct json_writer *w, const struct advice_command *c)
 	for (size_t i = 0; i < c->argc; i++)
 		json_string(w, NULL, c->argv[i]);
 	json_array_end(w);
-	json_string(w, "stdin", c->stdin_text[0] ? c->stdin_text : NULL);
+	json_text_or_null(w, "stdin", c->stdin_text);
 	json_string(w, "line", c->line);
 	json_array_begin(w, "why");
 	each_line(c->why, json_reason, w);
@@ -127,34 +129,18 @@ static void json_command(struct json_writer *w, const struct advice_command *c)
 	json_object_end(w);
 }
 
-/* The old one-line fields stay for scripts that read them. */
-static void json_line(struct json_writer *w, const char *key, const struct advice *a,
-		      const char *purpose)
-{
-	const struct advice_command *c = advice_command(a, purpose);
-
-	json_string(w, key, c ? c->line : NULL);
-}
-
 void report_advice_json(struct json_writer *w, const struct advice *a)
 {
+	bool known = a->align_bytes != 0;
+
 	json_object_begin(w, "advice");
-	if (a->align_bytes) {
-		json_uint(w, "align_bytes", a->align_bytes);
-		json_uint(w, "partition_start_bytes", a->part_start_bytes);
-		json_uint(w, "partition_size_bytes", a->part_size_bytes);
-	} else {
-		json_null(w, "align_bytes");
-	}
+	json_uint_or_null(w, "align_bytes", a->align_bytes);
+	json_uint_or_null(w, "partition_start_bytes", known ? a->part_start_bytes : 0);
+	json_uint_or_null(w, "partition_size_bytes", known ? a->part_size_bytes : 0);
 	json_string(w, "align_reason", a->align_reason);
 	json_string(w, "label", a->ncommands ? a->label : NULL);
-	json_string(w, "sized_for", a->sized_for[0] ? a->sized_for : NULL);
-	json_string(w, "warning", a->warning[0] ? a->warning : NULL);
-	json_line(w, "sfdisk", a, "partition");
-	json_line(w, "mkfs_fat", a, "fat32");
-	json_line(w, "mkfs_exfat", a, "exfat");
-	json_line(w, "mkfs_ext4", a, "ext4");
-	json_line(w, "mkfs_f2fs", a, "f2fs");
+	json_text_or_null(w, "sized_for", a->sized_for);
+	json_text_or_null(w, "warning", a->warning);
 	json_array_begin(w, "commands");
 	for (size_t i = 0; i < a->ncommands; i++)
 		json_command(w, &a->commands[i]);
@@ -187,13 +173,13 @@ void report_given_geometry_text(FILE *out, const struct geometry *g)
 void report_given_geometry_json(struct json_writer *w, const struct geometry *g)
 {
 	json_object_begin(w, "geometry");
-	json_uint_or_null(w, "erase_size_bytes", g->erase.bytes);
-	json_string(w, "erase_size_source", geo_source_name(g->erase.bytes ? g->erase.source
-									   : GEO_NONE));
-	json_uint_or_null(w, "page_size_bytes", g->page.bytes);
-	json_string(w, "page_size_source", geo_source_name(g->page.bytes ? g->page.source
-									 : GEO_NONE));
-	json_uint(w, "fat_area_size_bytes", g->fat_found ? g->fat_size_bytes : 0);
+	report_json_geo_size(w, "erase_size_bytes", &g->erase);
+	report_json_geo_size(w, "page_size_bytes", &g->page);
+	if (g->fat_tested)	/* given: --fat-area 0 says there is none */
+		report_json_size(w, "fat_area_size_bytes", g->fat_found ? g->fat_size_bytes : 0,
+				 NAN, "given");
+	else
+		json_null(w, "fat_area_size_bytes");
 	json_uint(w, "sector_bytes", g->sector_bytes);
 	json_object_end(w);
 }

@@ -5,6 +5,7 @@
 
 #include "benchio.h"
 #include "json.h"
+#include "report.h"
 #include "report_bench.h"
 #include "units.h"
 
@@ -173,8 +174,6 @@ static void workload_json(struct json_writer *w,
 	json_object_begin(w, wr->name);
 	json_string(w, "name", wr->name);
 	json_uint(w, "block_bytes", wr->block_bytes);
-	json_bool(w, "skipped", wr->skipped);
-	json_string(w, "skip_reason", wr->skip_reason);
 	if (have) {
 		json_double(w, "bytes_per_sec", wr->bytes_per_sec);
 		json_double(w, "iops", wr->iops);
@@ -229,6 +228,11 @@ void report_bench_json(struct json_writer *w, const struct benchio_result *r)
 		    "samples, median of the windows; max over all windows");
 	for (unsigned i = 0; i < BENCHIO_NWORKLOADS; i++)
 		workload_json(w, &r->w[i]);
+	json_array_begin(w, "skipped");
+	for (unsigned i = 0; i < BENCHIO_NWORKLOADS; i++)
+		if (r->w[i].skipped)
+			report_json_skip(w, r->w[i].name, r->w[i].skip_reason);
+	json_array_end(w);
 	json_array_begin(w, "order");
 	for (unsigned rep = 0; rep < r->repeats_done; rep++) {
 		json_array_begin(w, NULL);
@@ -252,6 +256,6 @@ void report_bench_json(struct json_writer *w, const struct benchio_result *r)
 	json_uint(w, "bytes_written", r->bytes_written);
 	json_uint(w, "elapsed_ns", r->elapsed_ns);
 	json_bool(w, "interrupted", r->interrupted);
-	json_string(w, "note", r->note);
+	json_text_or_null(w, "note", r->note);
 	json_object_end(w);
 }

@@ -5,6 +5,7 @@
 
 #include "capacity.h"
 #include "json.h"
+#include "report.h"
 #include "report_capacity.h"
 #include "units.h"
 
@@ -99,10 +100,14 @@ void report_capacity_json(struct json_writer *w, const struct capacity_result *r
 	bool known = r->verdict != CAPACITY_UNDETERMINED;
 
 	json_object_begin(w, "capacity");
-	json_string(w, "verdict", capacity_verdict_name(r->verdict));
+	if (known)	/* undetermined: null, the note says why */
+		report_json_verdict(w, "verdict", capacity_verdict_name(r->verdict),
+				    r->confidence, "measured");
+	else
+		json_null(w, "verdict");
 	json_uint(w, "reported_bytes", r->reported_bytes);
 	if (known)
-		json_uint(w, "real_bytes", r->real_bytes);
+		report_json_size(w, "real_bytes", r->real_bytes, r->confidence, "measured");
 	else
 		json_null(w, "real_bytes");
 	json_uint_or_null(w, "alias_period_bytes",
@@ -111,7 +116,6 @@ void report_capacity_json(struct json_writer *w, const struct capacity_result *r
 		json_uint(w, "first_bad_bytes", r->first_bad_bytes);
 	else
 		json_null(w, "first_bad_bytes");
-	json_double(w, "confidence", r->confidence);
 	json_uint(w, "blocks_tested", r->blocks_tested);
 	json_uint(w, "bytes_written", r->bytes_written);
 	json_uint(w, "io_count", r->io_count);
@@ -120,6 +124,6 @@ void report_capacity_json(struct json_writer *w, const struct capacity_result *r
 	json_uint(w, "cache_flushes", r->flushes);
 	json_bool(w, "cache_defeated", r->cache_defeated);
 	json_uint(w, "rounds", r->rounds);
-	json_string(w, "note", r->note[0] ? r->note : NULL);
+	json_text_or_null(w, "note", r->note);
 	json_object_end(w);
 }

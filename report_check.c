@@ -1,8 +1,10 @@
 /* report_check.c - the layout check as text and as JSON. */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 
 #include "json.h"
+#include "report.h"
 #include "report_advice.h"
 #include "report_check.h"
 #include "units.h"
@@ -91,15 +93,24 @@ void report_check_text(FILE *out, const struct check_result *r, const char *devi
 		"No structural problems found.");
 }
 
+static void json_uint_if(struct json_writer *w, const char *key, uint64_t val,
+			 bool applies)
+{
+	if (applies)
+		json_uint(w, key, val);
+	else
+		json_null(w, key);
+}
+
 static void json_fs(struct json_writer *w, const struct check_part *p)
 {
 	const struct fsinfo *fs = &p->fs;
 	bool known = fs->type != FS_UNKNOWN;
+	bool ext = fs->type == FS_EXT2 || fs->type == FS_EXT3 || fs->type == FS_EXT4;
 
 	json_object_begin(w, "filesystem");
 	json_string(w, "type", fsprobe_type_name(fs->type));
-	if (fs->fat_bits)
-		json_uint(w, "fat_bits", fs->fat_bits);
+	json_uint_or_null(w, "fat_bits", fs->fat_bits);
 	if (known) {
 		json_uint(w, "data_start_bytes", p->data_start_bytes);
 		json_bool(w, "data_aligned", p->data_aligned);
@@ -109,16 +120,12 @@ static void json_fs(struct json_writer *w, const struct check_part *p)
 		json_null(w, "data_aligned");
 		json_null(w, "cluster_bytes");
 	}
-	if (fs->type == FS_VFAT)
-		json_uint(w, "reserved_sectors", fs->reserved_sectors);
-	if (fs->type == FS_EXT2 || fs->type == FS_EXT3 || fs->type == FS_EXT4) {
-		json_uint(w, "stride_blocks", fs->stride_blocks);
-		json_uint(w, "stripe_width_blocks", fs->stripe_blocks);
-	}
-	if (fs->type == FS_F2FS) {
-		json_uint(w, "section_bytes", fs->section_bytes);
-		json_uint(w, "zone_bytes", fs->zone_bytes);
-	}
+	/* the keys of the other file systems are there too, as null */
+	json_uint_if(w, "reserved_sectors", fs->reserved_sectors, fs->type == FS_VFAT);
+	json_uint_if(w, "stride_blocks", fs->stride_blocks, ext);
+	json_uint_if(w, "stripe_width_blocks", fs->stripe_blocks, ext);
+	json_uint_if(w, "section_bytes", fs->section_bytes, fs->type == FS_F2FS);
+	json_uint_if(w, "zone_bytes", fs->zone_bytes, fs->type == FS_F2FS);
 	json_object_end(w);
 }
 
@@ -143,6 +150,15 @@ static void json_part(struct json_writer *w, const struct check_part *p)
 	json_object_end(w);
 }
 
+/* A size check used: null when unknown; check keeps no confidences. */
+static void json_check_size(struct json_writer *w, const char *key, uint64_t bytes,
+			    enum geo_source source)
+{
+	struct geo_size s = { bytes, NAN, source };
+
+	report_json_geo_size(w, key, &s);
+}
+
 void report_check_json(struct json_writer *w, const struct check_result *r)
 {
 	const struct check_geometry *g = &r->geo;
@@ -155,12 +171,9 @@ void report_check_json(struct json_writer *w, const struct check_result *r)
 		json_string(w, NULL, r->table.problems[i]);
 	json_array_end(w);
 	json_object_begin(w, "geometry");
-	json_uint_or_null(w, "erase_size_bytes", g->erase_bytes);
-	json_string(w, "erase_size_source", geo_source_name(g->erase_source));
-	json_uint_or_null(w, "page_size_bytes", g->page_bytes);
-	json_string(w, "page_size_source", geo_source_name(g->page_source));
-	json_uint(w, "fat_area_size_bytes", g->fat_area_bytes);
-	json_string(w, "fat_area_source", geo_source_name(g->fat_source));
+	json_check_size(w, "erase_size_bytes", g->erase_bytes, g->erase_source);
+	json_check_size(w, "page_size_bytes", g->page_bytes, g->page_source);
+	json_check_size(w, "fat_area_size_bytes", g->fat_area_bytes, g->fat_source);
 	json_object_end(w);
 	json_array_begin(w, "partitions");
 	for (size_t i = 0; i < r->nparts; i++)

@@ -5,6 +5,7 @@
 
 #include "findfat.h"
 #include "json.h"
+#include "report.h"
 #include "report_findfat.h"
 #include "units.h"
 
@@ -122,17 +123,17 @@ void report_findfat_json(struct json_writer *w, const struct findfat_result *r)
 	json_object_begin(w, "fat_area");
 	json_string(w, "mode", r->mode == FINDFAT_MANUAL ? "manual" : "auto");
 	json_bool(w, "found", r->found);
-	if (r->found) {
-		json_uint(w, "start_bytes", r->start_bytes);
-		json_uint(w, "size_bytes", r->size_bytes);
-	} else {
+	/* none found is a finding too: size 0, with its confidence */
+	if (r->found)
+		report_json_size(w, "start_bytes", r->start_bytes, r->confidence,
+				 "measured");
+	else
 		json_null(w, "start_bytes");
-		json_null(w, "size_bytes");
-	}
-	json_double(w, "confidence", r->confidence);
+	report_json_size(w, "size_bytes", r->found ? r->size_bytes : 0, r->confidence,
+			 "measured");
 	json_uint(w, "erase_size_bytes", r->erase_size_bytes);
 	json_uint(w, "blocksize_bytes", r->blocksize_bytes);
-	json_string(w, "note", r->note);
+	json_text_or_null(w, "note", r->note);
 	json_double(w, "contrast", r->contrast);
 	json_double(w, "noise", r->noise);
 	json_bool(w, "collapse_seen", r->collapse_seen);

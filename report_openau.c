@@ -6,6 +6,7 @@
 
 #include "json.h"
 #include "openau.h"
+#include "report.h"
 #include "report_openau.h"
 #include "units.h"
 
@@ -158,17 +159,11 @@ void report_openau_flashbench(FILE *out, const struct openau_result *r)
 static void json_count(struct json_writer *w, const char *order,
 		       const struct openau_count *c)
 {
-	char key[32];
-
 	if (determined(c))
-		json_uint(w, order, c->n);
+		report_json_count(w, order, c->n, c->bound == OPENAU_AT_LEAST,
+				  c->confidence, "measured");
 	else
 		json_null(w, order);
-	snprintf(key, sizeof(key), "%s_bound", order);
-	json_string(w, key, !determined(c) ? NULL :
-			    c->bound == OPENAU_AT_LEAST ? "at_least" : "exact");
-	snprintf(key, sizeof(key), "%s_confidence", order);
-	json_double(w, key, determined(c) ? c->confidence : 0.0);
 }
 
 void report_openau_json(struct json_writer *w, const struct openau_result *r)
@@ -189,6 +184,7 @@ void report_openau_json(struct json_writer *w, const struct openau_result *r)
 		json_object_end(w);
 	}
 	json_array_end(w);
+	json_text_or_null(w, "note", r->note);
 	json_uint(w, "bytes_written", r->bytes_written);
 	json_uint(w, "elapsed_ns", r->elapsed_ns);
 	json_object_end(w);

@@ -143,76 +143,71 @@ void report_probe_text(FILE *out, struct fp_dev *d, const struct probe_result *r
 
 /* ---- JSON ---- */
 
-static void json_size(struct json_writer *w, const char *key, const char *stem,
-		      const struct geo_size *s)
-{
-	char k[64];
-
-	json_uint_or_null(w, key, s->bytes);
-	snprintf(k, sizeof(k), "%s_confidence", stem);
-	json_double(w, k, s->bytes ? s->confidence : 0);
-	snprintf(k, sizeof(k), "%s_source", stem);
-	json_string(w, k, geo_source_name(s->bytes ? s->source : GEO_NONE));
-}
-
-static void json_count(struct json_writer *w, const char *key,
-		       const struct geo_count *c)
-{
-	char k[64];
-
-	if (c->value >= 0)
-		json_int(w, key, c->value);
-	else
-		json_null(w, key);
-	snprintf(k, sizeof(k), "%s_bound", key);
-	json_string(w, k, c->value < 0 ? NULL : c->at_least ? "at_least" : "exact");
-	snprintf(k, sizeof(k), "%s_confidence", key);
-	json_double(w, k, c->value >= 0 ? c->confidence : 0);
-	snprintf(k, sizeof(k), "%s_source", key);
-	json_string(w, k, geo_source_name(c->value >= 0 ? c->source : GEO_NONE));
-}
-
+/* The FAT area: its start and size, or none found (size 0), or null when
+ * find-fat did not run. */
 static void json_fat(struct json_writer *w, const struct geometry *g)
 {
-	const char *src = g->fat_tested ? "measured" : "none";
-
-	if (g->fat_tested && g->fat_found) {
-		json_uint(w, "fat_area_start_bytes", g->fat_start_bytes);
-		json_uint(w, "fat_area_size_bytes", g->fat_size_bytes);
-	} else if (g->fat_tested) {
+	if (g->fat_tested && g->fat_found)
+		report_json_size(w, "fat_area_start_bytes", g->fat_start_bytes,
+				 g->fat_confidence, "measured");
+	else
 		json_null(w, "fat_area_start_bytes");
-		json_uint(w, "fat_area_size_bytes", 0);
-	} else {
-		json_null(w, "fat_area_start_bytes");
+	if (g->fat_tested)
+		report_json_size(w, "fat_area_size_bytes",
+				 g->fat_found ? g->fat_size_bytes : 0, g->fat_confidence,
+				 "measured");
+	else
 		json_null(w, "fat_area_size_bytes");
-	}
-	json_double(w, "fat_area_start_confidence", g->fat_confidence);
-	json_string(w, "fat_area_start_source", src);
-	json_double(w, "fat_area_size_confidence", g->fat_confidence);
-	json_string(w, "fat_area_size_source", src);
 }
 
-static void json_geometry(struct json_writer *w, const struct geometry *g)
+/* The verdict of the capacity check; null when it did not run or could
+ * not decide. */
+static void json_capacity(struct json_writer *w, const struct probe_result *r)
 {
-	json_object_begin(w, "geometry");
-	json_size(w, "page_size_bytes", "page_size", &g->page);
-	json_size(w, "erase_size_bytes", "erase_size", &g->erase);
-	json_size(w, "card_au_bytes", "card_au", &g->card_au);
-	json_count(w, "open_au_linear", &g->open_linear);
-	json_count(w, "open_au_random", &g->open_random);
-	json_fat(w, g);
-	json_string(w, "capacity_verdict", g->capacity_verdict);
-	json_double(w, "capacity_verdict_confidence", g->capacity_verdict ?
-		    g->capacity_confidence : 0);
-	json_string(w, "capacity_verdict_source",
-		    geo_source_name(g->capacity_verdict ? g->capacity_source : GEO_NONE));
+	const struct geometry *g = &r->geo;
+
+	if (r->capacity_done && r->capacity.verdict != CAPACITY_UNDETERMINED)
+		report_json_verdict(w, "capacity_verdict", g->capacity_verdict,
+				    g->capacity_confidence,
+				    geo_source_name(g->capacity_source));
+	else
+		json_null(w, "capacity_verdict");
+	/* a verified size may be 0 (no flash at all) */
 	if (g->capacity_real.source != GEO_NONE)
-		json_uint(w, "capacity_real_bytes", g->capacity_real.bytes);
+		report_json_size(w, "capacity_real_bytes", g->capacity_real.bytes,
+				 g->capacity_real.confidence,
+				 geo_source_name(g->capacity_real.source));
 	else
 		json_null(w, "capacity_real_bytes");
-	json_double(w, "capacity_real_confidence", g->capacity_real.confidence);
-	json_string(w, "capacity_real_source", geo_source_name(g->capacity_real.source));
+}
+
+static void json_geometry(struct json_writer *w, const struct probe_result *r)
+{
+	const struct geometry *g = &r->geo;
+
+	json_object_begin(w, "geometry");
+	report_json_geo_size(w, "page_size_bytes", &g->page);
+	report_json_geo_size(w, "erase_size_bytes", &g->erase);
+	report_json_geo_size(w, "card_au_bytes", &g->card_au);
+	report_json_geo_count(w, "open_au_linear", &g->open_linear);
+	report_json_geo_count(w, "open_au_random", &g->open_random);
+	json_fat(w, g);
+	json_capacity(w, r);
 	json_object_end(w);
+}
+
+/* Each test that did not run and why: the probe keeps one reason for the
+ * write tests it left out (r->skipped) and one for the capacity check. */
+static void json_skipped(struct json_writer *w, const struct probe_result *r)
+{
+	json_array_begin(w, "skipped");
+	if (!r->capacity_done)
+		report_json_skip(w, "capacity", r->capacity_note);
+	if (!r->openau_done)
+		report_json_skip(w, "open-au", r->skipped);
+	if (!r->findfat_done)
+		report_json_skip(w, "find-fat", r->skipped);
+	json_array_end(w);
 }
 
 void report_probe_json(struct json_writer *w, struct fp_dev *d,
@@ -223,12 +218,11 @@ void report_probe_json(struct json_writer *w, struct fp_dev *d,
 		sysinfo_json(w, &r->identity);
 	else
 		json_null(w, "identity");
-	json_geometry(w, &r->geo);
+	json_geometry(w, r);
 	if (r->capacity_done)
 		report_capacity_json(w, &r->capacity);
 	else
 		json_null(w, "capacity");
-	json_string(w, "capacity_note", r->capacity_done ? NULL : r->capacity_note);
 	report_align_json(w, &r->align);
 	if (r->openau_done)
 		report_openau_json(w, &r->openau);
@@ -239,8 +233,8 @@ void report_probe_json(struct json_writer *w, struct fp_dev *d,
 	else
 		json_null(w, "fat_area");
 	report_advice_json(w, &r->advice);
-	json_string(w, "skipped", r->skipped[0] ? r->skipped : NULL);
-	json_string(w, "conflict", r->conflict[0] ? r->conflict : NULL);
+	json_skipped(w, r);
+	json_text_or_null(w, "conflict", r->conflict);
 	json_uint(w, "bytes_written", r->bytes_written);
 	json_uint(w, "elapsed_ns", r->elapsed_ns);
 }

@@ -345,7 +345,7 @@ static bool sim_is_pow2(uint64_t x)
 
 /* The alias period of a wrap card: given, or the smallest power of two
  * holding the real flash (the address bits a controller keeps). */
-static uint64_t sim_wrap_period(const struct sim_profile *p)
+uint64_t sim_wrap_period(const struct sim_profile *p)
 {
 	uint64_t period = 1;
 

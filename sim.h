@@ -179,6 +179,10 @@ int sim_open(const struct sim_profile *p, struct fp_dev **out);
  * simulated card. */
 int sim_fill_random(struct fp_dev *d, uint64_t seed);
 
+/* The alias period of a fake=wrap profile (its period, or the smallest
+ * power of two holding its real flash). */
+uint64_t sim_wrap_period(const struct sim_profile *p);
+
 /* The capacity truth of p in words for list-sims, e.g. "genuine",
  * "wrap 8GiB/8GiB" (real/period), "limbo 8GiB +cache 16MiB". */
 const char *sim_capacity_truth(const struct sim_profile *p, char *buf,
