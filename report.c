@@ -26,7 +26,7 @@ void report_device_json(struct json_writer *w, struct fp_dev *d)
 
 /* ---- decided values ---- */
 
-static void value_tail(struct json_writer *w, double confidence, const char *source)
+void report_json_value_end(struct json_writer *w, double confidence, const char *source)
 {
 	json_double(w, "confidence", confidence);	/* NAN: null */
 	json_string(w, "source", source);
@@ -38,7 +38,7 @@ void report_json_size(struct json_writer *w, const char *key, uint64_t value,
 {
 	json_object_begin(w, key);
 	json_uint(w, "value", value);
-	value_tail(w, confidence, source);
+	report_json_value_end(w, confidence, source);
 }
 
 void report_json_verdict(struct json_writer *w, const char *key, const char *value,
@@ -46,7 +46,7 @@ void report_json_verdict(struct json_writer *w, const char *key, const char *val
 {
 	json_object_begin(w, key);
 	json_string(w, "value", value);
-	value_tail(w, confidence, source);
+	report_json_value_end(w, confidence, source);
 }
 
 void report_json_count(struct json_writer *w, const char *key, int64_t value,
@@ -55,7 +55,7 @@ void report_json_count(struct json_writer *w, const char *key, int64_t value,
 	json_object_begin(w, key);
 	json_int(w, "value", value);
 	json_string(w, "bound", at_least ? "at_least" : "exact");
-	value_tail(w, confidence, source);
+	report_json_value_end(w, confidence, source);
 }
 
 /* A value given on the command line carries no confidence. */

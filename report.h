@@ -25,6 +25,9 @@ void report_json_size(struct json_writer *w, const char *key, uint64_t value,
 		      double confidence, const char *source);
 void report_json_verdict(struct json_writer *w, const char *key, const char *value,
 			 double confidence, const char *source);
+/* Ends a value object the caller began and filled with "value" (and any
+ * extras): writes confidence and source and closes it. */
+void report_json_value_end(struct json_writer *w, double confidence, const char *source);
 /* The same with "bound": "exact" or "at_least" after the value. */
 void report_json_count(struct json_writer *w, const char *key, int64_t value,
 		       bool at_least, double confidence, const char *source);

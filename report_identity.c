@@ -2,10 +2,12 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "json.h"
+#include "report.h"
 #include "report_identity.h"
 #include "sysinfo.h"
 #include "units.h"
@@ -97,8 +99,7 @@ static void j_value(struct json_writer *w, const char *key,
 	}
 	json_object_begin(w, key);
 	json_uint(w, "value", v->bytes);
-	json_string(w, "source", sysinfo_source_name(v->source));
-	json_object_end(w);
+	report_json_value_end(w, NAN, sysinfo_source_name(v->source));
 }
 
 static void j_flag(struct json_writer *w, const char *key,
@@ -110,8 +111,7 @@ static void j_flag(struct json_writer *w, const char *key,
 	}
 	json_object_begin(w, key);
 	json_bool(w, "value", f->value);
-	json_string(w, "source", sysinfo_source_name(f->source));
-	json_object_end(w);
+	report_json_value_end(w, NAN, sysinfo_source_name(f->source));
 }
 
 /* A string value; null when s is NULL or empty. */
@@ -124,8 +124,7 @@ static void j_str(struct json_writer *w, const char *key, const char *s,
 	}
 	json_object_begin(w, key);
 	json_string(w, "value", s);
-	json_string(w, "source", sysinfo_source_name(src));
-	json_object_end(w);
+	report_json_value_end(w, NAN, sysinfo_source_name(src));
 }
 
 static void j_uint(struct json_writer *w, const char *key, uint64_t v,
@@ -137,8 +136,7 @@ static void j_uint(struct json_writer *w, const char *key, uint64_t v,
 	}
 	json_object_begin(w, key);
 	json_uint(w, "value", v);
-	json_string(w, "source", sysinfo_source_name(src));
-	json_object_end(w);
+	report_json_value_end(w, NAN, sysinfo_source_name(src));
 }
 
 static void j_hex_reg(struct json_writer *w, const char *key, bool present,
@@ -195,8 +193,7 @@ static void j_ident(struct json_writer *w, const struct sysinfo *si)
 	json_uint(w, "value", id->manfid);
 	snprintf(buf, sizeof(buf), "0x%02x", id->manfid);
 	json_string(w, "hex", buf);
-	json_string(w, "source", src);
-	json_object_end(w);
+	report_json_value_end(w, NAN, src);
 	j_str(w, "manufacturer", id->manufacturer, id->source);
 
 	json_object_begin(w, "oemid");
@@ -204,8 +201,7 @@ static void j_ident(struct json_writer *w, const struct sysinfo *si)
 	snprintf(buf, sizeof(buf), "0x%04x", id->oemid);
 	json_string(w, "hex", buf);
 	json_string(w, "ascii", id->oem_ascii[0] ? id->oem_ascii : NULL);
-	json_string(w, "source", src);
-	json_object_end(w);
+	report_json_value_end(w, NAN, src);
 
 	j_str(w, "product_name", id->product, id->source);
 
@@ -214,16 +210,14 @@ static void j_ident(struct json_writer *w, const struct sysinfo *si)
 	json_string(w, "value", buf);
 	json_uint(w, "hwrev", id->hwrev);
 	json_uint(w, "fwrev", id->fwrev);
-	json_string(w, "source", src);
-	json_object_end(w);
+	report_json_value_end(w, NAN, src);
 
 	if (id->serial_present) {
 		json_object_begin(w, "serial");
 		json_uint(w, "value", id->serial);
 		snprintf(buf, sizeof(buf), "0x%08" PRIx32, id->serial);
 		json_string(w, "hex", buf);
-		json_string(w, "source", src);
-		json_object_end(w);
+		report_json_value_end(w, NAN, src);
 	} else {
 		json_null(w, "serial");
 	}
@@ -235,8 +229,7 @@ static void j_ident(struct json_writer *w, const struct sysinfo *si)
 		json_string(w, "value", buf);
 		json_uint(w, "year", id->year);
 		json_uint(w, "month", id->month);
-		json_string(w, "source", src);
-		json_object_end(w);
+		report_json_value_end(w, NAN, src);
 	} else {
 		json_null(w, "date");
 	}
@@ -264,8 +257,7 @@ static void j_csd_scr(struct json_writer *w, const struct sysinfo *si)
 	if (sysinfo_kind_is_sd(si->kind) && si->has_scr) {
 		json_object_begin(w, "bus_widths");
 		j_uint_list(w, "value", widths, sd_bus_widths(si->scr.bus_widths, widths));
-		json_string(w, "source", "card");
-		json_object_end(w);
+		report_json_value_end(w, NAN, "card");
 	} else {
 		json_null(w, "bus_widths");
 	}
@@ -276,8 +268,7 @@ static void j_csd_scr(struct json_writer *w, const struct sysinfo *si)
 		json_uint(w, "value", si->csd.tran_speed_kbit);
 		snprintf(buf, sizeof(buf), "0x%02x", si->csd.tran_speed);
 		json_string(w, "raw", buf);
-		json_string(w, "source", "card");
-		json_object_end(w);
+		report_json_value_end(w, NAN, "card");
 	} else {
 		json_null(w, "tran_speed_kbit_per_s");
 	}
@@ -290,8 +281,7 @@ static void j_csd_scr(struct json_writer *w, const struct sysinfo *si)
 		snprintf(buf, sizeof(buf), "0x%03x", si->csd.ccc);
 		json_string(w, "hex", buf);
 		j_uint_list(w, "classes", classes, n);
-		json_string(w, "source", "card");
-		json_object_end(w);
+		report_json_value_end(w, NAN, "card");
 	} else {
 		json_null(w, "ccc");
 	}
@@ -409,23 +399,17 @@ void sysinfo_json(struct json_writer *w, const struct sysinfo *si)
 	if (si->preferred_erase.present) {
 		json_object_begin(w, "preferred_erase_size_bytes");
 		json_uint(w, "value", si->preferred_erase.bytes);
-		json_string(w, "source",
-			    sysinfo_source_name(si->preferred_erase.source));
 		json_bool(w, "unverified", si->preferred_erase_unverified);
-		if (si->linux_guess_bytes)
-			json_uint(w, "linux_guess_bytes", si->linux_guess_bytes);
-		else
-			json_null(w, "linux_guess_bytes");
-		json_object_end(w);
+		json_uint_or_null(w, "linux_guess_bytes", si->linux_guess_bytes);
+		report_json_value_end(w, NAN, sysinfo_source_name(si->preferred_erase.source));
 	} else {
 		json_null(w, "preferred_erase_size_bytes");
 	}
 	if (si->au.present) {
 		json_object_begin(w, "au_size_bytes");
 		json_uint(w, "value", si->au.bytes);
-		json_string(w, "source", sysinfo_source_name(si->au.source));
 		json_bool(w, "via_kernel", si->au_via_kernel);
-		json_object_end(w);
+		report_json_value_end(w, NAN, sysinfo_source_name(si->au.source));
 	} else {
 		json_null(w, "au_size_bytes");
 	}

@@ -13,6 +13,7 @@ int main(void)
 
 	srunner_add_suite(sr, stats_suite());
 	srunner_add_suite(sr, json_suite());
+	srunner_add_suite(sr, schema_suite());
 	srunner_add_suite(sr, dev_suite());
 	srunner_add_suite(sr, sim_suite());
 	srunner_add_suite(sr, align_suite());
