@@ -602,8 +602,9 @@ END_TEST
 START_TEST(test_cli_json)
 {
 	static const char *const keys[] = {
-		"verdict", "reported_bytes", "real_bytes", "alias_period_bytes",
-		"first_bad_bytes", "confidence", "blocks_tested", "bytes_written",
+		"verdict.value", "verdict.confidence", "verdict.source", "reported_bytes",
+		"real_bytes.value", "alias_period_bytes", "first_bad_bytes", "blocks_tested",
+		"bytes_written",
 		"io_count", "elapsed_ns", "cache_flush_bytes", "cache_defeated",
 	};
 	struct run_result r;
@@ -619,8 +620,8 @@ START_TEST(test_cli_json)
 		snprintf(k, sizeof(k), "capacity.%s", keys[i]);
 		need(doc, k);
 	}
-	ck_assert_str_eq(need(doc, "capacity.verdict")->string, "limbo");
-	ck_assert(need(doc, "capacity.real_bytes")->number == 8.0 * GIB);
+	ck_assert_str_eq(need(doc, "capacity.verdict.value")->string, "limbo");
+	ck_assert(need(doc, "capacity.real_bytes.value")->number == 8.0 * GIB);
 	ck_assert(need(doc, "capacity.reported_bytes")->number == 64.0 * GIB);
 	ck_assert_int_eq(need(doc, "capacity.alias_period_bytes")->type, JSONV_NULL);
 	ck_assert(need(doc, "capacity.first_bad_bytes")->number == 8.0 * GIB);
@@ -631,7 +632,7 @@ START_TEST(test_cli_json)
 	run(&r, (const char *const[]){ "capacity", "--json", "sim:fake-wrap", NULL });
 	doc = jsonv_parse(r.out);
 	ck_assert_ptr_nonnull(doc);
-	ck_assert_str_eq(need(doc, "capacity.verdict")->string, "wraparound");
+	ck_assert_str_eq(need(doc, "capacity.verdict.value")->string, "wraparound");
 	ck_assert(need(doc, "capacity.alias_period_bytes")->number == 8.0 * GIB);
 	jsonv_free(doc);
 	tu_run_free(&r);
@@ -677,9 +678,9 @@ START_TEST(test_cli_probe_fake)
 	run(&r, (const char *const[]){ "probe", "--json", "sim:fake-wrap", NULL });
 	doc = jsonv_parse(r.out);
 	ck_assert_msg(doc != NULL, "not one JSON document");
-	ck_assert_str_eq(need(doc, "geometry.capacity_verdict")->string, "wraparound");
-	ck_assert(need(doc, "geometry.capacity_real_bytes")->number == 8.0 * GIB);
-	ck_assert_str_eq(need(doc, "geometry.capacity_real_source")->string, "measured");
+	ck_assert_str_eq(need(doc, "geometry.capacity_verdict.value")->string, "wraparound");
+	ck_assert(need(doc, "geometry.capacity_real_bytes.value")->number == 8.0 * GIB);
+	ck_assert_str_eq(need(doc, "geometry.capacity_real_bytes.source")->string, "measured");
 	ck_assert_int_eq(need(doc, "open_au")->type, JSONV_NULL);
 	ck_assert_int_eq(need(doc, "fat_area")->type, JSONV_NULL);
 	ck_assert(need(doc, "advice.partition_size_bytes")->number +
@@ -721,8 +722,8 @@ static void check_real_target(const char *target, const char *kind)
 	doc = jsonv_parse(r.out);
 	ck_assert_msg(doc != NULL, "not one JSON document: %s", r.out);
 	ck_assert_str_eq(need(doc, "device.kind")->string, kind);
-	ck_assert_str_eq(need(doc, "capacity.verdict")->string, "genuine");
-	ck_assert(need(doc, "capacity.real_bytes")->number == 64.0 * MIB);
+	ck_assert_str_eq(need(doc, "capacity.verdict.value")->string, "genuine");
+	ck_assert(need(doc, "capacity.real_bytes.value")->number == 64.0 * MIB);
 	ck_assert(need(doc, "capacity.bytes_written")->number > 0);
 	jsonv_free(doc);
 	tu_run_free(&r);

@@ -179,13 +179,14 @@ START_TEST(test_align_json_on_sim)
 	ck_assert(v && !strcmp(v->string, "sim"));
 	v = jsonv_get(doc, "device.size_bytes");
 	ck_assert(v && v->type == JSONV_NUMBER && v->number > 0);
-	v = jsonv_get(doc, "align.erase_size_bytes");
+	v = jsonv_get(doc, "align.erase_size_bytes.value");
 	ck_assert(v && v->type == JSONV_NUMBER && v->number == 4194304);
-	v = jsonv_get(doc, "align.page_size_bytes");
+	v = jsonv_get(doc, "align.page_size_bytes.value");
 	ck_assert(v && v->type == JSONV_NUMBER && v->number == 16384);
-	v = jsonv_get(doc, "align.erase_confidence");
+	v = jsonv_get(doc, "align.erase_size_bytes.confidence");
 	ck_assert(v && v->number >= 0.8 && v->number <= 1);
-	ck_assert(jsonv_get(doc, "align.page_confidence"));
+	ck_assert_str_eq(jsonv_get(doc, "align.erase_size_bytes.source")->string, "measured");
+	ck_assert(jsonv_get(doc, "align.page_size_bytes.confidence"));
 	ck_assert(jsonv_get(doc, "align.io_count"));
 	ck_assert(jsonv_get(doc, "align.elapsed_ns"));
 	rows = jsonv_get(doc, "align.rows");
@@ -444,14 +445,16 @@ START_TEST(test_open_au_no_flash)
 		struct jsonv *doc = run_json((const char *const[]){
 			"open-au", "--destructive", "--json", "-q", "--erasesize=4M",
 			"--max-open=4", ram_dev, NULL });
-		const struct jsonv *lb = jsonv_get(doc, "open_au.linear_bound");
-		const struct jsonv *rb = jsonv_get(doc, "open_au.random_bound");
+		const struct jsonv *lin = jsonv_get(doc, "open_au.linear");
+		const struct jsonv *ran = jsonv_get(doc, "open_au.random");
 
-		ck_assert(lb && (lb->type == JSONV_NULL || !strcmp(lb->string, "at_least")));
-		ck_assert(rb && (rb->type == JSONV_NULL || !strcmp(rb->string, "at_least")));
+		ck_assert(lin && (lin->type == JSONV_NULL ||
+				  !strcmp(jsonv_get(lin, "bound")->string, "at_least")));
+		ck_assert(ran && (ran->type == JSONV_NULL ||
+				  !strcmp(jsonv_get(ran, "bound")->string, "at_least")));
 		ck_assert(jsonv_get(doc, "open_au.bytes_written")->number > 0);
-		reached = lb->type == JSONV_STRING &&
-			  jsonv_get(doc, "open_au.linear")->number == 4;
+		reached = lin->type == JSONV_OBJECT &&
+			  jsonv_get(lin, "value")->number == 4;
 		jsonv_free(doc);
 	}
 	ck_assert_msg(reached, "linear order never reached the limit without flash");

@@ -954,12 +954,13 @@ START_TEST(test_report_json)
 	doc = jsonv_parse(text);
 	ck_assert_msg(doc != NULL, "invalid JSON: %s", text);
 	ck_assert(jsonv_get(doc, "fat_area.found")->boolean);
-	ck_assert_double_eq(jsonv_get(doc, "fat_area.start_bytes")->number, 0);
-	ck_assert_double_eq(jsonv_get(doc, "fat_area.size_bytes")->number, 8.0 * MiB);
+	ck_assert_double_eq(jsonv_get(doc, "fat_area.start_bytes.value")->number, 0);
+	ck_assert_double_eq(jsonv_get(doc, "fat_area.size_bytes.value")->number, 8.0 * MiB);
 	ck_assert_double_eq(jsonv_get(doc, "fat_area.erase_size_bytes")->number,
 			    2.0 * MiB);
-	ck_assert_double_eq_tol(jsonv_get(doc, "fat_area.confidence")->number,
+	ck_assert_double_eq_tol(jsonv_get(doc, "fat_area.size_bytes.confidence")->number,
 				r.confidence, 1e-6);
+	ck_assert_str_eq(jsonv_get(doc, "fat_area.size_bytes.source")->string, "measured");
 	ck_assert_double_eq(jsonv_get(doc, "fat_area.bytes_written")->number,
 			    (double)r.bytes_written);
 	ck_assert_ptr_nonnull(jsonv_get(doc, "fat_area.elapsed_ns"));

@@ -191,7 +191,8 @@ static void identify(struct run_result *r, const char *root, const char *dev,
 				      "not starting with \"%s\":\n%s", s, text)
 #define LACKS(text, s) ck_assert_msg(strstr(text, s) == NULL, "unexpected \"%s\" in:\n%s", s, text)
 
-/* The whole stdout is one JSON document whose only member is identity. */
+/* The whole stdout is one JSON document whose members are the schema
+ * and identity. */
 static struct jsonv *identity_doc(const char *out, const struct jsonv **id)
 {
 	struct jsonv *doc = jsonv_parse(out);
@@ -199,8 +200,9 @@ static struct jsonv *identity_doc(const char *out, const struct jsonv **id)
 	ck_assert_msg(doc != NULL, "not one JSON document:\n%s", out);
 	*id = jsonv_get(doc, "identity");
 	ck_assert_ptr_nonnull(*id);
-	ck_assert_ptr_eq(doc->child, *id);
-	ck_assert_ptr_null(doc->child->next);
+	ck_assert_str_eq(doc->child->key, "schema");
+	ck_assert_ptr_eq(doc->child->next, *id);
+	ck_assert_ptr_null((*id)->next);
 	return doc;
 }
 

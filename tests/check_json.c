@@ -69,6 +69,7 @@ START_TEST(test_nesting_and_commas)
 	json_object_end(w);
 	ck_assert_str_eq(capture_end(&c),
 		"{\n"
+		"  \"schema\": \"flashprobe/1\",\n"
 		"  \"device\": \"sim:seed\",\n"
 		"  \"size_bytes\": 4096,\n"
 		"  \"levels\": [\n"
@@ -130,6 +131,7 @@ START_TEST(test_string_escaping)
 	json_object_end(&c.w);
 	ck_assert_str_eq(capture_end(&c),
 		"{\n"
+		"  \"schema\": \"flashprobe/1\",\n"
 		"  \"q\\\"k\": \"say \\\"hi\\\" \\\\ /\",\n"
 		"  \"ctl\": \"a\\nb\\tc\\rd\\be\\ff\\u0001g\\u001fh\x7f\",\n"
 		"  \"utf8\": \"4\xc2\xb5s \xe2\x82\xac \xf0\x9f\x92\xbe\",\n"
@@ -228,7 +230,46 @@ START_TEST(test_uint_or_null)
 	json_uint_or_null(&c.w, "known", 4194304);
 	json_object_end(&c.w);
 	ck_assert_str_eq(capture_end(&c),
-			 "{\n  \"unknown\": null,\n  \"known\": 4194304\n}\n");
+			 "{\n  \"schema\": \"flashprobe/1\",\n  \"unknown\": null,\n"
+			 "  \"known\": 4194304\n}\n");
+	free(c.text);
+}
+END_TEST
+
+/* A note or any text where "" means none is null; other text stays. */
+START_TEST(test_text_or_null)
+{
+	struct json_capture c;
+
+	capture_begin(&c);
+	json_array_begin(&c.w, NULL);
+	json_text_or_null(&c.w, NULL, "");
+	json_text_or_null(&c.w, NULL, NULL);
+	json_text_or_null(&c.w, NULL, "x");
+	json_array_end(&c.w);
+	ck_assert_str_eq(capture_end(&c), "[\n  null,\n  null,\n  \"x\"\n]\n");
+	free(c.text);
+}
+END_TEST
+
+/* The schema key opens the top-level object only: once, first, and not
+ * in nested objects or at the top of an array. */
+START_TEST(test_schema_key_first)
+{
+	struct json_capture c;
+
+	capture_begin(&c);
+	json_object_begin(&c.w, NULL);
+	json_object_begin(&c.w, "inner");
+	json_object_end(&c.w);
+	json_array_begin(&c.w, "list");
+	json_object_begin(&c.w, NULL);
+	json_object_end(&c.w);
+	json_array_end(&c.w);
+	json_object_end(&c.w);
+	ck_assert_str_eq(capture_end(&c),
+			 "{\n  \"schema\": \"" JSON_SCHEMA "\",\n  \"inner\": {},\n"
+			 "  \"list\": [\n    {}\n  ]\n}\n");
 	free(c.text);
 }
 END_TEST
@@ -245,6 +286,8 @@ Suite *json_suite(void)
 	tcase_add_test(tc, test_double_round_trip);
 	tcase_add_test(tc, test_deep_nesting_is_bounded);
 	tcase_add_test(tc, test_uint_or_null);
+	tcase_add_test(tc, test_text_or_null);
+	tcase_add_test(tc, test_schema_key_first);
 	suite_add_tcase(s, tc);
 	return s;
 }

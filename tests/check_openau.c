@@ -755,10 +755,10 @@ static void check_keys(const struct jsonv *obj, const char *const *keys,
 START_TEST(test_json)
 {
 	static const char *const keys[] = {
-		"erase_size_bytes", "linear", "linear_bound", "linear_confidence",
-		"random", "random_bound", "random_confidence", "trials",
+		"erase_size_bytes", "linear", "random", "trials", "note",
 		"bytes_written", "elapsed_ns",
 	};
+	static const char *const count_keys[] = { "value", "bound", "confidence", "source" };
 	static const char *const trial_keys[] = {
 		"n", "order", "chunk_bytes", "bytes_per_sec",
 	};
@@ -771,10 +771,12 @@ START_TEST(test_json)
 	ck_assert_ptr_nonnull(oa);
 	check_keys(oa, keys, sizeof(keys) / sizeof(keys[0]));
 	ck_assert_double_eq(jsonv_get(oa, "erase_size_bytes")->number, 4.0 * MiB);
-	ck_assert_double_eq(jsonv_get(oa, "linear")->number, 2);
-	ck_assert_str_eq(jsonv_get(oa, "linear_bound")->string, "exact");
-	ck_assert_double_eq(jsonv_get(oa, "random")->number, 1);
-	ck_assert_double_ge(jsonv_get(oa, "random_confidence")->number, CONFIDENT);
+	check_keys(jsonv_get(oa, "linear"), count_keys, 4);
+	ck_assert_double_eq(jsonv_get(oa, "linear.value")->number, 2);
+	ck_assert_str_eq(jsonv_get(oa, "linear.bound")->string, "exact");
+	ck_assert_str_eq(jsonv_get(oa, "linear.source")->string, "measured");
+	ck_assert_double_eq(jsonv_get(oa, "random.value")->number, 1);
+	ck_assert_double_ge(jsonv_get(oa, "random.confidence")->number, CONFIDENT);
 	ck_assert_double_eq(jsonv_get(oa, "bytes_written")->number,
 			    (double)r->bytes_written);
 	trials = jsonv_get(oa, "trials");
@@ -790,7 +792,7 @@ START_TEST(test_json)
 	jsonv_free(v);
 	free(text);
 
-	/* undetermined counts are null, with a null bound */
+	/* undetermined counts are null; a lower bound says so */
 	r->linear.bound = OPENAU_UNDETERMINED;
 	r->linear.confidence = 0;
 	r->random.bound = OPENAU_AT_LEAST;
@@ -798,8 +800,8 @@ START_TEST(test_json)
 	v = to_json(r, &text);
 	oa = jsonv_get(v, "open_au");
 	ck_assert_int_eq(jsonv_get(oa, "linear")->type, JSONV_NULL);
-	ck_assert_int_eq(jsonv_get(oa, "linear_bound")->type, JSONV_NULL);
-	ck_assert_str_eq(jsonv_get(oa, "random_bound")->string, "at_least");
+	ck_assert_str_eq(jsonv_get(oa, "random.bound")->string, "at_least");
+	ck_assert_double_eq(jsonv_get(oa, "random.value")->number, 32);
 	jsonv_free(v);
 	free(text);
 	free(r);

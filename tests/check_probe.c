@@ -181,10 +181,10 @@ static const struct jsonv *member(const struct jsonv *doc, const char *path)
 
 START_TEST(test_probe_json)
 {
-	static const char *const stems[] = { "page_size", "erase_size", "open_au_linear",
-					     "open_au_random", "fat_area_start",
-					     "fat_area_size", "capacity_verdict",
-					     "capacity_real" };
+	static const char *const keys[] = { "page_size_bytes", "erase_size_bytes",
+					    "open_au_linear", "open_au_random",
+					    "fat_area_start_bytes", "fat_area_size_bytes",
+					    "capacity_verdict", "capacity_real_bytes" };
 	struct fp_dev *d;
 	struct probe_result *r = probe_card(sim_profile_find("seed"), true, &d);
 	struct json_writer w;
@@ -201,24 +201,29 @@ START_TEST(test_probe_json)
 	fclose(f);
 	doc = jsonv_parse(buf);
 	ck_assert_msg(doc != NULL, "not one JSON document");
-	for (size_t i = 0; i < sizeof(stems) / sizeof(stems[0]); i++) {
-		static const char *const suffix[] = { "_confidence", "_source" };
+	/* every parameter the same shape: {value, confidence, source} */
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		static const char *const parts[] = { "value", "confidence", "source" };
 
-		for (size_t k = 0; k < 2; k++) {
-			snprintf(key, sizeof(key), "geometry.%s%s", stems[i], suffix[k]);
+		for (size_t k = 0; k < 3; k++) {
+			snprintf(key, sizeof(key), "geometry.%s.%s", keys[i], parts[k]);
 			member(doc, key);
 		}
 	}
-	ck_assert_double_eq(member(doc, "geometry.erase_size_bytes")->number, 2 << 20);
-	ck_assert_str_eq(member(doc, "geometry.erase_size_source")->string, "measured");
-	ck_assert_double_eq(member(doc, "geometry.open_au_linear")->number, 1);
-	ck_assert_double_eq(member(doc, "geometry.open_au_random")->number, 0);
-	ck_assert_double_eq(member(doc, "geometry.fat_area_size_bytes")->number, 8 << 20);
-	ck_assert_double_eq(member(doc, "geometry.page_size_bytes")->number, 8192);
-	ck_assert_str_eq(member(doc, "geometry.capacity_verdict")->string, "genuine");
-	ck_assert_str_eq(member(doc, "geometry.capacity_verdict_source")->string, "measured");
-	ck_assert_double_eq(member(doc, "geometry.capacity_real_bytes")->number, 1 << 30);
-	ck_assert_str_eq(member(doc, "capacity.verdict")->string, "genuine");
+	ck_assert_double_eq(member(doc, "geometry.erase_size_bytes.value")->number, 2 << 20);
+	ck_assert_str_eq(member(doc, "geometry.erase_size_bytes.source")->string, "measured");
+	ck_assert_double_eq(member(doc, "geometry.open_au_linear.value")->number, 1);
+	ck_assert_str_eq(member(doc, "geometry.open_au_linear.bound")->string, "exact");
+	ck_assert_double_eq(member(doc, "geometry.open_au_random.value")->number, 0);
+	ck_assert_double_eq(member(doc, "geometry.fat_area_size_bytes.value")->number, 8 << 20);
+	ck_assert_double_eq(member(doc, "geometry.page_size_bytes.value")->number, 8192);
+	ck_assert_str_eq(member(doc, "geometry.capacity_verdict.value")->string, "genuine");
+	ck_assert_str_eq(member(doc, "geometry.capacity_verdict.source")->string, "measured");
+	ck_assert_double_eq(member(doc, "geometry.capacity_real_bytes.value")->number, 1 << 30);
+	ck_assert_int_eq(member(doc, "geometry.card_au_bytes")->type, JSONV_NULL);
+	ck_assert_str_eq(member(doc, "capacity.verdict.value")->string, "genuine");
+	ck_assert_uint_eq(jsonv_len(member(doc, "skipped")), 0);
+	ck_assert_int_eq(member(doc, "conflict")->type, JSONV_NULL);
 	ck_assert_int_eq(member(doc, "identity")->type, JSONV_OBJECT);
 	ck_assert_int_eq(member(doc, "align.rows")->type, JSONV_ARRAY);
 	ck_assert_int_eq(member(doc, "open_au.trials")->type, JSONV_ARRAY);
