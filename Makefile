@@ -152,9 +152,11 @@ $(FZ)/%: fuzz/%.c $(FUZZ_LIB) | fuzz-toolchain
 install: $(B)/flashprobe
 	install -D -m 0755 $(B)/flashprobe $(DESTDIR)$(PREFIX)/bin/flashprobe
 	install -D -m 0644 docs/flashprobe.1 $(DESTDIR)$(PREFIX)/share/man/man1/flashprobe.1
+	install -D -m 0644 docs/json.md $(DESTDIR)$(PREFIX)/share/doc/flashprobe/json.md
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/flashprobe $(DESTDIR)$(PREFIX)/share/man/man1/flashprobe.1
+	rm -f $(DESTDIR)$(PREFIX)/share/doc/flashprobe/json.md
 
 clean:
 	rm -rf $(B) flashprobe
