@@ -561,6 +561,8 @@ static int parse_args(int argc, char **argv, struct cli *c)
 	return FP_EXIT_OK;
 }
 
+static void end_json(struct json_writer *w);
+
 static int list_sims(const struct cli *c)
 {
 	char e[32], p[32], s[32], f[32], cap[80];
@@ -571,8 +573,7 @@ static int list_sims(const struct cli *c)
 		json_init(&w, stdout);
 		json_object_begin(&w, NULL);
 		report_sims_json(&w, sim_profiles);
-		json_object_end(&w);
-		json_end(&w);
+		end_json(&w);
 		return FP_EXIT_OK;
 	}
 	printf("%-14s %8s %8s %8s %5s %5s %-10s %-16s %s\n", "name", "size", "erase",

@@ -134,6 +134,24 @@ static int run_align(struct fp_dev *d, const struct probe_opts *o,
 	return align_run(d, &ao, &r->align);
 }
 
+/* Records that test was not run (each test once). */
+static void skip_test(struct probe_result *r, const char *test, const char *reason)
+{
+	struct probe_skip *k;
+
+	if (r->nskipped >= PROBE_MAX_SKIPPED)
+		return;
+	k = &r->skipped[r->nskipped++];
+	k->test = test;
+	snprintf(k->reason, sizeof(k->reason), "%s", reason);
+}
+
+static void skip_write_tests(struct probe_result *r, const char *reason)
+{
+	skip_test(r, "open-au", reason);
+	skip_test(r, "find-fat", reason);
+}
+
 /* Erase size for the write tests, or 0 with the reason in r->skipped. */
 static uint64_t erase_for_writes(const struct probe_opts *o, struct probe_result *r)
 {
@@ -151,9 +169,8 @@ static uint64_t erase_for_writes(const struct probe_opts *o, struct probe_result
 		r->test_erase_origin = "card";
 		return au.bytes;
 	}
-	snprintf(r->skipped, sizeof(r->skipped),
-		 "the write tests were skipped: no erase-block size was measured or "
-		 "reported; run again with --erasesize");
+	skip_write_tests(r, "the write tests were skipped: no erase-block size was "
+			 "measured or reported; run again with --erasesize");
 	return 0;
 }
 
@@ -176,8 +193,8 @@ static int run_open_au(struct fp_dev *d, const struct probe_opts *o,
 	}
 	ret = openau_plan(d, &oo, &r->openau_plan);
 	if (ret == -ENOSPC || ret == -EINVAL) {
-		snprintf(r->skipped, sizeof(r->skipped), "the open-AU test was skipped: "
-			 "the device is too small for its test area");
+		skip_test(r, "open-au", "the open-AU test was skipped: the device is too "
+			  "small for its test area");
 		return 0;
 	}
 	if (!ret)
@@ -209,8 +226,8 @@ static int run_find_fat(struct fp_dev *d, const struct probe_opts *o,
 	}
 	ret = findfat_plan(&fo, fp_dev_size_bytes(d), fp_dev_sector_bytes(d), &plan);
 	if (ret == -ENOSPC || ret == -EINVAL) {
-		snprintf(r->skipped, sizeof(r->skipped), "the FAT-area test was skipped: "
-			 "the device is too small for it");
+		skip_test(r, "find-fat", "the FAT-area test was skipped: the device is too "
+			  "small for it");
 		return 0;
 	}
 	if (!ret)
@@ -300,12 +317,15 @@ static void note_conflict(struct probe_result *r)
  * damaged would measure aliased or lost positions. */
 static bool skip_for_capacity(struct probe_result *r)
 {
+	char why[320];
+
 	if (!r->capacity_done || !capacity_is_bad(r->capacity.verdict))
 		return false;
-	snprintf(r->skipped, sizeof(r->skipped), "the write tests (open AUs, FAT area) "
+	snprintf(why, sizeof(why), "the write tests (open AUs, FAT area) "
 		 "were skipped: on a %s card their test positions would not hold "
 		 "their own data", r->capacity.verdict == CAPACITY_DAMAGED ? "damaged" :
 		 "fake");
+	skip_write_tests(r, why);
 	return true;
 }
 
@@ -323,9 +343,9 @@ int probe_run(struct fp_dev *d, const struct probe_opts *o,
 	if (!ret)
 		ret = run_align(d, o, r);
 	if (!ret && !o->writes_allowed)
-		snprintf(r->skipped, sizeof(r->skipped),
-			 "the write tests (open AUs, FAT area) were skipped: they need "
-			 "--write (data backed up and restored) or --destructive");
+		skip_write_tests(r, "the write tests (open AUs, FAT area) were skipped: "
+				 "they need --write (data backed up and restored) or "
+				 "--destructive");
 	else if (!ret && !skip_for_capacity(r))
 		r->test_erase_bytes = erase_for_writes(o, r);
 	if (!ret && r->test_erase_bytes)

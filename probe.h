@@ -46,6 +46,14 @@ struct probe_opts {
 	void *progress_arg;
 };
 
+/* A write test the probe did not run, and why. */
+struct probe_skip {
+	const char *test;		/* "open-au" or "find-fat" */
+	char reason[320];
+};
+
+#define PROBE_MAX_SKIPPED 2
+
 struct probe_result {
 	struct sysinfo identity;
 	bool identity_read;
@@ -60,7 +68,8 @@ struct probe_result {
 	struct openau_result openau;
 	bool findfat_done;
 	struct findfat_result fat;
-	char skipped[320];		/* what was not run and why, or "" */
+	struct probe_skip skipped[PROBE_MAX_SKIPPED];	/* write tests not run */
+	size_t nskipped;
 	char conflict[320];		/* sources that disagree, or "" */
 	struct geometry geo;
 	struct advice advice;

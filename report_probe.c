@@ -107,8 +107,9 @@ void report_probe_text(FILE *out, struct fp_dev *d, const struct probe_result *r
 	fat_row(out, r);
 	if (r->conflict[0])
 		fprintf(out, "  note: %s\n", r->conflict);
-	if (r->skipped[0])
-		fprintf(out, "  %s\n", r->skipped);
+	for (size_t i = 0; i < r->nskipped; i++)	/* a shared reason once */
+		if (!i || strcmp(r->skipped[i].reason, r->skipped[i - 1].reason))
+			fprintf(out, "  %s\n", r->skipped[i].reason);
 	if (r->identity_read && report_identity_reader_note(&r->identity))
 		fprintf(out, "  note: %s\n", report_identity_reader_note(&r->identity));
 	if (r->capacity_done && capacity_is_bad(r->capacity.verdict)) {
@@ -196,17 +197,15 @@ static void json_geometry(struct json_writer *w, const struct probe_result *r)
 	json_object_end(w);
 }
 
-/* Each test that did not run and why: the probe keeps one reason for the
- * write tests it left out (r->skipped) and one for the capacity check. */
+/* Each test that did not run and why: the capacity check (its note) and
+ * the write tests the probe left out. */
 static void json_skipped(struct json_writer *w, const struct probe_result *r)
 {
 	json_array_begin(w, "skipped");
 	if (!r->capacity_done)
 		report_json_skip(w, "capacity", r->capacity_note);
-	if (!r->openau_done)
-		report_json_skip(w, "open-au", r->skipped);
-	if (!r->findfat_done)
-		report_json_skip(w, "find-fat", r->skipped);
+	for (size_t i = 0; i < r->nskipped; i++)
+		report_json_skip(w, r->skipped[i].test, r->skipped[i].reason);
 	json_array_end(w);
 }
 

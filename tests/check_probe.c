@@ -24,8 +24,9 @@ static int allow_area(void *arg, const char *test, uint64_t start, uint64_t end,
 	return fp_dev_set_write_area(arg, start, end);
 }
 
-static struct probe_result *probe_card(const struct sim_profile *p, bool writes,
-				       struct fp_dev **out)
+/* Probe p; erase_bytes as --erasesize (0: none). */
+static struct probe_result *probe_card_erase(const struct sim_profile *p, bool writes,
+					     uint64_t erase_bytes, struct fp_dev **out)
 {
 	struct probe_result *r = calloc(1, sizeof(*r));
 	struct probe_opts o = { 0 };
@@ -36,11 +37,18 @@ static struct probe_result *probe_card(const struct sim_profile *p, bool writes,
 	o.device = "sim:test";
 	o.sysfs_root = "/sys";
 	o.writes_allowed = writes;
+	o.erase_bytes = erase_bytes;
 	o.protect = allow_area;
 	o.protect_arg = d;
 	ck_assert_int_eq(probe_run(d, &o, r), 0);
 	*out = d;
 	return r;
+}
+
+static struct probe_result *probe_card(const struct sim_profile *p, bool writes,
+				       struct fp_dev **out)
+{
+	return probe_card_erase(p, writes, 0, out);
 }
 
 static void check_count(const char *what, const struct sim_profile *p,
@@ -105,7 +113,7 @@ START_TEST(test_probe_every_profile)
 	if (p->fake != SIM_FAKE_NONE) {
 		/* a fake card: the other write tests would lie */
 		ck_assert(!r->openau_done && !r->findfat_done);
-		ck_assert_ptr_nonnull(strstr(r->skipped, "fake card"));
+		ck_assert_ptr_nonnull(strstr(r->skipped[0].reason, "fake card"));
 		ck_assert_uint_eq(r->geo.capacity_real.bytes, p->real_bytes);
 		ck_assert_uint_le(r->advice.part_start_bytes + r->advice.part_size_bytes,
 				  p->real_bytes);
@@ -145,7 +153,11 @@ START_TEST(test_probe_read_only)
 	ck_assert(!r->openau_done && !r->findfat_done && !r->capacity_done);
 	ck_assert_uint_eq(fp_dev_bytes_written(d), 0);
 	ck_assert_uint_eq(r->bytes_written, 0);
-	ck_assert_ptr_nonnull(strstr(r->skipped, "--write"));
+	ck_assert_uint_eq(r->nskipped, 2);
+	ck_assert_str_eq(r->skipped[0].test, "open-au");
+	ck_assert_str_eq(r->skipped[1].test, "find-fat");
+	ck_assert_ptr_nonnull(strstr(r->skipped[0].reason, "--write"));
+	ck_assert_str_eq(r->skipped[1].reason, r->skipped[0].reason);
 	ck_assert_ptr_nonnull(strstr(r->capacity_note, "not verified"));
 	ck_assert_ptr_null(r->geo.capacity_verdict);
 	ck_assert_uint_eq(r->geo.erase.bytes, 4 << 20);
@@ -165,7 +177,28 @@ START_TEST(test_probe_skips_writes_without_erase_size)
 	ck_assert_uint_eq(r->geo.erase.bytes, 0);
 	ck_assert(!r->openau_done);
 	ck_assert_uint_eq(fp_dev_bytes_written(d), r->capacity.bytes_written);
-	ck_assert_ptr_nonnull(strstr(r->skipped, "--erasesize"));
+	ck_assert_ptr_nonnull(strstr(r->skipped[0].reason, "--erasesize"));
+	fp_dev_close(d);
+	free(r);
+}
+END_TEST
+
+/* On a card too small for both write tests each keeps its own reason. */
+START_TEST(test_probe_small_card_reasons)
+{
+	struct sim_profile p = *sim_profile_find("seed");
+	struct fp_dev *d;
+	struct probe_result *r;
+
+	p.size_bytes = 16 << 20;
+	p.fat_bytes = 4 << 20;
+	r = probe_card_erase(&p, true, 2 << 20, &d);
+	ck_assert(!r->openau_done && !r->findfat_done);
+	ck_assert_uint_eq(r->nskipped, 2);
+	ck_assert_str_eq(r->skipped[0].test, "open-au");
+	ck_assert_ptr_nonnull(strstr(r->skipped[0].reason, "open-AU test"));
+	ck_assert_str_eq(r->skipped[1].test, "find-fat");
+	ck_assert_ptr_nonnull(strstr(r->skipped[1].reason, "FAT-area test"));
 	fp_dev_close(d);
 	free(r);
 }
@@ -301,6 +334,7 @@ Suite *probe_suite(void)
 	tcase_add_test(tc, test_probe_read_only);
 	tcase_add_test(tc, test_probe_skips_writes_without_erase_size);
 	tcase_add_test(tc, test_probe_json);
+	tcase_add_test(tc, test_probe_small_card_reasons);
 	tcase_add_test(tc, test_xml_checker_rejects);
 	tcase_add_test(tc, test_demo_report);
 	suite_add_tcase(s, tc);

@@ -167,6 +167,7 @@ static const struct run_case cases[] = {
 	{ "probe", { "probe", "--json", "sim:nopattern", NULL } },
 	{ "probe", { "probe", "--json", "sim:fake-wrap", NULL } },
 	{ "probe", { "probe", "--json", "--quick", "sim:sandisk-24m", NULL } },
+	{ "probe", { "probe", "--json", "--erasesize=2M", "sim:seed,size=16M", NULL } },
 	{ "advise", { "advise", "--json", "--erasesize=4M", "--size=1G", NULL } },
 	{ "advise", { "advise", "--json", "--erasesize=4M", "--page=16K", "--fat-area=0",
 		      "sim:seed", NULL } },
