@@ -99,7 +99,47 @@
 /* measure on while a reported size is less certain than this */
 #define ALIGN_CONF_GOAL 0.9
 
+/* Confidence maps: evidence at its threshold is worth ALIGN_CONF_FLOOR,
+ * and it approaches ALIGN_CONF_FLOOR + ALIGN_CONF_SPAN (never 1: read
+ * timing cannot prove geometry) with this many more standard errors per
+ * e-fold.  The level test's z grows slower per unit than a choice margin
+ * (a level needs to stand out of several comparisons). */
+#define ALIGN_CONF_FLOOR 0.5
+#define ALIGN_CONF_SPAN 0.49
+#define ALIGN_Z_CONF_SCALE 3.0
+#define ALIGN_CHOICE_CONF_SCALE 2.0
+/* a level whose multiples only just separate from the other sizes keeps
+ * at most this much trust, rising to FLOOR + SPAN over this many more
+ * standard errors */
+#define ALIGN_ALL_CONF_FLOOR 0.6
+#define ALIGN_ALL_CONF_SPAN 0.39
+#define ALIGN_ALL_CONF_SCALE 3.0
+/* standard error of a median relative to a mean of the same samples
+ * (sqrt(pi / 2)), and its square (the samples a median is worth less) */
+#define ALIGN_MEDIAN_SE_FACTOR 1.2533
+#define ALIGN_MEDIAN_VAR_FACTOR 1.57
+/* doubling the repeats must raise the typical z (or lower the detectable
+ * step) by this factor to count as progress: pure sampling noise gives
+ * sqrt(2) = 1.41, per-location noise 1.0 */
+#define ALIGN_PROGRESS_RATIO 1.1
+/* keeps a z score finite when both errors are zero (a noiseless device) */
+#define ALIGN_SE_EPS_NS 1e-9
+
+/* multipliers coprime to 30 among 1..kmax, tabulated when kmax is at most
+ * this (8/30 of them qualify, so ALIGN_SMALL_KMAX * 8 / 30 + 1 slots
+ * hold them all); larger devices step through k directly */
+#define ALIGN_SMALL_KMAX 4096
+#define ALIGN_SMALL_K_SLOTS (ALIGN_SMALL_KMAX * 8 / 30 + 2)
+
+/* measure_round packs (group, position * KIND_COUNT + kind) into 32 bits
+ * as gi << ALIGN_SLOT_BITS | slot */
+#define ALIGN_SLOT_BITS 8
+
 enum { KIND_PRE, KIND_ON, KIND_POST, KIND_COUNT };
+_Static_assert(ALIGN_MAX_POSITIONS * KIND_COUNT <= (1 << ALIGN_SLOT_BITS),
+	       "a position and read kind must fit in the slot bits");
+_Static_assert((uint64_t)ALIGN_MAX_ROWS << ALIGN_SLOT_BITS <= UINT32_MAX,
+	       "a group index must fit above the slot bits");
 
 struct align_group {
 	uint64_t size;
@@ -165,13 +205,16 @@ static unsigned pick_positions(uint64_t s, uint64_t bs, uint64_t size,
 	uint64_t ks[ALIGN_MAX_POSITIONS];
 	unsigned n = 0;
 
-	if (kmax <= 4096) {
-		uint64_t all[1200];
+	if (kmax <= ALIGN_SMALL_KMAX) {
+		uint64_t all[ALIGN_SMALL_K_SLOTS];
 		unsigned nall = 0;
 
-		for (uint64_t k = 1; k <= kmax && nall < 1200; k++)
-			if (coprime30(k))
+		for (uint64_t k = 1; k <= kmax; k++)
+			if (coprime30(k)) {
+				if (nall >= ALIGN_SMALL_K_SLOTS)
+					abort();	/* the bound above is wrong */
 				all[nall++] = k;
+			}
 		if (nall <= want) {
 			for (unsigned i = 0; i < nall; i++)
 				ks[n++] = all[i];
@@ -277,7 +320,8 @@ static int measure_round(struct align_state *st)
 	for (size_t gi = 0; gi < st->ngroups; gi++)
 		for (unsigned p = 0; p < st->groups[gi].npos; p++)
 			for (unsigned k = 0; k < KIND_COUNT && wants_repeat(st, &st->groups[gi], p); k++)
-				order[total++] = (uint32_t)(gi << 8 | (p * KIND_COUNT + k));
+				order[total++] = (uint32_t)(gi << ALIGN_SLOT_BITS |
+							    (p * KIND_COUNT + k));
 	for (i = total; i > 1; i--) {
 		size_t j = stats_rng_below(&st->rng, i);
 		uint32_t t = order[i - 1];
@@ -289,9 +333,10 @@ static int measure_round(struct align_state *st)
 	 * between rounds */
 	fp_dev_rt_enter(st->dev);
 	for (i = 0; i < total && !ret; i++) {
-		struct align_group *g = &st->groups[order[i] >> 8];
-		unsigned p = (order[i] & 0xff) / KIND_COUNT;
-		unsigned kind = (order[i] & 0xff) % KIND_COUNT;
+		uint32_t slot = order[i] & ((1u << ALIGN_SLOT_BITS) - 1);
+		struct align_group *g = &st->groups[order[i] >> ALIGN_SLOT_BITS];
+		unsigned p = slot / KIND_COUNT;
+		unsigned kind = slot % KIND_COUNT;
 		uint64_t ns;
 
 		ret = fp_dev_read_timed(st->dev, st->buf, st->bs,
@@ -373,9 +418,9 @@ static double estimate_with(struct align_state *st, enum align_estimator e)
 		struct align_group *g = &st->groups[i];
 		double s = fmax(g->sigma, st->pooled_sigma);
 
-		/* 1.2533: efficiency of the median; n - 1 widens the error for
-		 * the few positions of the largest sizes */
-		g->se = 1.2533 * s / sqrt((double)g->nused - 1.0);
+		/* n - 1 widens the error for the few positions of the
+		 * largest sizes */
+		g->se = ALIGN_MEDIAN_SE_FACTOR * s / sqrt((double)g->nused - 1.0);
 	}
 	return st->pooled_sigma / st->base_ns;
 }
@@ -410,7 +455,7 @@ static const struct align_group *group_of(const struct align_state *st,
 
 static double pair_z(const struct align_group *hi, const struct align_group *lo)
 {
-	return (hi->d - lo->d) / sqrt(hi->se * hi->se + lo->se * lo->se + 1e-18);
+	return (hi->d - lo->d) / (sqrt(hi->se * hi->se + lo->se * lo->se) + ALIGN_SE_EPS_NS);
 }
 
 /* How well size L stands out as a boundary level.
@@ -480,23 +525,22 @@ static bool is_borderline(const struct align_level *l)
  * threshold, about 0.8 at z = 8 and 0.93 at z = 12. */
 static double z_confidence(const struct align_level *l)
 {
-	return fmax(0.0, 0.5 + 0.49 * (1.0 - exp(-(l->z - ALIGN_Z_LEVEL) / 3.0)));
+	return fmax(0.0, ALIGN_CONF_FLOOR + ALIGN_CONF_SPAN *
+			 (1.0 - exp(-(l->z - ALIGN_Z_LEVEL) / ALIGN_Z_CONF_SCALE)));
 }
 
 /* Small steps relative to the read cost are the first to be faked by host
  * effects (caches, bridges), so they get less trust however certain. */
 static double level_confidence(const struct align_level *l)
 {
-	double rel_cap = 0.5 + 0.49 * fmin(1.0, l->rel / ALIGN_TRUSTED_REL_STEP);
-
-	double all_cap = 0.6 + 0.39 * fmin(1.0, (l->z_all - ALIGN_Z_CONSISTENT) / 3.0);
+	double rel_cap = ALIGN_CONF_FLOOR + ALIGN_CONF_SPAN *
+			 fmin(1.0, l->rel / ALIGN_TRUSTED_REL_STEP);
+	double all_cap = ALIGN_ALL_CONF_FLOOR + ALIGN_ALL_CONF_SPAN *
+			 fmin(1.0, (l->z_all - ALIGN_Z_CONSISTENT) / ALIGN_ALL_CONF_SCALE);
 
 	return fmin(z_confidence(l), fmin(rel_cap, all_cap));
 }
 
-/* The step, as a fraction of the read cost, that would just pass the level
- * test at the current noise: while it is above ALIGN_TARGET_REL_STEP, a
- * real page or erase-block step could still be hiding in the noise. */
 /* The typical standard error of a row's diff. */
 static double typical_se(const struct align_state *st)
 {
@@ -507,6 +551,9 @@ static double typical_se(const struct align_state *st)
 	return stats_median(se, st->ngroups);
 }
 
+/* The step, as a fraction of the read cost, that would just pass the level
+ * test at the current noise: while it is above ALIGN_TARGET_REL_STEP, a
+ * real page or erase-block step could still be hiding in the noise. */
 static double detectable_step(const struct align_state *st)
 {
 	if (st->base_ns <= 0)
@@ -594,8 +641,8 @@ static void page_scale_of(const struct align_state *st, uint64_t Q,
 	ps->floor_ns = st->groups[0].d;
 	ps->plateau_ns = stats_median(d, n) - ps->floor_ns;
 	/* the median of n values is about as precise as one of them with
-	 * n / 1.57 times the samples */
-	ps->plateau_se = stats_median(se, n) * sqrt(1.57 / (double)n);
+	 * n / ALIGN_MEDIAN_VAR_FACTOR times the samples */
+	ps->plateau_se = stats_median(se, n) * sqrt(ALIGN_MEDIAN_VAR_FACTOR / (double)n);
 }
 
 enum step_kind { STEP_SUBPAGE, STEP_FULL, STEP_AMBIGUOUS };
@@ -612,8 +659,8 @@ static enum step_kind classify_step(const struct align_state *st,
 	/* step - full = d - s P - (1 - s) f: the floor mostly cancels */
 	double full_se = sqrt(g->se * g->se +
 			      pow(ALIGN_PLATEAU_SHARE * ps->plateau_se, 2) +
-			      pow((1 - ALIGN_PLATEAU_SHARE) * f_se, 2)) + 1e-9;
-	double trusted_se = sqrt(g->se * g->se + f_se * f_se) + 1e-9;
+			      pow((1 - ALIGN_PLATEAU_SHARE) * f_se, 2)) + ALIGN_SE_EPS_NS;
+	double trusted_se = sqrt(g->se * g->se + f_se * f_se) + ALIGN_SE_EPS_NS;
 	double m_full = (step - full) / full_se;
 	double m_trusted = (step - trusted) / trusted_se;
 
@@ -633,7 +680,8 @@ static enum step_kind classify_step(const struct align_state *st,
  * ALIGN_Z_CHOICE standard errors, 0.93 at 5. */
 static double choice_confidence(double margin)
 {
-	return fmax(0.0, 0.5 + 0.49 * (1.0 - exp(-(margin - 1.0) / 2.0)));
+	return fmax(0.0, ALIGN_CONF_FLOOR + ALIGN_CONF_SPAN *
+			 (1.0 - exp(-(margin - 1.0) / ALIGN_CHOICE_CONF_SCALE)));
 }
 
 /* The likeliest hidden level next to a candidate is one of its nearest
@@ -941,13 +989,13 @@ static bool still_improving(const struct align_state *st,
 	size_t n = 0;
 
 	if (now->detectable_rel > ALIGN_TARGET_REL_STEP &&
-	    now->detectable_rel > before->detectable_rel / 1.1)
+	    now->detectable_rel > before->detectable_rel / ALIGN_PROGRESS_RATIO)
 		return false;
 
 	for (size_t i = 1; i < st->ngroups; i++)
 		if (now->unresolved[i] && z_before[i] > ALIGN_Z_HINT / 2)
 			ratio[n++] = now->z[i] / z_before[i];
-	return n == 0 || stats_median(ratio, n) >= 1.1;
+	return n == 0 || stats_median(ratio, n) >= ALIGN_PROGRESS_RATIO;
 }
 
 /* Spend the next round where it decides something: on the groups of

@@ -23,7 +23,7 @@ typedef void (*align_progress_fn)(void *arg, uint64_t done, uint64_t total);
 struct align_opts {
 	uint64_t blocksize_bytes;	/* read size; 0 = 2 sectors, at least 1 KiB */
 	unsigned max_repeats;		/* per position and read kind; 0 = default (48) */
-	unsigned min_repeats;		/* first round; 0 = default (3) */
+	unsigned min_repeats;		/* rounds over every position before any stop; 0 = default (3) */
 	uint64_t max_reads;		/* I/O budget; 0 = default */
 	uint64_t max_boundary_bytes;	/* largest boundary tested; 0 = from device size */
 	uint64_t seed;			/* order of measurements */
