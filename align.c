@@ -79,8 +79,12 @@
 /* and by this fraction of the read base cost, so that tiny systematic
  * effects of a cache or a loop device are not taken for flash geometry */
 #define ALIGN_MIN_REL_STEP 0.015
-/* measure until steps of this fraction of the read cost would be seen */
-#define ALIGN_TARGET_REL_STEP 0.02
+/* measure until steps of this fraction of the read cost would be seen:
+ * in the page region as small as before (a page or sub-page step of 2-3 %
+ * decides between two page sizes), elsewhere ALIGN_TRUSTED_REL_STEP (a
+ * smaller erase-block step would not be trusted fully anyway) */
+#define ALIGN_TARGET_REL_PAGE 0.02
+#define ALIGN_TARGET_REL_ERASE 0.03
 /* steps of at least this fraction of the read cost get full trust */
 #define ALIGN_TRUSTED_REL_STEP 0.03
 /* The page is the smallest level whose step reaches the plateau that the
@@ -96,8 +100,10 @@
 #define ALIGN_Z_CHOICE 2.0
 /* a size less trusted than this is not reported at all: no guessing */
 #define ALIGN_REPORT_MIN 0.6
-/* measure on while a reported size is less certain than this */
-#define ALIGN_CONF_GOAL 0.9
+/* a reported level is settled once its key test passes by this many
+ * more standard errors than ALIGN_Z_LEVEL: a rerun would rarely drop it
+ * below the threshold (its z moves by about one between reruns) */
+#define ALIGN_Z_SETTLED_MARGIN 2.0
 
 /* Confidence maps: evidence at its threshold is worth ALIGN_CONF_FLOOR,
  * and it approaches ALIGN_CONF_FLOOR + ALIGN_CONF_SPAN (never 1: read
@@ -156,6 +162,12 @@ struct align_group {
 	double d;			/* median diff over positions */
 	double sigma;			/* spread of diffs between positions */
 	double se;			/* standard error of d */
+	/* noise of one position's diff from its own repeats (split-half;
+	 * INFINITY until there are enough): when it is small against sigma,
+	 * the spread is per-location noise that repeats cannot shrink */
+	double within;
+	unsigned rep_cap;		/* repeats per position once saturated (0: none) */
+	bool extended;			/* positions were added against location noise */
 };
 
 struct align_state {
@@ -181,6 +193,7 @@ struct align_level {
 	double z;			/* key test: L against its divisors */
 	double z_all;			/* consistency: all multiples against all others */
 	double rel;			/* gap / read base */
+	double gap_se_ns;		/* standard error of gap_ns */
 	/* the groups the two tests compared: where more repeats pay off */
 	const struct align_group *self, *below, *lo, *hi;
 };
@@ -293,7 +306,8 @@ static uint64_t read_offset(uint64_t x, uint64_t bs, unsigned kind)
 static bool wants_repeat(const struct align_state *st,
 			 const struct align_group *g, unsigned p)
 {
-	return g->focus && g->reps[p] < st->max_repeats;
+	return g->focus && g->reps[p] < st->max_repeats &&
+	       (!g->rep_cap || g->reps[p] < g->rep_cap);
 }
 
 static size_t reads_per_round(const struct align_state *st)
@@ -375,6 +389,45 @@ static double fast_mean(const double *v, unsigned n, enum align_estimator e)
 
 /* Positions need three repeats before their fast mean means anything. */
 #define ALIGN_MIN_REPS_USED 3
+/* Repeats stop paying off in a group once the noise of a position's own
+ * repeats is below this share of the spread between positions: the
+ * spread is then at least 3/4 per-location noise, and doubling the
+ * repeats would shrink the group's error by under 7 %. */
+#define ALIGN_SATURATED_SHARE 0.5
+#define ALIGN_SATURATION_POSITIONS 12
+
+/* One position's diff from the even (half = 0) or odd (1) repeats. */
+static double half_diff(struct align_state *st, struct align_group *g,
+			unsigned p, unsigned half, enum align_estimator e)
+{
+	double v[ALIGN_REPEATS_CAP / 2 + 1], est[KIND_COUNT];
+
+	for (unsigned k = 0; k < KIND_COUNT; k++) {
+		const double *all = sample_slot(st, g, p, k);
+		unsigned n = 0;
+
+		for (unsigned i = half; i < g->reps[p]; i += 2)
+			v[n++] = all[i];
+		est[k] = fast_mean(v, n, e);
+	}
+	return est[KIND_ON] - (est[KIND_PRE] + est[KIND_POST]) / 2;
+}
+
+/* The noise of one position's diff that comes from its repeats: half the
+ * spread of (even-repeat diff - odd-repeat diff), each half being about
+ * half as precise as all repeats together. */
+static double within_noise(struct align_state *st, struct align_group *g,
+			   enum align_estimator e)
+{
+	double hd[ALIGN_MAX_POSITIONS];
+	unsigned n = 0;
+
+	for (unsigned p = 0; p < g->npos; p++)
+		if (g->reps[p] >= 2 * ALIGN_MIN_REPS_USED)
+			hd[n++] = half_diff(st, g, p, 0, e) - half_diff(st, g, p, 1, e);
+	/* two spreads from a handful of positions are too noisy to compare */
+	return n >= ALIGN_SATURATION_POSITIONS ? stats_mad_sigma(hd, n) / 2 : INFINITY;
+}
 
 static void estimate_group(struct align_state *st, struct align_group *g,
 			   enum align_estimator e)
@@ -394,14 +447,19 @@ static void estimate_group(struct align_state *st, struct align_group *g,
 	}
 	g->d = stats_median(g->diff, g->nused);
 	g->sigma = stats_mad_sigma(g->diff, g->nused);
+	g->within = within_noise(st, g, e);
 }
 
 /* Per-group spreads from a few positions are themselves noisy; pooling
  * them (median over groups) keeps one lucky group from looking precise.
- * Returns the pooled spread. */
+ * Groups are measured to different repeats, so the pool is of spreads
+ * scaled to one repeat (as if the spread shrank as 1/sqrt(repeats), the
+ * slowest it does) and scaled back to each group's repeats.  Returns the
+ * typical spread relative to the read cost. */
 static double estimate_with(struct align_state *st, enum align_estimator e)
 {
-	double sig[ALIGN_MAX_ROWS], base[ALIGN_MAX_ROWS * ALIGN_MAX_POSITIONS];
+	double sig[ALIGN_MAX_ROWS], unit[ALIGN_MAX_ROWS];
+	double base[ALIGN_MAX_ROWS * ALIGN_MAX_POSITIONS];
 	size_t nb = 0;
 
 	for (size_t i = 0; i < st->ngroups; i++) {
@@ -409,20 +467,21 @@ static double estimate_with(struct align_state *st, enum align_estimator e)
 
 		estimate_group(st, g, e);
 		sig[i] = g->sigma;
+		unit[i] = g->sigma * sqrt((double)g->reps[0]);
 		for (unsigned p = 0; p < g->nused; p++)
 			base[nb++] = (g->est[p][KIND_PRE] + g->est[p][KIND_POST]) / 2;
 	}
-	st->pooled_sigma = stats_median(sig, st->ngroups);
+	st->pooled_sigma = stats_median(unit, st->ngroups);
 	st->base_ns = stats_median(base, nb);
 	for (size_t i = 0; i < st->ngroups; i++) {
 		struct align_group *g = &st->groups[i];
-		double s = fmax(g->sigma, st->pooled_sigma);
+		double s = fmax(g->sigma, st->pooled_sigma / sqrt((double)g->reps[0]));
 
 		/* n - 1 widens the error for the few positions of the
 		 * largest sizes */
 		g->se = ALIGN_MEDIAN_SE_FACTOR * s / sqrt((double)g->nused - 1.0);
 	}
-	return st->pooled_sigma / st->base_ns;
+	return stats_median(sig, st->ngroups) / st->base_ns;
 }
 
 /* Use whichever estimator gives the smaller spread between positions,
@@ -497,6 +556,7 @@ static bool evaluate_level(const struct align_state *st, uint64_t L,
 	out->size = L;
 	out->gap_ns = self->d - below->d;
 	out->z = pair_z(self, below);
+	out->gap_se_ns = sqrt(self->se * self->se + below->se * below->se);
 	out->z_all = pair_z(lo, hi);
 	out->rel = st->base_ns > 0 ? out->gap_ns / st->base_ns : 0;
 	out->self = self;
@@ -515,10 +575,14 @@ static bool is_level(const struct align_level *l)
 /* More repeats could still turn it into a level: the margin is there but
  * not yet certain.  A margin that is certain but too small relative to the
  * read cost will not grow with repeats. */
-static bool is_borderline(const struct align_level *l)
+static bool is_borderline(const struct align_level *l, double matters_ns)
 {
-	return l->z >= ALIGN_Z_HINT && l->z_all >= 0 && !is_level(l) &&
-	       l->rel >= ALIGN_MIN_REL_STEP / 2;
+	double upper = l->gap_ns + ALIGN_Z_HINT * l->gap_se_ns;
+
+	/* a clear key test whose consistency test fails is worth measuring
+	 * too: the worst pair is often a size with few positions */
+	return l->z >= ALIGN_Z_HINT && (l->z_all >= 0 || l->z >= ALIGN_Z_LEVEL) &&
+	       !is_level(l) && upper >= matters_ns;
 }
 
 /* Map the statistical evidence of a level to [0, 1]: 0.5 at the
@@ -541,42 +605,52 @@ static double level_confidence(const struct align_level *l)
 	return fmin(z_confidence(l), fmin(rel_cap, all_cap));
 }
 
-/* The typical standard error of a row's diff. */
-static double typical_se(const struct align_state *st)
+/* The typical standard error of a row's diff, over the groups in only
+ * (all of them when only is NULL). */
+static double typical_se(const struct align_state *st, const bool *only)
 {
 	double se[ALIGN_MAX_ROWS];
+	size_t n = 0;
 
 	for (size_t i = 0; i < st->ngroups; i++)
-		se[i] = st->groups[i].se;
-	return stats_median(se, st->ngroups);
+		if (!only || only[i])
+			se[n++] = st->groups[i].se;
+	return n ? stats_median(se, n) : 0;
 }
 
 /* The step, as a fraction of the read cost, that would just pass the level
- * test at the current noise: while it is above ALIGN_TARGET_REL_STEP, a
+ * test at the current noise: while it is above its target, a
  * real page or erase-block step could still be hiding in the noise. */
-static double detectable_step(const struct align_state *st)
+static double detectable_step(const struct align_state *st, const bool *only)
 {
 	if (st->base_ns <= 0)
 		return INFINITY;
-	return ALIGN_Z_LEVEL * M_SQRT2 * typical_se(st) / st->base_ns;
+	return ALIGN_Z_LEVEL * M_SQRT2 * typical_se(st, only) / st->base_ns;
 }
 
 struct align_decision {
 	uint64_t page, erase;
 	double page_conf, erase_conf;
 	bool uncertain;			/* a reported level could firm up */
-	double detectable_rel;		/* smallest step (of the read cost) a level test can see now */
+	/* the smallest step a level test can see now, as a multiple of its
+	 * target, in the page region (0) and the erase region (1) */
+	double detectable[2];
+	double detectable_worst;		/* the larger of the two */
 	/* per candidate (group index): its z, and whether more repeats
 	 * could still change what is reported about it */
 	double z[ALIGN_MAX_ROWS];
 	bool unresolved[ALIGN_MAX_ROWS];
 	/* groups whose precision decides an unresolved candidate */
 	bool focus[ALIGN_MAX_ROWS];
+	/* groups where a step not seen yet would change the verdict: only
+	 * they are measured to their region's target precision */
+	bool deciding[2][ALIGN_MAX_ROWS];
 	uint64_t levels[16];
 	double level_diff[16];
 	enum align_level_role roles[16];
 	size_t nlevels;
 	bool borderline;
+	double page_full_ns;		/* a step this high below the page would be the page */
 	const char *note;
 };
 
@@ -587,7 +661,7 @@ static bool adopt_level(struct align_decision *dc, const struct align_level *l,
 {
 	double c = level_confidence(l);
 
-	dc->unresolved[idx] |= z_confidence(l) < ALIGN_CONF_GOAL;
+	dc->unresolved[idx] |= l->z < ALIGN_Z_LEVEL + ALIGN_Z_SETTLED_MARGIN;
 	dc->uncertain |= dc->unresolved[idx];
 	if (c < ALIGN_REPORT_MIN)
 		return false;
@@ -806,6 +880,7 @@ static void report_page(const struct align_state *st, struct align_decision *dc,
 			   "(--count) would settle which is the page";
 	} else {
 		dc->page_conf = fmin(dc->page_conf, cap);
+		dc->page_full_ns = ALIGN_PLATEAU_SHARE * ps.plateau_ns;
 	}
 	if (!dc->page)
 		*page = -1;
@@ -843,29 +918,74 @@ static void mark_focus(const struct align_state *st, struct align_decision *dc,
 		dc->focus[g[i] - st->groups] = true;
 }
 
+/* The smallest step at L that would change what is reported (INFINITY:
+ * none would), given the decision so far and the erase-block candidate E
+ * (0 = none).  A step whose upper bound stays below it is not worth more
+ * reads, however close to a level it is.  Below a reported page a level
+ * changes nothing while it stays a sub-page step (below the page's full
+ * step and below ALIGN_TRUSTED_REL_STEP); between the page sizes and E it
+ * is only a sub-AU step; elsewhere any level (ALIGN_MIN_REL_STEP) counts. */
+static double step_that_matters(const struct align_state *st,
+				const struct align_decision *dc, uint64_t L, uint64_t E)
+{
+	double any = ALIGN_MIN_REL_STEP * st->base_ns;
+
+	if (L > ALIGN_PAGE_MAX && E && L < E)
+		return INFINITY;
+	if (dc->page && L < dc->page)
+		return fmax(any, fmin(dc->page_full_ns, ALIGN_TRUSTED_REL_STEP * st->base_ns));
+	return any;
+}
+
+/* The groups where a step the noise still hides would change the verdict:
+ * below (and next to) the page, the erase block's key divisors, the erase
+ * block and everything above it; every candidate size while there is no
+ * page or no erase block. */
+static void mark_deciding(const struct align_state *st, struct align_decision *dc,
+			  uint64_t E)
+{
+	uint64_t page_top = dc->page ? 2 * dc->page : ALIGN_PAGE_MAX;
+
+	for (size_t i = 0; i < st->ngroups; i++) {
+		uint64_t s = st->groups[i].size;
+
+		dc->deciding[0][i] = s <= page_top;
+		dc->deciding[1][i] = E ? s >= E || s == E / 2 || (E % 3 == 0 && s == E / 3)
+				       : s >= ALIGN_ERASE_MIN;
+	}
+}
+
 static void decide(const struct align_state *st, struct align_decision *dc)
 {
 	struct align_level lv[ALIGN_MAX_ROWS], all[ALIGN_MAX_ROWS];
+	bool valid[ALIGN_MAX_ROWS] = { false };
 	size_t idx[ALIGN_MAX_ROWS];
 	size_t n = 0;
+	uint64_t E;
 
 	memset(dc, 0, sizeof(*dc));
-	dc->detectable_rel = detectable_step(st);
 	for (size_t i = 1; i < st->ngroups; i++) {
-		struct align_level l;
+		struct align_level *l = &all[i];
 
-		if (!evaluate_level(st, st->groups[i].size, &l))
+		if (!evaluate_level(st, st->groups[i].size, l))
 			continue;
-		dc->z[i] = l.z;
-		all[i] = l;
-		if (is_borderline(&l))
-			dc->borderline = dc->unresolved[i] = true;
-		if (is_level(&l) && n < 16) {
+		valid[i] = true;
+		dc->z[i] = l->z;
+		if (is_level(l) && n < 16) {
 			idx[n] = i;
-			lv[n++] = l;
+			lv[n++] = *l;
 		}
 	}
 	report_levels(st, dc, lv, idx, n);
+	E = n && lv[n - 1].size >= ALIGN_ERASE_MIN ? lv[n - 1].size : 0;
+	for (size_t i = 1; i < st->ngroups; i++)
+		if (valid[i] &&
+		    is_borderline(&all[i], step_that_matters(st, dc, all[i].size, E)))
+			dc->borderline = dc->unresolved[i] = true;
+	mark_deciding(st, dc, E);
+	dc->detectable[0] = detectable_step(st, dc->deciding[0]) / ALIGN_TARGET_REL_PAGE;
+	dc->detectable[1] = detectable_step(st, dc->deciding[1]) / ALIGN_TARGET_REL_ERASE;
+	dc->detectable_worst = fmax(dc->detectable[0], dc->detectable[1]);
 	for (size_t i = 1; i < st->ngroups; i++)
 		if (dc->unresolved[i])
 			mark_focus(st, dc, &all[i]);
@@ -988,8 +1108,8 @@ static bool still_improving(const struct align_state *st,
 	double ratio[ALIGN_MAX_ROWS];
 	size_t n = 0;
 
-	if (now->detectable_rel > ALIGN_TARGET_REL_STEP &&
-	    now->detectable_rel > before->detectable_rel / ALIGN_PROGRESS_RATIO)
+	if (now->detectable_worst > 1 &&
+	    now->detectable_worst > before->detectable_worst / ALIGN_PROGRESS_RATIO)
 		return false;
 
 	for (size_t i = 1; i < st->ngroups; i++)
@@ -999,45 +1119,76 @@ static bool still_improving(const struct align_state *st,
 }
 
 /* Spend the next round where it decides something: on the groups of
- * unresolved candidates, or on every group while the noise could still
- * hide a step anywhere (or before the minimum number of rounds). */
-static void focus_groups(struct align_state *st, const struct align_decision *dc)
+ * unresolved candidates; on the groups where a hidden step would change
+ * the verdict while the noise could still hide one there, or while the
+ * verdict is younger than half the rounds (a verdict reached by a lucky
+ * round must survive as many again); on every group before the minimum
+ * number of rounds. */
+static void focus_groups(struct align_state *st, const struct align_decision *dc,
+			 unsigned stable_rounds)
 {
-	bool everywhere = st->rounds < st->min_repeats ||
-			  dc->detectable_rel > ALIGN_TARGET_REL_STEP;
+	bool everywhere = st->rounds < st->min_repeats;
+	bool young = stable_rounds * 2 < st->rounds;
 
-	for (size_t i = 0; i < st->ngroups; i++)
-		st->groups[i].focus = everywhere || dc->focus[i];
+	for (size_t i = 0; i < st->ngroups; i++) {
+		bool more = false;
+
+		for (int r = 0; r < 2; r++)
+			more |= dc->deciding[r][i] && (young || dc->detectable[r] > 1);
+		st->groups[i].focus = everywhere || dc->focus[i] || more;
+	}
 }
 
 /* Add positions to every group, up to ALIGN_MAX_POSITIONS, when the
  * budget left can give the new ones a useful number of repeats.  New
  * positions interleave with the old ones, still coprime-to-30 multiples. */
-static bool extend_positions(struct align_state *st, uint64_t reads_left)
+static size_t extend_group(struct align_state *st, struct align_group *g)
 {
-	uint64_t size = fp_dev_size_bytes(st->dev);
+	uint64_t more[ALIGN_MAX_POSITIONS];
+	unsigned n = pick_positions(g->size, st->bs, fp_dev_size_bytes(st->dev),
+				    ALIGN_MAX_POSITIONS, more);
 	size_t added = 0;
 
-	for (size_t i = 0; i < st->ngroups; i++) {
-		struct align_group *g = &st->groups[i];
-		uint64_t more[ALIGN_MAX_POSITIONS];
-		unsigned n = pick_positions(g->size, st->bs, size,
-					    ALIGN_MAX_POSITIONS, more);
+	for (unsigned j = 0; j < n && g->npos < ALIGN_MAX_POSITIONS; j++) {
+		bool known = false;
 
-		for (unsigned j = 0; j < n && g->npos < ALIGN_MAX_POSITIONS; j++) {
-			bool known = false;
-
-			for (unsigned q = 0; q < g->npos; q++)
-				known |= g->pos[q] == more[j];
-			if (!known) {
-				g->reps[g->npos] = 0;
-				g->pos[g->npos++] = more[j];
-				added++;
-			}
+		for (unsigned q = 0; q < g->npos; q++)
+			known |= g->pos[q] == more[j];
+		if (!known) {
+			g->reps[g->npos] = 0;
+			g->pos[g->npos++] = more[j];
+			added++;
 		}
 	}
-	st->extended = true;
+	g->extended = st->extended = true;
+	return added;
+}
+
+static bool extend_positions(struct align_state *st, uint64_t reads_left)
+{
+	size_t added = 0;
+
+	for (size_t i = 0; i < st->ngroups; i++)
+		added += extend_group(st, &st->groups[i]);
 	return added > 0 && reads_left > 4 * reads_per_round(st);
+}
+
+/* A focused group whose spread is per-location noise gets no more repeats
+ * at its old positions; once, it gets more positions instead, which
+ * catch up to the same repeats.  After that it is as precise as this
+ * procedure can make it, and it stops. */
+static void stop_saturated_repeats(struct align_state *st)
+{
+	for (size_t i = 0; i < st->ngroups; i++) {
+		struct align_group *g = &st->groups[i];
+
+		if (!g->focus || g->rep_cap ||
+		    !(g->within < ALIGN_SATURATED_SHARE * g->sigma))
+			continue;
+		g->rep_cap = g->reps[0];
+		if (!g->extended)
+			extend_group(st, g);
+	}
 }
 
 /* Stop when the answer has not changed over the last half of the rounds,
@@ -1047,7 +1198,7 @@ static bool settled(const struct align_state *st,
 		    const struct align_decision *now, unsigned stable_rounds)
 {
 	if (st->rounds < st->min_repeats || now->borderline || now->uncertain ||
-	    now->detectable_rel > ALIGN_TARGET_REL_STEP)
+	    now->detectable_worst > 1)
 		return false;
 	return stable_rounds * 2 >= st->rounds;
 }
@@ -1094,8 +1245,11 @@ int align_run(struct fp_dev *d, const struct align_opts *o,
 			continue;
 		estimate_all(st);
 		decide(st, &dc);
-		focus_groups(st, &dc);
-		stable = same_decision(&dc, &prev) ? stable + 1 : 0;
+		/* the first decision is as old as the data it rests on */
+		stable = st->rounds == ALIGN_MIN_REPS_USED ? st->rounds :
+			 same_decision(&dc, &prev) ? stable + 1 : 0;
+		focus_groups(st, &dc, stable);
+		stop_saturated_repeats(st);
 		prev = dc;
 		if (st->rounds == checkpoint) {
 			if (have_checkpoint)
@@ -1130,7 +1284,7 @@ int align_run(struct fp_dev *d, const struct align_opts *o,
 	}
 	r->pattern_found = dc.nlevels > 0;
 	r->base_read_ns = llround(st->base_ns);
-	r->noise_ns = typical_se(st);	/* per row, whatever positions it had */
+	r->noise_ns = typical_se(st, NULL);	/* per row, whatever positions it had */
 	r->positions_extended = st->extended;
 	if (dc.note)
 		snprintf(r->note, sizeof(r->note), "%s", dc.note);
