@@ -85,6 +85,18 @@
  * smaller erase-block step would not be trusted fully anyway) */
 #define ALIGN_TARGET_REL_PAGE 0.02
 #define ALIGN_TARGET_REL_ERASE 0.03
+/* --quick: both targets this much coarser (page steps under 3 % and
+ * erase steps under 4.5 % of the read cost may go unseen), a budget of
+ * about what flashbench -a reads on a 1 GiB card, and no confidence above
+ * ALIGN_QUICK_CONF_CAP, since a smaller step may have been missed */
+#define ALIGN_QUICK_TARGET_SCALE 1.5
+#define ALIGN_QUICK_MAX_READS 3000
+#define ALIGN_QUICK_POSITIONS 8		/* so that the first rounds fit that budget */
+#define ALIGN_QUICK_CONF_CAP 0.8
+/* a run the budget stopped before its answer settled trusts that answer
+ * at most this much (still above ALIGN_REPORT_MIN: it is the best the
+ * reads could say, not a guess) */
+#define ALIGN_BUDGET_CONF_CAP 0.7
 /* steps of at least this fraction of the read cost get full trust */
 #define ALIGN_TRUSTED_REL_STEP 0.03
 /* The page is the smallest level whose step reaches the plateau that the
@@ -177,6 +189,8 @@ struct align_state {
 	unsigned max_repeats;
 	unsigned rounds;		/* rounds done */
 	bool extended;			/* positions were added against location noise */
+	double target_scale;		/* 1, or ALIGN_QUICK_TARGET_SCALE */
+	unsigned start_positions;	/* per group at first */
 	struct align_group groups[ALIGN_MAX_ROWS];
 	size_t ngroups;
 	double base_ns;
@@ -259,7 +273,7 @@ static void add_group(struct align_state *st, uint64_t s, uint64_t size)
 	memset(g, 0, sizeof(*g));
 	g->size = s;
 	g->focus = true;
-	g->npos = pick_positions(s, st->bs, size, ALIGN_POSITIONS, g->pos);
+	g->npos = pick_positions(s, st->bs, size, st->start_positions, g->pos);
 	if (g->npos >= ALIGN_MIN_POSITIONS)
 		st->ngroups++;
 }
@@ -983,8 +997,10 @@ static void decide(const struct align_state *st, struct align_decision *dc)
 		    is_borderline(&all[i], step_that_matters(st, dc, all[i].size, E)))
 			dc->borderline = dc->unresolved[i] = true;
 	mark_deciding(st, dc, E);
-	dc->detectable[0] = detectable_step(st, dc->deciding[0]) / ALIGN_TARGET_REL_PAGE;
-	dc->detectable[1] = detectable_step(st, dc->deciding[1]) / ALIGN_TARGET_REL_ERASE;
+	dc->detectable[0] = detectable_step(st, dc->deciding[0]) /
+			    (ALIGN_TARGET_REL_PAGE * st->target_scale);
+	dc->detectable[1] = detectable_step(st, dc->deciding[1]) /
+			    (ALIGN_TARGET_REL_ERASE * st->target_scale);
 	dc->detectable_worst = fmax(dc->detectable[0], dc->detectable[1]);
 	for (size_t i = 1; i < st->ngroups; i++)
 		if (dc->unresolved[i])
@@ -1038,7 +1054,6 @@ void align_opts_default(struct align_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->max_repeats = ALIGN_DEFAULT_MAX_REPEATS;
 	o->min_repeats = ALIGN_DEFAULT_MIN_REPEATS;
-	o->max_reads = ALIGN_DEFAULT_MAX_READS;
 	o->seed = 1;
 }
 
@@ -1073,6 +1088,8 @@ static int setup(struct align_state *st, struct fp_dev *d,
 		st->max_repeats = 3;	/* a spread needs three samples */
 	if (st->min_repeats > st->max_repeats)
 		st->min_repeats = st->max_repeats;
+	st->target_scale = o->quick ? ALIGN_QUICK_TARGET_SCALE : 1.0;
+	st->start_positions = o->quick ? ALIGN_QUICK_POSITIONS : ALIGN_POSITIONS;
 	stats_rng_seed(&st->rng, o->seed);
 	plan_groups(st, max_group);
 	if (st->ngroups < 3)
@@ -1203,6 +1220,23 @@ static bool settled(const struct align_state *st,
 	return stable_rounds * 2 >= st->rounds;
 }
 
+/* What the run gave up, in the result: the confidence caps of --quick
+ * and of a stop by the budget (the report says which). */
+static void mark_limits(const struct align_opts *o, bool budget_stopped,
+			struct align_result *r)
+{
+	double cap = 1.0;
+
+	r->quick = o->quick;
+	r->budget_stopped = budget_stopped;
+	if (o->quick)
+		cap = ALIGN_QUICK_CONF_CAP;
+	if (budget_stopped)
+		cap = fmin(cap, ALIGN_BUDGET_CONF_CAP);
+	r->page_confidence = fmin(r->page_confidence, cap);
+	r->erase_confidence = fmin(r->erase_confidence, cap);
+}
+
 int align_run(struct fp_dev *d, const struct align_opts *o,
 	      struct align_result *r)
 {
@@ -1213,7 +1247,7 @@ int align_run(struct fp_dev *d, const struct align_opts *o,
 	unsigned stable = 0, checkpoint;
 	struct align_decision at_checkpoint;
 	unsigned flat_checkpoints = 0;
-	bool have_checkpoint = false;
+	bool have_checkpoint = false, budget_stopped = false;
 	uint64_t max_reads;
 	int ret;
 
@@ -1228,14 +1262,19 @@ int align_run(struct fp_dev *d, const struct align_opts *o,
 	ret = setup(st, d, o);
 	if (ret)
 		goto out;
-	max_reads = o->max_reads ? o->max_reads : ALIGN_DEFAULT_MAX_READS;
+	max_reads = o->max_reads ? o->max_reads :
+		    o->quick ? ALIGN_QUICK_MAX_READS : ALIGN_DEFAULT_MAX_READS;
 	checkpoint = st->min_repeats * 2;
 	for (;;) {
 		size_t next = reads_per_round(st);
 
-		if (next == 0 || (st->rounds >= st->min_repeats &&
-				  fp_dev_io_count(d) - io0 + next > max_reads))
+		if (next == 0)
 			break;
+		if (st->rounds >= st->min_repeats &&
+		    fp_dev_io_count(d) - io0 + next > max_reads) {
+			budget_stopped = true;
+			break;
+		}
 		ret = measure_round(st);
 		if (ret)
 			goto out;
@@ -1288,6 +1327,7 @@ int align_run(struct fp_dev *d, const struct align_opts *o,
 	r->positions_extended = st->extended;
 	if (dc.note)
 		snprintf(r->note, sizeof(r->note), "%s", dc.note);
+	mark_limits(o, budget_stopped, r);
 	fill_rows(st, r);
 out:
 	r->io_count = fp_dev_io_count(d) - io0;
