@@ -29,8 +29,15 @@
  * suspected but unconfirmed: else they are undetermined.  Every decision is a ratio against measured noise and the
  * read base cost, so the same card ten times faster or slower gives the
  * same answer.  Reads are repeated in rounds, in shuffled order (no two
- * reads of one position in a row, so a read cache cannot help), until no
- * candidate is borderline any more or the budget is spent.
+ * reads of one position in a row, so a read cache cannot help).  After the
+ * first rounds a round reads only the sizes that can still change the
+ * answer (sequentially, per candidate: a step is measured while its
+ * confidence interval still overlaps a threshold that matters, and a
+ * region while a step of its target size could hide there); a size whose
+ * spread is per-location noise gets more positions instead of repeats.
+ * The run ends when the answer has held for half the rounds and nothing
+ * is open, when nothing is worth reading, or at the budget, which the
+ * result then reports (capped confidences).
  *
  * Known limits: USB readers add jitter that can hide page steps (the erase
  * step usually survives); cards that charge the same at every boundary show
