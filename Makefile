@@ -101,6 +101,7 @@ demo: $(B)/flashprobe
 bench: $(B)/flashprobe $(B)/check_flashprobe
 	sh bench/align-cost $(CURDIR)/$(B)/flashprobe
 	sh bench/write-cost $(CURDIR)/$(B)/flashprobe
+	sh bench/probe-cost $(CURDIR)/$(B)/flashprobe
 	sh bench/capacity-cost $(CURDIR)/$(B)/flashprobe
 	sh bench/overhead $(CURDIR)/$(B)/flashprobe
 	sh bench/stability $(CURDIR)/$(B)/check_flashprobe

@@ -29,8 +29,15 @@
  * suspected but unconfirmed: else they are undetermined.  Every decision is a ratio against measured noise and the
  * read base cost, so the same card ten times faster or slower gives the
  * same answer.  Reads are repeated in rounds, in shuffled order (no two
- * reads of one position in a row, so a read cache cannot help), until no
- * candidate is borderline any more or the budget is spent.
+ * reads of one position in a row, so a read cache cannot help).  After the
+ * first rounds a round reads only the sizes that can still change the
+ * answer (sequentially, per candidate: a step is measured while its
+ * confidence interval still overlaps a threshold that matters, and a
+ * region while a step of its target size could hide there); a size whose
+ * spread is per-location noise gets more positions instead of repeats.
+ * The run ends when the answer has held for half the rounds and nothing
+ * is open, when nothing is worth reading, or at the budget, which the
+ * result then reports (capped confidences).
  *
  * Known limits: USB readers add jitter that can hide page steps (the erase
  * step usually survives); cards that charge the same at every boundary show
@@ -79,8 +86,24 @@
 /* and by this fraction of the read base cost, so that tiny systematic
  * effects of a cache or a loop device are not taken for flash geometry */
 #define ALIGN_MIN_REL_STEP 0.015
-/* measure until steps of this fraction of the read cost would be seen */
-#define ALIGN_TARGET_REL_STEP 0.02
+/* measure until steps of this fraction of the read cost would be seen:
+ * in the page region as small as before (a page or sub-page step of 2-3 %
+ * decides between two page sizes), elsewhere ALIGN_TRUSTED_REL_STEP (a
+ * smaller erase-block step would not be trusted fully anyway) */
+#define ALIGN_TARGET_REL_PAGE 0.02
+#define ALIGN_TARGET_REL_ERASE 0.03
+/* --quick: both targets this much coarser (page steps under 3 % and
+ * erase steps under 4.5 % of the read cost may go unseen), a budget of
+ * about what flashbench -a reads on a 1 GiB card, and no confidence above
+ * ALIGN_QUICK_CONF_CAP, since a smaller step may have been missed */
+#define ALIGN_QUICK_TARGET_SCALE 1.5
+#define ALIGN_QUICK_MAX_READS 3000
+#define ALIGN_QUICK_POSITIONS 8		/* so that the first rounds fit that budget */
+#define ALIGN_QUICK_CONF_CAP 0.8
+/* a run the budget stopped before its answer settled trusts that answer
+ * at most this much (still above ALIGN_REPORT_MIN: it is the best the
+ * reads could say, not a guess) */
+#define ALIGN_BUDGET_CONF_CAP 0.7
 /* steps of at least this fraction of the read cost get full trust */
 #define ALIGN_TRUSTED_REL_STEP 0.03
 /* The page is the smallest level whose step reaches the plateau that the
@@ -96,10 +119,52 @@
 #define ALIGN_Z_CHOICE 2.0
 /* a size less trusted than this is not reported at all: no guessing */
 #define ALIGN_REPORT_MIN 0.6
-/* measure on while a reported size is less certain than this */
-#define ALIGN_CONF_GOAL 0.9
+/* a reported level is settled once its key test passes by this many
+ * more standard errors than ALIGN_Z_LEVEL: a rerun would rarely drop it
+ * below the threshold (its z moves by about one between reruns) */
+#define ALIGN_Z_SETTLED_MARGIN 2.0
+
+/* Confidence maps: evidence at its threshold is worth ALIGN_CONF_FLOOR,
+ * and it approaches ALIGN_CONF_FLOOR + ALIGN_CONF_SPAN (never 1: read
+ * timing cannot prove geometry) with this many more standard errors per
+ * e-fold.  The level test's z grows slower per unit than a choice margin
+ * (a level needs to stand out of several comparisons). */
+#define ALIGN_CONF_FLOOR 0.5
+#define ALIGN_CONF_SPAN 0.49
+#define ALIGN_Z_CONF_SCALE 3.0
+#define ALIGN_CHOICE_CONF_SCALE 2.0
+/* a level whose multiples only just separate from the other sizes keeps
+ * at most this much trust, rising to FLOOR + SPAN over this many more
+ * standard errors */
+#define ALIGN_ALL_CONF_FLOOR 0.6
+#define ALIGN_ALL_CONF_SPAN 0.39
+#define ALIGN_ALL_CONF_SCALE 3.0
+/* standard error of a median relative to a mean of the same samples
+ * (sqrt(pi / 2)), and its square (the samples a median is worth less) */
+#define ALIGN_MEDIAN_SE_FACTOR 1.2533
+#define ALIGN_MEDIAN_VAR_FACTOR 1.57
+/* doubling the repeats must raise the typical z (or lower the detectable
+ * step) by this factor to count as progress: pure sampling noise gives
+ * sqrt(2) = 1.41, per-location noise 1.0 */
+#define ALIGN_PROGRESS_RATIO 1.1
+/* keeps a z score finite when both errors are zero (a noiseless device) */
+#define ALIGN_SE_EPS_NS 1e-9
+
+/* multipliers coprime to 30 among 1..kmax, tabulated when kmax is at most
+ * this (8/30 of them qualify, so ALIGN_SMALL_KMAX * 8 / 30 + 1 slots
+ * hold them all); larger devices step through k directly */
+#define ALIGN_SMALL_KMAX 4096
+#define ALIGN_SMALL_K_SLOTS (ALIGN_SMALL_KMAX * 8 / 30 + 2)
+
+/* measure_round packs (group, position * KIND_COUNT + kind) into 32 bits
+ * as gi << ALIGN_SLOT_BITS | slot */
+#define ALIGN_SLOT_BITS 8
 
 enum { KIND_PRE, KIND_ON, KIND_POST, KIND_COUNT };
+_Static_assert(ALIGN_MAX_POSITIONS * KIND_COUNT <= (1 << ALIGN_SLOT_BITS),
+	       "a position and read kind must fit in the slot bits");
+_Static_assert((uint64_t)ALIGN_MAX_ROWS << ALIGN_SLOT_BITS <= UINT32_MAX,
+	       "a group index must fit above the slot bits");
 
 struct align_group {
 	uint64_t size;
@@ -116,6 +181,12 @@ struct align_group {
 	double d;			/* median diff over positions */
 	double sigma;			/* spread of diffs between positions */
 	double se;			/* standard error of d */
+	/* noise of one position's diff from its own repeats (split-half;
+	 * INFINITY until there are enough): when it is small against sigma,
+	 * the spread is per-location noise that repeats cannot shrink */
+	double within;
+	unsigned rep_cap;		/* repeats per position once saturated (0: none) */
+	bool extended;			/* positions were added against location noise */
 };
 
 struct align_state {
@@ -125,6 +196,8 @@ struct align_state {
 	unsigned max_repeats;
 	unsigned rounds;		/* rounds done */
 	bool extended;			/* positions were added against location noise */
+	double target_scale;		/* 1, or ALIGN_QUICK_TARGET_SCALE */
+	unsigned start_positions;	/* per group at first */
 	struct align_group groups[ALIGN_MAX_ROWS];
 	size_t ngroups;
 	double base_ns;
@@ -141,6 +214,7 @@ struct align_level {
 	double z;			/* key test: L against its divisors */
 	double z_all;			/* consistency: all multiples against all others */
 	double rel;			/* gap / read base */
+	double gap_se_ns;		/* standard error of gap_ns */
 	/* the groups the two tests compared: where more repeats pay off */
 	const struct align_group *self, *below, *lo, *hi;
 };
@@ -165,13 +239,16 @@ static unsigned pick_positions(uint64_t s, uint64_t bs, uint64_t size,
 	uint64_t ks[ALIGN_MAX_POSITIONS];
 	unsigned n = 0;
 
-	if (kmax <= 4096) {
-		uint64_t all[1200];
+	if (kmax <= ALIGN_SMALL_KMAX) {
+		uint64_t all[ALIGN_SMALL_K_SLOTS];
 		unsigned nall = 0;
 
-		for (uint64_t k = 1; k <= kmax && nall < 1200; k++)
-			if (coprime30(k))
+		for (uint64_t k = 1; k <= kmax; k++)
+			if (coprime30(k)) {
+				if (nall >= ALIGN_SMALL_K_SLOTS)
+					abort();	/* the bound above is wrong */
 				all[nall++] = k;
+			}
 		if (nall <= want) {
 			for (unsigned i = 0; i < nall; i++)
 				ks[n++] = all[i];
@@ -203,7 +280,7 @@ static void add_group(struct align_state *st, uint64_t s, uint64_t size)
 	memset(g, 0, sizeof(*g));
 	g->size = s;
 	g->focus = true;
-	g->npos = pick_positions(s, st->bs, size, ALIGN_POSITIONS, g->pos);
+	g->npos = pick_positions(s, st->bs, size, st->start_positions, g->pos);
 	if (g->npos >= ALIGN_MIN_POSITIONS)
 		st->ngroups++;
 }
@@ -250,7 +327,8 @@ static uint64_t read_offset(uint64_t x, uint64_t bs, unsigned kind)
 static bool wants_repeat(const struct align_state *st,
 			 const struct align_group *g, unsigned p)
 {
-	return g->focus && g->reps[p] < st->max_repeats;
+	return g->focus && g->reps[p] < st->max_repeats &&
+	       (!g->rep_cap || g->reps[p] < g->rep_cap);
 }
 
 static size_t reads_per_round(const struct align_state *st)
@@ -277,7 +355,8 @@ static int measure_round(struct align_state *st)
 	for (size_t gi = 0; gi < st->ngroups; gi++)
 		for (unsigned p = 0; p < st->groups[gi].npos; p++)
 			for (unsigned k = 0; k < KIND_COUNT && wants_repeat(st, &st->groups[gi], p); k++)
-				order[total++] = (uint32_t)(gi << 8 | (p * KIND_COUNT + k));
+				order[total++] = (uint32_t)(gi << ALIGN_SLOT_BITS |
+							    (p * KIND_COUNT + k));
 	for (i = total; i > 1; i--) {
 		size_t j = stats_rng_below(&st->rng, i);
 		uint32_t t = order[i - 1];
@@ -289,9 +368,10 @@ static int measure_round(struct align_state *st)
 	 * between rounds */
 	fp_dev_rt_enter(st->dev);
 	for (i = 0; i < total && !ret; i++) {
-		struct align_group *g = &st->groups[order[i] >> 8];
-		unsigned p = (order[i] & 0xff) / KIND_COUNT;
-		unsigned kind = (order[i] & 0xff) % KIND_COUNT;
+		uint32_t slot = order[i] & ((1u << ALIGN_SLOT_BITS) - 1);
+		struct align_group *g = &st->groups[order[i] >> ALIGN_SLOT_BITS];
+		unsigned p = slot / KIND_COUNT;
+		unsigned kind = slot % KIND_COUNT;
 		uint64_t ns;
 
 		ret = fp_dev_read_timed(st->dev, st->buf, st->bs,
@@ -330,6 +410,45 @@ static double fast_mean(const double *v, unsigned n, enum align_estimator e)
 
 /* Positions need three repeats before their fast mean means anything. */
 #define ALIGN_MIN_REPS_USED 3
+/* Repeats stop paying off in a group once the noise of a position's own
+ * repeats is below this share of the spread between positions: the
+ * spread is then at least 3/4 per-location noise, and doubling the
+ * repeats would shrink the group's error by under 7 %. */
+#define ALIGN_SATURATED_SHARE 0.5
+#define ALIGN_SATURATION_POSITIONS 12
+
+/* One position's diff from the even (half = 0) or odd (1) repeats. */
+static double half_diff(struct align_state *st, struct align_group *g,
+			unsigned p, unsigned half, enum align_estimator e)
+{
+	double v[ALIGN_REPEATS_CAP / 2 + 1], est[KIND_COUNT];
+
+	for (unsigned k = 0; k < KIND_COUNT; k++) {
+		const double *all = sample_slot(st, g, p, k);
+		unsigned n = 0;
+
+		for (unsigned i = half; i < g->reps[p]; i += 2)
+			v[n++] = all[i];
+		est[k] = fast_mean(v, n, e);
+	}
+	return est[KIND_ON] - (est[KIND_PRE] + est[KIND_POST]) / 2;
+}
+
+/* The noise of one position's diff that comes from its repeats: half the
+ * spread of (even-repeat diff - odd-repeat diff), each half being about
+ * half as precise as all repeats together. */
+static double within_noise(struct align_state *st, struct align_group *g,
+			   enum align_estimator e)
+{
+	double hd[ALIGN_MAX_POSITIONS];
+	unsigned n = 0;
+
+	for (unsigned p = 0; p < g->npos; p++)
+		if (g->reps[p] >= 2 * ALIGN_MIN_REPS_USED)
+			hd[n++] = half_diff(st, g, p, 0, e) - half_diff(st, g, p, 1, e);
+	/* two spreads from a handful of positions are too noisy to compare */
+	return n >= ALIGN_SATURATION_POSITIONS ? stats_mad_sigma(hd, n) / 2 : INFINITY;
+}
 
 static void estimate_group(struct align_state *st, struct align_group *g,
 			   enum align_estimator e)
@@ -349,14 +468,19 @@ static void estimate_group(struct align_state *st, struct align_group *g,
 	}
 	g->d = stats_median(g->diff, g->nused);
 	g->sigma = stats_mad_sigma(g->diff, g->nused);
+	g->within = within_noise(st, g, e);
 }
 
 /* Per-group spreads from a few positions are themselves noisy; pooling
  * them (median over groups) keeps one lucky group from looking precise.
- * Returns the pooled spread. */
+ * Groups are measured to different repeats, so the pool is of spreads
+ * scaled to one repeat (as if the spread shrank as 1/sqrt(repeats), the
+ * slowest it does) and scaled back to each group's repeats.  Returns the
+ * typical spread relative to the read cost. */
 static double estimate_with(struct align_state *st, enum align_estimator e)
 {
-	double sig[ALIGN_MAX_ROWS], base[ALIGN_MAX_ROWS * ALIGN_MAX_POSITIONS];
+	double sig[ALIGN_MAX_ROWS], unit[ALIGN_MAX_ROWS];
+	double base[ALIGN_MAX_ROWS * ALIGN_MAX_POSITIONS];
 	size_t nb = 0;
 
 	for (size_t i = 0; i < st->ngroups; i++) {
@@ -364,20 +488,21 @@ static double estimate_with(struct align_state *st, enum align_estimator e)
 
 		estimate_group(st, g, e);
 		sig[i] = g->sigma;
+		unit[i] = g->sigma * sqrt((double)g->reps[0]);
 		for (unsigned p = 0; p < g->nused; p++)
 			base[nb++] = (g->est[p][KIND_PRE] + g->est[p][KIND_POST]) / 2;
 	}
-	st->pooled_sigma = stats_median(sig, st->ngroups);
+	st->pooled_sigma = stats_median(unit, st->ngroups);
 	st->base_ns = stats_median(base, nb);
 	for (size_t i = 0; i < st->ngroups; i++) {
 		struct align_group *g = &st->groups[i];
-		double s = fmax(g->sigma, st->pooled_sigma);
+		double s = fmax(g->sigma, st->pooled_sigma / sqrt((double)g->reps[0]));
 
-		/* 1.2533: efficiency of the median; n - 1 widens the error for
-		 * the few positions of the largest sizes */
-		g->se = 1.2533 * s / sqrt((double)g->nused - 1.0);
+		/* n - 1 widens the error for the few positions of the
+		 * largest sizes */
+		g->se = ALIGN_MEDIAN_SE_FACTOR * s / sqrt((double)g->nused - 1.0);
 	}
-	return st->pooled_sigma / st->base_ns;
+	return stats_median(sig, st->ngroups) / st->base_ns;
 }
 
 /* Use whichever estimator gives the smaller spread between positions,
@@ -410,7 +535,7 @@ static const struct align_group *group_of(const struct align_state *st,
 
 static double pair_z(const struct align_group *hi, const struct align_group *lo)
 {
-	return (hi->d - lo->d) / sqrt(hi->se * hi->se + lo->se * lo->se + 1e-18);
+	return (hi->d - lo->d) / (sqrt(hi->se * hi->se + lo->se * lo->se) + ALIGN_SE_EPS_NS);
 }
 
 /* How well size L stands out as a boundary level.
@@ -452,6 +577,7 @@ static bool evaluate_level(const struct align_state *st, uint64_t L,
 	out->size = L;
 	out->gap_ns = self->d - below->d;
 	out->z = pair_z(self, below);
+	out->gap_se_ns = sqrt(self->se * self->se + below->se * below->se);
 	out->z_all = pair_z(lo, hi);
 	out->rel = st->base_ns > 0 ? out->gap_ns / st->base_ns : 0;
 	out->self = self;
@@ -470,66 +596,82 @@ static bool is_level(const struct align_level *l)
 /* More repeats could still turn it into a level: the margin is there but
  * not yet certain.  A margin that is certain but too small relative to the
  * read cost will not grow with repeats. */
-static bool is_borderline(const struct align_level *l)
+static bool is_borderline(const struct align_level *l, double matters_ns)
 {
-	return l->z >= ALIGN_Z_HINT && l->z_all >= 0 && !is_level(l) &&
-	       l->rel >= ALIGN_MIN_REL_STEP / 2;
+	double upper = l->gap_ns + ALIGN_Z_HINT * l->gap_se_ns;
+
+	/* a clear key test whose consistency test fails is worth measuring
+	 * too: the worst pair is often a size with few positions */
+	return l->z >= ALIGN_Z_HINT && (l->z_all >= 0 || l->z >= ALIGN_Z_LEVEL) &&
+	       !is_level(l) && upper >= matters_ns;
 }
 
 /* Map the statistical evidence of a level to [0, 1]: 0.5 at the
  * threshold, about 0.8 at z = 8 and 0.93 at z = 12. */
 static double z_confidence(const struct align_level *l)
 {
-	return fmax(0.0, 0.5 + 0.49 * (1.0 - exp(-(l->z - ALIGN_Z_LEVEL) / 3.0)));
+	return fmax(0.0, ALIGN_CONF_FLOOR + ALIGN_CONF_SPAN *
+			 (1.0 - exp(-(l->z - ALIGN_Z_LEVEL) / ALIGN_Z_CONF_SCALE)));
 }
 
 /* Small steps relative to the read cost are the first to be faked by host
  * effects (caches, bridges), so they get less trust however certain. */
 static double level_confidence(const struct align_level *l)
 {
-	double rel_cap = 0.5 + 0.49 * fmin(1.0, l->rel / ALIGN_TRUSTED_REL_STEP);
-
-	double all_cap = 0.6 + 0.39 * fmin(1.0, (l->z_all - ALIGN_Z_CONSISTENT) / 3.0);
+	double rel_cap = ALIGN_CONF_FLOOR + ALIGN_CONF_SPAN *
+			 fmin(1.0, l->rel / ALIGN_TRUSTED_REL_STEP);
+	double all_cap = ALIGN_ALL_CONF_FLOOR + ALIGN_ALL_CONF_SPAN *
+			 fmin(1.0, (l->z_all - ALIGN_Z_CONSISTENT) / ALIGN_ALL_CONF_SCALE);
 
 	return fmin(z_confidence(l), fmin(rel_cap, all_cap));
 }
 
-/* The step, as a fraction of the read cost, that would just pass the level
- * test at the current noise: while it is above ALIGN_TARGET_REL_STEP, a
- * real page or erase-block step could still be hiding in the noise. */
-/* The typical standard error of a row's diff. */
-static double typical_se(const struct align_state *st)
+/* The typical standard error of a row's diff, over the groups in only
+ * (all of them when only is NULL). */
+static double typical_se(const struct align_state *st, const bool *only)
 {
 	double se[ALIGN_MAX_ROWS];
+	size_t n = 0;
 
 	for (size_t i = 0; i < st->ngroups; i++)
-		se[i] = st->groups[i].se;
-	return stats_median(se, st->ngroups);
+		if (!only || only[i])
+			se[n++] = st->groups[i].se;
+	return n ? stats_median(se, n) : 0;
 }
 
-static double detectable_step(const struct align_state *st)
+/* The step, as a fraction of the read cost, that would just pass the level
+ * test at the current noise: while it is above its target, a
+ * real page or erase-block step could still be hiding in the noise. */
+static double detectable_step(const struct align_state *st, const bool *only)
 {
 	if (st->base_ns <= 0)
 		return INFINITY;
-	return ALIGN_Z_LEVEL * M_SQRT2 * typical_se(st) / st->base_ns;
+	return ALIGN_Z_LEVEL * M_SQRT2 * typical_se(st, only) / st->base_ns;
 }
 
 struct align_decision {
 	uint64_t page, erase;
 	double page_conf, erase_conf;
 	bool uncertain;			/* a reported level could firm up */
-	double detectable_rel;		/* smallest step (of the read cost) a level test can see now */
+	/* the smallest step a level test can see now, as a multiple of its
+	 * target, in the page region (0) and the erase region (1) */
+	double detectable[2];
+	double detectable_worst;		/* the larger of the two */
 	/* per candidate (group index): its z, and whether more repeats
 	 * could still change what is reported about it */
 	double z[ALIGN_MAX_ROWS];
 	bool unresolved[ALIGN_MAX_ROWS];
 	/* groups whose precision decides an unresolved candidate */
 	bool focus[ALIGN_MAX_ROWS];
+	/* groups where a step not seen yet would change the verdict: only
+	 * they are measured to their region's target precision */
+	bool deciding[2][ALIGN_MAX_ROWS];
 	uint64_t levels[16];
 	double level_diff[16];
 	enum align_level_role roles[16];
 	size_t nlevels;
 	bool borderline;
+	double page_full_ns;		/* a step this high below the page would be the page */
 	const char *note;
 };
 
@@ -540,7 +682,7 @@ static bool adopt_level(struct align_decision *dc, const struct align_level *l,
 {
 	double c = level_confidence(l);
 
-	dc->unresolved[idx] |= z_confidence(l) < ALIGN_CONF_GOAL;
+	dc->unresolved[idx] |= l->z < ALIGN_Z_LEVEL + ALIGN_Z_SETTLED_MARGIN;
 	dc->uncertain |= dc->unresolved[idx];
 	if (c < ALIGN_REPORT_MIN)
 		return false;
@@ -594,8 +736,8 @@ static void page_scale_of(const struct align_state *st, uint64_t Q,
 	ps->floor_ns = st->groups[0].d;
 	ps->plateau_ns = stats_median(d, n) - ps->floor_ns;
 	/* the median of n values is about as precise as one of them with
-	 * n / 1.57 times the samples */
-	ps->plateau_se = stats_median(se, n) * sqrt(1.57 / (double)n);
+	 * n / ALIGN_MEDIAN_VAR_FACTOR times the samples */
+	ps->plateau_se = stats_median(se, n) * sqrt(ALIGN_MEDIAN_VAR_FACTOR / (double)n);
 }
 
 enum step_kind { STEP_SUBPAGE, STEP_FULL, STEP_AMBIGUOUS };
@@ -612,8 +754,8 @@ static enum step_kind classify_step(const struct align_state *st,
 	/* step - full = d - s P - (1 - s) f: the floor mostly cancels */
 	double full_se = sqrt(g->se * g->se +
 			      pow(ALIGN_PLATEAU_SHARE * ps->plateau_se, 2) +
-			      pow((1 - ALIGN_PLATEAU_SHARE) * f_se, 2)) + 1e-9;
-	double trusted_se = sqrt(g->se * g->se + f_se * f_se) + 1e-9;
+			      pow((1 - ALIGN_PLATEAU_SHARE) * f_se, 2)) + ALIGN_SE_EPS_NS;
+	double trusted_se = sqrt(g->se * g->se + f_se * f_se) + ALIGN_SE_EPS_NS;
 	double m_full = (step - full) / full_se;
 	double m_trusted = (step - trusted) / trusted_se;
 
@@ -633,7 +775,8 @@ static enum step_kind classify_step(const struct align_state *st,
  * ALIGN_Z_CHOICE standard errors, 0.93 at 5. */
 static double choice_confidence(double margin)
 {
-	return fmax(0.0, 0.5 + 0.49 * (1.0 - exp(-(margin - 1.0) / 2.0)));
+	return fmax(0.0, ALIGN_CONF_FLOOR + ALIGN_CONF_SPAN *
+			 (1.0 - exp(-(margin - 1.0) / ALIGN_CHOICE_CONF_SCALE)));
 }
 
 /* The likeliest hidden level next to a candidate is one of its nearest
@@ -758,6 +901,7 @@ static void report_page(const struct align_state *st, struct align_decision *dc,
 			   "(--count) would settle which is the page";
 	} else {
 		dc->page_conf = fmin(dc->page_conf, cap);
+		dc->page_full_ns = ALIGN_PLATEAU_SHARE * ps.plateau_ns;
 	}
 	if (!dc->page)
 		*page = -1;
@@ -795,29 +939,76 @@ static void mark_focus(const struct align_state *st, struct align_decision *dc,
 		dc->focus[g[i] - st->groups] = true;
 }
 
+/* The smallest step at L that would change what is reported (INFINITY:
+ * none would), given the decision so far and the erase-block candidate E
+ * (0 = none).  A step whose upper bound stays below it is not worth more
+ * reads, however close to a level it is.  Below a reported page a level
+ * changes nothing while it stays a sub-page step (below the page's full
+ * step and below ALIGN_TRUSTED_REL_STEP); between the page sizes and E it
+ * is only a sub-AU step; elsewhere any level (ALIGN_MIN_REL_STEP) counts. */
+static double step_that_matters(const struct align_state *st,
+				const struct align_decision *dc, uint64_t L, uint64_t E)
+{
+	double any = ALIGN_MIN_REL_STEP * st->base_ns;
+
+	if (L > ALIGN_PAGE_MAX && E && L < E)
+		return INFINITY;
+	if (dc->page && L < dc->page)
+		return fmax(any, fmin(dc->page_full_ns, ALIGN_TRUSTED_REL_STEP * st->base_ns));
+	return any;
+}
+
+/* The groups where a step the noise still hides would change the verdict:
+ * below (and next to) the page, the erase block's key divisors, the erase
+ * block and everything above it; every candidate size while there is no
+ * page or no erase block. */
+static void mark_deciding(const struct align_state *st, struct align_decision *dc,
+			  uint64_t E)
+{
+	uint64_t page_top = dc->page ? 2 * dc->page : ALIGN_PAGE_MAX;
+
+	for (size_t i = 0; i < st->ngroups; i++) {
+		uint64_t s = st->groups[i].size;
+
+		dc->deciding[0][i] = s <= page_top;
+		dc->deciding[1][i] = E ? s >= E || s == E / 2 || (E % 3 == 0 && s == E / 3)
+				       : s >= ALIGN_ERASE_MIN;
+	}
+}
+
 static void decide(const struct align_state *st, struct align_decision *dc)
 {
 	struct align_level lv[ALIGN_MAX_ROWS], all[ALIGN_MAX_ROWS];
+	bool valid[ALIGN_MAX_ROWS] = { false };
 	size_t idx[ALIGN_MAX_ROWS];
 	size_t n = 0;
+	uint64_t E;
 
 	memset(dc, 0, sizeof(*dc));
-	dc->detectable_rel = detectable_step(st);
 	for (size_t i = 1; i < st->ngroups; i++) {
-		struct align_level l;
+		struct align_level *l = &all[i];
 
-		if (!evaluate_level(st, st->groups[i].size, &l))
+		if (!evaluate_level(st, st->groups[i].size, l))
 			continue;
-		dc->z[i] = l.z;
-		all[i] = l;
-		if (is_borderline(&l))
-			dc->borderline = dc->unresolved[i] = true;
-		if (is_level(&l) && n < 16) {
+		valid[i] = true;
+		dc->z[i] = l->z;
+		if (is_level(l) && n < 16) {
 			idx[n] = i;
-			lv[n++] = l;
+			lv[n++] = *l;
 		}
 	}
 	report_levels(st, dc, lv, idx, n);
+	E = n && lv[n - 1].size >= ALIGN_ERASE_MIN ? lv[n - 1].size : 0;
+	for (size_t i = 1; i < st->ngroups; i++)
+		if (valid[i] &&
+		    is_borderline(&all[i], step_that_matters(st, dc, all[i].size, E)))
+			dc->borderline = dc->unresolved[i] = true;
+	mark_deciding(st, dc, E);
+	dc->detectable[0] = detectable_step(st, dc->deciding[0]) /
+			    (ALIGN_TARGET_REL_PAGE * st->target_scale);
+	dc->detectable[1] = detectable_step(st, dc->deciding[1]) /
+			    (ALIGN_TARGET_REL_ERASE * st->target_scale);
+	dc->detectable_worst = fmax(dc->detectable[0], dc->detectable[1]);
 	for (size_t i = 1; i < st->ngroups; i++)
 		if (dc->unresolved[i])
 			mark_focus(st, dc, &all[i]);
@@ -870,7 +1061,6 @@ void align_opts_default(struct align_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->max_repeats = ALIGN_DEFAULT_MAX_REPEATS;
 	o->min_repeats = ALIGN_DEFAULT_MIN_REPEATS;
-	o->max_reads = ALIGN_DEFAULT_MAX_READS;
 	o->seed = 1;
 }
 
@@ -905,6 +1095,8 @@ static int setup(struct align_state *st, struct fp_dev *d,
 		st->max_repeats = 3;	/* a spread needs three samples */
 	if (st->min_repeats > st->max_repeats)
 		st->min_repeats = st->max_repeats;
+	st->target_scale = o->quick ? ALIGN_QUICK_TARGET_SCALE : 1.0;
+	st->start_positions = o->quick ? ALIGN_QUICK_POSITIONS : ALIGN_POSITIONS;
 	stats_rng_seed(&st->rng, o->seed);
 	plan_groups(st, max_group);
 	if (st->ngroups < 3)
@@ -940,56 +1132,87 @@ static bool still_improving(const struct align_state *st,
 	double ratio[ALIGN_MAX_ROWS];
 	size_t n = 0;
 
-	if (now->detectable_rel > ALIGN_TARGET_REL_STEP &&
-	    now->detectable_rel > before->detectable_rel / 1.1)
+	if (now->detectable_worst > 1 &&
+	    now->detectable_worst > before->detectable_worst / ALIGN_PROGRESS_RATIO)
 		return false;
 
 	for (size_t i = 1; i < st->ngroups; i++)
 		if (now->unresolved[i] && z_before[i] > ALIGN_Z_HINT / 2)
 			ratio[n++] = now->z[i] / z_before[i];
-	return n == 0 || stats_median(ratio, n) >= 1.1;
+	return n == 0 || stats_median(ratio, n) >= ALIGN_PROGRESS_RATIO;
 }
 
 /* Spend the next round where it decides something: on the groups of
- * unresolved candidates, or on every group while the noise could still
- * hide a step anywhere (or before the minimum number of rounds). */
-static void focus_groups(struct align_state *st, const struct align_decision *dc)
+ * unresolved candidates; on the groups where a hidden step would change
+ * the verdict while the noise could still hide one there, or while the
+ * verdict is younger than half the rounds (a verdict reached by a lucky
+ * round must survive as many again); on every group before the minimum
+ * number of rounds. */
+static void focus_groups(struct align_state *st, const struct align_decision *dc,
+			 unsigned stable_rounds)
 {
-	bool everywhere = st->rounds < st->min_repeats ||
-			  dc->detectable_rel > ALIGN_TARGET_REL_STEP;
+	bool everywhere = st->rounds < st->min_repeats;
+	bool young = stable_rounds * 2 < st->rounds;
 
-	for (size_t i = 0; i < st->ngroups; i++)
-		st->groups[i].focus = everywhere || dc->focus[i];
+	for (size_t i = 0; i < st->ngroups; i++) {
+		bool more = false;
+
+		for (int r = 0; r < 2; r++)
+			more |= dc->deciding[r][i] && (young || dc->detectable[r] > 1);
+		st->groups[i].focus = everywhere || dc->focus[i] || more;
+	}
 }
 
 /* Add positions to every group, up to ALIGN_MAX_POSITIONS, when the
  * budget left can give the new ones a useful number of repeats.  New
  * positions interleave with the old ones, still coprime-to-30 multiples. */
-static bool extend_positions(struct align_state *st, uint64_t reads_left)
+static size_t extend_group(struct align_state *st, struct align_group *g)
 {
-	uint64_t size = fp_dev_size_bytes(st->dev);
+	uint64_t more[ALIGN_MAX_POSITIONS];
+	unsigned n = pick_positions(g->size, st->bs, fp_dev_size_bytes(st->dev),
+				    ALIGN_MAX_POSITIONS, more);
 	size_t added = 0;
 
-	for (size_t i = 0; i < st->ngroups; i++) {
-		struct align_group *g = &st->groups[i];
-		uint64_t more[ALIGN_MAX_POSITIONS];
-		unsigned n = pick_positions(g->size, st->bs, size,
-					    ALIGN_MAX_POSITIONS, more);
+	for (unsigned j = 0; j < n && g->npos < ALIGN_MAX_POSITIONS; j++) {
+		bool known = false;
 
-		for (unsigned j = 0; j < n && g->npos < ALIGN_MAX_POSITIONS; j++) {
-			bool known = false;
-
-			for (unsigned q = 0; q < g->npos; q++)
-				known |= g->pos[q] == more[j];
-			if (!known) {
-				g->reps[g->npos] = 0;
-				g->pos[g->npos++] = more[j];
-				added++;
-			}
+		for (unsigned q = 0; q < g->npos; q++)
+			known |= g->pos[q] == more[j];
+		if (!known) {
+			g->reps[g->npos] = 0;
+			g->pos[g->npos++] = more[j];
+			added++;
 		}
 	}
-	st->extended = true;
+	g->extended = st->extended = true;
+	return added;
+}
+
+static bool extend_positions(struct align_state *st, uint64_t reads_left)
+{
+	size_t added = 0;
+
+	for (size_t i = 0; i < st->ngroups; i++)
+		added += extend_group(st, &st->groups[i]);
 	return added > 0 && reads_left > 4 * reads_per_round(st);
+}
+
+/* A focused group whose spread is per-location noise gets no more repeats
+ * at its old positions; once, it gets more positions instead, which
+ * catch up to the same repeats.  After that it is as precise as this
+ * procedure can make it, and it stops. */
+static void stop_saturated_repeats(struct align_state *st)
+{
+	for (size_t i = 0; i < st->ngroups; i++) {
+		struct align_group *g = &st->groups[i];
+
+		if (!g->focus || g->rep_cap ||
+		    !(g->within < ALIGN_SATURATED_SHARE * g->sigma))
+			continue;
+		g->rep_cap = g->reps[0];
+		if (!g->extended)
+			extend_group(st, g);
+	}
 }
 
 /* Stop when the answer has not changed over the last half of the rounds,
@@ -999,9 +1222,26 @@ static bool settled(const struct align_state *st,
 		    const struct align_decision *now, unsigned stable_rounds)
 {
 	if (st->rounds < st->min_repeats || now->borderline || now->uncertain ||
-	    now->detectable_rel > ALIGN_TARGET_REL_STEP)
+	    now->detectable_worst > 1)
 		return false;
 	return stable_rounds * 2 >= st->rounds;
+}
+
+/* What the run gave up, in the result: the confidence caps of --quick
+ * and of a stop by the budget (the report says which). */
+static void mark_limits(const struct align_opts *o, bool budget_stopped,
+			struct align_result *r)
+{
+	double cap = 1.0;
+
+	r->quick = o->quick;
+	r->budget_stopped = budget_stopped;
+	if (o->quick)
+		cap = ALIGN_QUICK_CONF_CAP;
+	if (budget_stopped)
+		cap = fmin(cap, ALIGN_BUDGET_CONF_CAP);
+	r->page_confidence = fmin(r->page_confidence, cap);
+	r->erase_confidence = fmin(r->erase_confidence, cap);
 }
 
 int align_run(struct fp_dev *d, const struct align_opts *o,
@@ -1014,7 +1254,7 @@ int align_run(struct fp_dev *d, const struct align_opts *o,
 	unsigned stable = 0, checkpoint;
 	struct align_decision at_checkpoint;
 	unsigned flat_checkpoints = 0;
-	bool have_checkpoint = false;
+	bool have_checkpoint = false, budget_stopped = false;
 	uint64_t max_reads;
 	int ret;
 
@@ -1029,14 +1269,19 @@ int align_run(struct fp_dev *d, const struct align_opts *o,
 	ret = setup(st, d, o);
 	if (ret)
 		goto out;
-	max_reads = o->max_reads ? o->max_reads : ALIGN_DEFAULT_MAX_READS;
+	max_reads = o->max_reads ? o->max_reads :
+		    o->quick ? ALIGN_QUICK_MAX_READS : ALIGN_DEFAULT_MAX_READS;
 	checkpoint = st->min_repeats * 2;
 	for (;;) {
 		size_t next = reads_per_round(st);
 
-		if (next == 0 || (st->rounds >= st->min_repeats &&
-				  fp_dev_io_count(d) - io0 + next > max_reads))
+		if (next == 0)
 			break;
+		if (st->rounds >= st->min_repeats &&
+		    fp_dev_io_count(d) - io0 + next > max_reads) {
+			budget_stopped = true;
+			break;
+		}
 		ret = measure_round(st);
 		if (ret)
 			goto out;
@@ -1046,8 +1291,11 @@ int align_run(struct fp_dev *d, const struct align_opts *o,
 			continue;
 		estimate_all(st);
 		decide(st, &dc);
-		focus_groups(st, &dc);
-		stable = same_decision(&dc, &prev) ? stable + 1 : 0;
+		/* the first decision is as old as the data it rests on */
+		stable = st->rounds == ALIGN_MIN_REPS_USED ? st->rounds :
+			 same_decision(&dc, &prev) ? stable + 1 : 0;
+		focus_groups(st, &dc, stable);
+		stop_saturated_repeats(st);
 		prev = dc;
 		if (st->rounds == checkpoint) {
 			if (have_checkpoint)
@@ -1082,10 +1330,11 @@ int align_run(struct fp_dev *d, const struct align_opts *o,
 	}
 	r->pattern_found = dc.nlevels > 0;
 	r->base_read_ns = llround(st->base_ns);
-	r->noise_ns = typical_se(st);	/* per row, whatever positions it had */
+	r->noise_ns = typical_se(st, NULL);	/* per row, whatever positions it had */
 	r->positions_extended = st->extended;
 	if (dc.note)
 		snprintf(r->note, sizeof(r->note), "%s", dc.note);
+	mark_limits(o, budget_stopped, r);
 	fill_rows(st, r);
 out:
 	r->io_count = fp_dev_io_count(d) - io0;

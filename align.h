@@ -23,10 +23,11 @@ typedef void (*align_progress_fn)(void *arg, uint64_t done, uint64_t total);
 struct align_opts {
 	uint64_t blocksize_bytes;	/* read size; 0 = 2 sectors, at least 1 KiB */
 	unsigned max_repeats;		/* per position and read kind; 0 = default (48) */
-	unsigned min_repeats;		/* first round; 0 = default (3) */
-	uint64_t max_reads;		/* I/O budget; 0 = default */
+	unsigned min_repeats;		/* rounds over every position before any stop; 0 = default (3) */
+	uint64_t max_reads;		/* I/O budget; 0 = default (60000, quick 3000) */
 	uint64_t max_boundary_bytes;	/* largest boundary tested; 0 = from device size */
 	uint64_t seed;			/* order of measurements */
+	bool quick;			/* coarser targets, a smaller budget, capped confidence */
 	align_progress_fn progress;
 	void *progress_arg;
 };
@@ -67,6 +68,9 @@ struct align_result {
 	double noise_ns;		/* typical standard error of a row's diff */
 	bool pattern_found;		/* any boundary effect at all */
 	bool positions_extended;	/* more positions were measured against location noise */
+	bool quick;			/* a --quick run: small steps were not looked for */
+	bool budget_stopped;		/* the read budget ended the run before the
+					 * answer settled (confidences capped) */
 	/* every size that behaves as a boundary level, ascending (page,
 	 * multi-plane group, sub-AU step, erase block...) */
 	uint64_t levels[16];

@@ -153,7 +153,7 @@ static void usage(FILE *out)
 	      "      --offset=SIZE     open-au, bench: start of the test area\n"
 	      "      --fat-nr=N        find-fat: units examined (manual) or at least (auto)\n"
 	      "      --manual          find-fat: flashbench's table, no verdict\n"
-	      "      --quick           probe: cheaper, less certain\n"
+	      "      --quick           align, probe: cheaper, less certain\n"
 	      "      --cache-size=SIZE capacity, probe: write cache to defeat\n"
 	      "                        (default 32MiB; 0 = none)\n"
 	      "      --workload=LIST   bench: seq_read,seq_write,rand_read,rand_write or all\n"
@@ -804,6 +804,7 @@ static void fill_align_opts(const struct cli *c, struct align_opts *o)
 		o->max_repeats = (unsigned)c->count;
 	if (c->seed_set)
 		o->seed = c->seed;
+	o->quick = c->quick;
 	if (show_progress(c)) {
 		o->progress = progress_line;
 		o->progress_arg = "align";

@@ -22,8 +22,7 @@
 #include "stats.h"
 #include "units.h"
 
-/* --quick: a smaller read budget and search limit; confidences show it. */
-#define PROBE_QUICK_ALIGN_READS 12000
+/* --quick: align's quick mode, a smaller search limit; confidences show it. */
 #define PROBE_QUICK_MAX_OPEN 8
 #define PROBE_QUICK_FAT_SAMPLES 8
 
@@ -125,8 +124,7 @@ static int run_align(struct fp_dev *d, const struct probe_opts *o,
 	align_opts_default(&ao);
 	if (o->seed_set)
 		ao.seed = o->seed;
-	if (o->quick)
-		ao.max_reads = PROBE_QUICK_ALIGN_READS;
+	ao.quick = o->quick;
 	if (o->progress) {
 		ao.progress = forward_progress;
 		ao.progress_arg = &pp;

@@ -197,6 +197,12 @@ void report_align_text(FILE *out, const struct align_result *r)
 				units_format_ns(r->level_diff_ns[i], b, sizeof(b)));
 		fprintf(out, "\n");
 	}
+	if (r->quick)
+		fprintf(out, "quick: steps under 3%% (page) or 4.5%% (erase block) of the "
+			"read cost were not looked for; confidences at most 0.80\n");
+	if (r->budget_stopped)
+		fprintf(out, "the read budget ended the run before the answer settled "
+			"(--count or a less noisy host may settle it); confidences at most 0.70\n");
 	fprintf(out, "reads of %s take %s; noise per row %s; %" PRIu64
 		" reads, %s of device time\n\n",
 		units_format_bytes(r->blocksize_bytes, a, sizeof(a)),
@@ -253,5 +259,7 @@ void report_align_json(struct json_writer *w, const struct align_result *r)
 	json_array_end(w);
 	json_uint(w, "io_count", r->io_count);
 	json_uint(w, "elapsed_ns", r->elapsed_ns);
+	json_bool(w, "quick", r->quick);
+	json_bool(w, "budget_stopped", r->budget_stopped);
 	json_object_end(w);
 }

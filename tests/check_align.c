@@ -397,6 +397,62 @@ START_TEST(test_read_budget)
 }
 END_TEST
 
+/* A run the budget ends early says so and trusts its answer less; one
+ * that settles does not claim the budget stopped it. */
+START_TEST(test_budget_stop_is_reported)
+{
+	const struct sim_profile *p = sim_profile_find("seed");
+	struct fp_dev *d;
+	struct align_opts o;
+	struct align_result r;
+
+	ck_assert_int_eq(sim_open(p, &d), 0);
+	align_opts_default(&o);
+	o.max_reads = 7000;
+	ck_assert_int_eq(align_run(d, &o, &r), 0);
+	fp_dev_close(d);
+	ck_assert(r.budget_stopped);
+	ck_assert_uint_le(r.io_count, 7000);
+	ck_assert(!r.erase_size_bytes || r.erase_size_bytes == p->erase_bytes);
+	ck_assert(!r.page_size_bytes || r.page_size_bytes == p->page_bytes);
+	ck_assert_double_le(r.page_confidence, 0.7);
+	ck_assert_double_le(r.erase_confidence, 0.7);
+
+	run_on_profile(sim_profile_find("sdhc-4m"), &r);
+	ck_assert(!r.budget_stopped);
+	ck_assert(!r.quick);
+}
+END_TEST
+
+/* --quick on every built-in card: about flashbench -a's reads on a 1 GiB
+ * card, never a wrong size, confidences capped, and it says it was quick. */
+START_TEST(test_quick_is_honest)
+{
+	const struct sim_profile *p = &sim_profiles[_i];
+	struct fp_dev *d;
+	struct align_opts o;
+	struct align_result full, r;
+
+	run_on_profile(p, &full);
+	ck_assert_int_eq(sim_open(p, &d), 0);
+	align_opts_default(&o);
+	o.seed = p->seed + 7;
+	o.quick = true;
+	ck_assert_int_eq(align_run(d, &o, &r), 0);
+	fp_dev_close(d);
+	ck_assert(r.quick);
+	ck_assert_uint_le(r.io_count, 3000);
+	ck_assert_uint_le(r.io_count, full.io_count);
+	ck_assert_msg(!r.erase_size_bytes || r.erase_size_bytes == p->erase_bytes,
+		      "%s: quick erase block %llu", p->name,
+		      (unsigned long long)r.erase_size_bytes);
+	ck_assert_msg(!r.page_size_bytes || r.page_size_bytes == p->page_bytes,
+		      "%s: quick page %llu", p->name, (unsigned long long)r.page_size_bytes);
+	ck_assert_double_le(r.page_confidence, 0.8);
+	ck_assert_double_le(r.erase_confidence, 0.8);
+}
+END_TEST
+
 /* An I/O error is returned, never reported as a time. */
 START_TEST(test_io_error_is_returned)
 {
@@ -478,6 +534,8 @@ Suite *align_suite(void)
 	tcase_add_test(props, test_rows_are_consistent);
 	tcase_add_test(props, test_never_writes);
 	tcase_add_test(props, test_read_budget);
+	tcase_add_test(props, test_budget_stop_is_reported);
+	tcase_add_loop_test(props, test_quick_is_honest, 0, (int)nprof);
 	tcase_add_test(props, test_io_error_is_returned);
 	tcase_add_test(props, test_rejects_bad_blocksize);
 	if (geteuid() == 0)
