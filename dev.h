@@ -57,14 +57,10 @@ struct fp_dev *fp_dev_create(const struct fp_dev_ops *ops, void *priv,
 void fp_dev_set_inner(struct fp_dev *d, struct fp_dev *inner);
 struct fp_dev *fp_dev_inner(const struct fp_dev *d);
 
-/* Open "sim:NAME[,key=value...]" as a simulated card, anything else as a
- * path (block device or regular file, opened with O_DIRECT).  On failure
- * returns a negative errno and writes a one-line reason (no program prefix,
- * no newline) into err. */
-int fp_dev_open(const char *spec, enum fp_open_mode mode, struct fp_dev **out,
-		char *err, size_t errlen);
-
-/* Open a real block device or regular file with O_DIRECT. */
+/* Open a real block device or regular file with O_DIRECT (a device
+ * argument that may also name a simulated card: devspec_open()).  On
+ * failure returns a negative errno and writes a one-line reason (no program
+ * prefix, no newline) into err. */
 int fp_dev_open_path(const char *path, enum fp_open_mode mode,
 		     struct fp_dev **out, char *err, size_t errlen);
 
@@ -98,10 +94,11 @@ const char *fp_dev_kind_name(const struct fp_dev *d);	/* "file", "block", "sim" 
 const char *fp_dev_path(const struct fp_dev *d);
 uint64_t fp_dev_now_ns(struct fp_dev *d);
 
-/* The backend behind a device (for backends that need their own state,
- * e.g. sim_profile_of()). */
-const struct fp_dev_ops *fp_dev_ops_of(const struct fp_dev *d);
-void *fp_dev_priv(const struct fp_dev *d);
+/* A backend's own state, when d is a device of that backend (ops is the
+ * backend's table), else NULL: how a backend recognises its devices
+ * (sim_profile_of(), journal_path_of()).  Wrappers reach their inner
+ * device only through fp_dev_inner() and fp_dev_read_timed() etc. */
+void *fp_dev_priv_if(const struct fp_dev *d, const struct fp_dev_ops *ops);
 
 /* Counters since open: number of I/O calls, summed time spent inside them,
  * bytes written. */

@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "dev.h"
+#include "devspec.h"
 #include "errmsg.h"
 #include "journal.h"
 #include "journal_format.h"
@@ -193,7 +194,7 @@ int journal_check_location(const char *journal_path, const char *device,
 		    PATH_MAX - 1);
 		return -ENAMETOOLONG;
 	}
-	if (jr_is_sim(device))
+	if (devspec_is_sim(device))
 		return 0;	/* its data lives only as long as the process */
 	jr_dir_of(journal_path, dir, sizeof(dir));
 	if (stat(dir, &dirst) != 0 || stat(device, &devst) != 0) {
@@ -217,9 +218,7 @@ static const struct fp_dev_ops journal_ops;
 
 static struct journal *journal_of(const struct fp_dev *d)
 {
-	if (d == NULL || fp_dev_ops_of(d) != &journal_ops)
-		return NULL;
-	return fp_dev_priv(d);
+	return fp_dev_priv_if(d, &journal_ops);
 }
 
 static int append(struct journal *j, const struct jr_record *r,
@@ -563,8 +562,7 @@ static int jdev_pread(void *priv, void *buf, size_t len, uint64_t off)
 
 	if (safety_interrupted())
 		return -EINTR;
-	return fp_dev_ops_of(j->inner)->pread(fp_dev_priv(j->inner), buf, len,
-					      off);
+	return fp_dev_read_timed(j->inner, buf, len, off, NULL);
 }
 
 /* Ranges saved on the fly are widened to whole JOURNAL_SAVE_GRAIN_BYTES
@@ -588,7 +586,6 @@ static void save_bounds(const struct journal *j, uint64_t off, uint64_t end,
 static int jdev_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
 {
 	struct journal *j = priv;
-	const struct fp_dev_ops *ops = fp_dev_ops_of(j->inner);
 	uint64_t from, to;
 	int rc;
 
@@ -596,14 +593,12 @@ static int jdev_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
 		return -EINTR;
 	if (j->finished)
 		return -EBADF;
-	if (ops->pwrite == NULL)
-		return -EROFS;
 	save_bounds(j, off, off + len, &from, &to);
 	rc = save_missing(j, from, to, false);
 	if (rc < 0)
 		return rc;
 	j->dirty = true;
-	return ops->pwrite(fp_dev_priv(j->inner), buf, len, off);
+	return fp_dev_write_timed(j->inner, buf, len, off, NULL);
 }
 
 static uint64_t jdev_now_ns(void *priv)
@@ -644,7 +639,7 @@ static int pointer_path(struct fp_dev *inner, const char *journal_abs,
 	int rc;
 
 	link[0] = '\0';
-	if (fp_dev_kind(inner) == FP_DEV_SIM)
+	if (devspec_dev_is_sim(inner))
 		return 0;
 	rc = journal_default_path(fp_dev_path(inner), def, sizeof(def), err,
 				  errlen);

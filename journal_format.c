@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "dev.h"
+#include "devspec.h"
 #include "errmsg.h"
 #include "journal.h"
 #include "journal_format.h"
@@ -267,11 +268,6 @@ int jr_open_trusted(const char *path, int flags, int *fdp, char *err,
 
 /* ---- device identity ---- */
 
-bool jr_is_sim(const char *spec)
-{
-	return strncmp(spec, "sim:", 4) == 0;
-}
-
 /* Identity from a path (size and sector size are left 0). */
 int jr_identity_of_path(const char *path, struct jr_identity *id)
 {
@@ -280,7 +276,7 @@ int jr_identity_of_path(const char *path, struct jr_identity *id)
 
 	memset(id, 0, sizeof(*id));
 	jr_copy_str(id->path, sizeof(id->path), path);
-	if (jr_is_sim(path)) {
+	if (devspec_is_sim(path)) {
 		id->kind = FP_DEV_SIM;
 		return 0;
 	}
@@ -637,7 +633,7 @@ int jr_default_name(const char *device, char *buf, size_t len)
 	char real[PATH_MAX];
 	struct stat st;
 
-	if (jr_is_sim(device)) {
+	if (devspec_is_sim(device)) {
 		sanitized_name(device, buf, len);
 		return 0;
 	}

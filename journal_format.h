@@ -138,7 +138,6 @@ int jr_open_trusted(const char *path, int flags, int *fdp, char *err,
 		    size_t errlen);
 
 /* ---- identity ---- */
-bool jr_is_sim(const char *spec);
 int jr_identity_of_path(const char *path, struct jr_identity *id);
 int jr_identity_of_dev(struct fp_dev *d, struct jr_identity *id);
 bool jr_same_device(const struct jr_identity *a, const struct jr_identity *b);

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "dev.h"
+#include "devspec.h"
 #include "errmsg.h"
 #include "journal.h"
 #include "journal_format.h"
@@ -824,7 +825,7 @@ int journal_find_pending(const char *device, char *found, size_t foundlen,
 	if (device == NULL || found == NULL)
 		return -EINVAL;
 	found[0] = '\0';
-	if (jr_is_sim(device))
+	if (devspec_is_sim(device))
 		return 0;
 	rc = jr_identity_of_path(device, &want);
 	if (rc == 0)

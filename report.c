@@ -4,6 +4,7 @@
 
 #include "align.h"
 #include "dev.h"
+#include "devspec.h"
 #include "json.h"
 #include "report.h"
 #include "sim.h"
@@ -26,7 +27,7 @@ void report_device_json(struct json_writer *w, struct fp_dev *d)
 void report_device_text(FILE *out, struct fp_dev *d)
 {
 	char size[32];
-	const char *what = fp_dev_kind(d) == FP_DEV_SIM ? "simulated card" :
+	const char *what = devspec_dev_is_sim(d) ? "simulated card" :
 			   fp_dev_kind(d) == FP_DEV_BLOCK ? "block device" :
 			   "regular file";
 

@@ -37,6 +37,7 @@
 #include "clock.h"
 #include "errmsg.h"
 #include "dev.h"
+#include "devspec.h"
 #include "journal.h"
 #include "procfd.h"
 #include "safety.h"
@@ -227,7 +228,7 @@ int safety_dev_on_disk(const char *device_path, unsigned major,
 	bool is_part;
 	int rc;
 
-	if (strncmp(device_path, "sim:", 4) == 0)
+	if (devspec_is_sim(device_path))
 		return 0;
 	if (stat(device_path, &st) != 0)
 		return -errno;
@@ -660,7 +661,7 @@ int safety_check_target(const char *path, enum safety_mode mode,
 		fp_errf(err, errlen, "no device given");
 		return -EINVAL;
 	}
-	if (strncmp(path, "sim:", 4) == 0) {
+	if (devspec_is_sim(path)) {
 		rep->target = SAFETY_TARGET_SIM;
 		return 0;
 	}
@@ -728,7 +729,7 @@ int safety_check_output(const char *what, const char *output,
 	struct stat dev, out;
 	bool exists;
 
-	if (output == NULL || strncmp(device, "sim:", 4) == 0 ||
+	if (output == NULL || devspec_is_sim(device) ||
 	    stat(device, &dev) != 0)
 		return 0;	/* the gate and the open report a bad device */
 	if (stat_output(output, &out, &exists) != 0)
@@ -1054,23 +1055,16 @@ void safety_restore_note(void *arg, uint64_t done_bytes, uint64_t total_bytes)
 
 static int intr_pread(void *priv, void *buf, size_t len, uint64_t off)
 {
-	struct fp_dev *inner = priv;
-
 	if (sig_received)
 		return -EINTR;
-	return fp_dev_ops_of(inner)->pread(fp_dev_priv(inner), buf, len, off);
+	return fp_dev_read_timed(priv, buf, len, off, NULL);
 }
 
 static int intr_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
 {
-	struct fp_dev *inner = priv;
-	const struct fp_dev_ops *ops = fp_dev_ops_of(inner);
-
 	if (sig_received)
 		return -EINTR;
-	if (ops->pwrite == NULL)
-		return -EROFS;
-	return ops->pwrite(fp_dev_priv(inner), buf, len, off);
+	return fp_dev_write_timed(priv, buf, len, off, NULL);
 }
 
 static uint64_t intr_now_ns(void *priv)

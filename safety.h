@@ -69,10 +69,10 @@ struct safety_report {
  * the others are refusals for safety.
  * The mount check reads /proc/self/mountinfo by major:minor (and by the
  * source's device number), so it sees mounts under any name; mounts in
- * other mount namespaces are left to the O_EXCL open of fp_dev_open().
+ * other mount namespaces are left to the O_EXCL open of fp_dev_open_path().
  * With SAFETY_WRITE, another process that holds the target open for
  * writing (seen in /proc/PID/fd and fdinfo) is only a warning in
- * rep->warning: O_EXCL does not stop it, the lock of fp_dev_open() stops
+ * rep->warning: O_EXCL does not stop it, the lock of fp_dev_open_path() stops
  * only other lockers (a second flashprobe). */
 int safety_check_target(const char *path, enum safety_mode mode,
 			struct safety_report *rep, char *err, size_t errlen);

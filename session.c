@@ -13,16 +13,13 @@
 #include <sys/stat.h>
 
 #include "dev.h"
+#include "devspec.h"
 #include "errmsg.h"
 #include "journal.h"
 #include "safety.h"
 #include "session.h"
 #include "units.h"
 
-static bool is_simulated(const char *device)
-{
-	return strncmp(device, "sim:", 4) == 0;
-}
 
 static bool writing(enum session_consent c)
 {
@@ -152,7 +149,7 @@ int session_open(struct session *s, const struct session_opts *o, char *err,
 	memset(s, 0, sizeof(*s));
 	s->consent = o->consent;
 	s->notes = o->notes;
-	s->simulated = is_simulated(o->device);
+	s->simulated = devspec_is_sim(o->device);
 	if (o->consent == SESSION_NO_CONSENT && !s->simulated) {
 		snprintf(err, errlen, "%s writes to '%s': add --write (its data is "
 			 "backed up and restored) or --destructive (no backup)",
@@ -165,7 +162,7 @@ int session_open(struct session *s, const struct session_opts *o, char *err,
 		return ret;
 	if (s->consent == SESSION_WRITE && (ret = choose_journal(s, o, err, errlen)))
 		return ret;
-	ret = fp_dev_open(o->device, writing(s->consent) ? FP_OPEN_WRITE : FP_OPEN_READ,
+	ret = devspec_open(o->device, writing(s->consent) ? FP_OPEN_WRITE : FP_OPEN_READ,
 			  &s->raw, err, errlen);
 	if (ret)
 		return ret;

@@ -43,6 +43,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "devspec.h"
 #include "sysinfo.h"
 
 #define KiB 1024ull
@@ -1412,7 +1413,7 @@ int sysinfo_read(const char *dev_path, const char *sysfs_root,
 	reset(out);
 	if (!dev_path || !*dev_path || !sysfs_root)
 		return -EINVAL;
-	if (starts_with(dev_path, "sim:")) {
+	if (devspec_is_sim(dev_path)) {
 		out->kind = SYSINFO_KIND_SIM;
 		copy_str(out->name, sizeof(out->name), dev_path);
 		return 0;

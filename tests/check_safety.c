@@ -27,6 +27,7 @@
 
 #include "blockfix.h"
 #include "dev.h"
+#include "devspec.h"
 #include "errmsg.h"
 #include "journal.h"
 #include "safety.h"
@@ -137,7 +138,7 @@ START_TEST(test_gate_refuses_journal_file)
 	struct safety_report rep;
 	char path[PATH_MAX], err[512];
 
-	ck_assert_int_eq(fp_dev_open("sim:seed,size=16M", FP_OPEN_WRITE, &d, err,
+	ck_assert_int_eq(devspec_open("sim:seed,size=16M", FP_OPEN_WRITE, &d, err,
 				     sizeof(err)), 0);
 	in_dir(path, sizeof(path), "a.journal");
 	ck_assert_int_eq(journal_open(d, path, &jd, err, sizeof(err)), 0);
@@ -484,7 +485,7 @@ START_TEST(test_interruptible_wrapper)
 	uint64_t ns = 0;
 	char err[256];
 
-	ck_assert_int_eq(fp_dev_open("sim:seed,size=16M", FP_OPEN_WRITE, &d, err,
+	ck_assert_int_eq(devspec_open("sim:seed,size=16M", FP_OPEN_WRITE, &d, err,
 				     sizeof(err)), 0);
 	ck_assert_int_eq(safety_wrap_interruptible(d, &w), 0);
 	ck_assert_uint_eq(fp_dev_size_bytes(w), fp_dev_size_bytes(d));
@@ -838,7 +839,7 @@ START_TEST(test_loop_mounted)
 	ck_assert(rep.mounted);
 	/* The second line of defence: the kernel refuses O_EXCL, a safety
 	 * refusal that says so. */
-	ck_assert_int_eq(fp_dev_open(scene.dev, FP_OPEN_WRITE, &d, err,
+	ck_assert_int_eq(devspec_open(scene.dev, FP_OPEN_WRITE, &d, err,
 				     sizeof(err)), -FP_EREFUSED);
 	ck_assert_msg(strstr(err, "held exclusively") != NULL, "%s", err);
 	ck_assert_uint_eq(tu_checksum(scene.dev), before);
@@ -920,7 +921,7 @@ START_TEST(test_loop_readonly)
 					     sizeof(err)), 0);
 	/* The kernel opens a read-only loop device for writing and only
 	 * fails the writes: why the gate asks BLKROGET first. */
-	if (fp_dev_open(scene.dev, FP_OPEN_WRITE, &d, err, sizeof(err)) == 0) {
+	if (devspec_open(scene.dev, FP_OPEN_WRITE, &d, err, sizeof(err)) == 0) {
 		unsigned char *buf = fp_dev_alloc_buf(4096);
 
 		ck_assert_int_eq(fp_dev_set_write_area(d, 0, 4096), 0);

@@ -503,7 +503,7 @@ static int spy_pread(void *priv, void *buf, size_t len, uint64_t off)
 	struct policy_spy *s = priv;
 
 	count_policy(&s->counts->reads_rt, &s->counts->reads_other);
-	return fp_dev_ops_of(s->inner)->pread(fp_dev_priv(s->inner), buf, len, off);
+	return fp_dev_read_timed(s->inner, buf, len, off, NULL);
 }
 
 static int spy_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
@@ -511,7 +511,7 @@ static int spy_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
 	struct policy_spy *s = priv;
 
 	count_policy(&s->counts->writes_rt, &s->counts->writes_other);
-	return fp_dev_ops_of(s->inner)->pwrite(fp_dev_priv(s->inner), buf, len, off);
+	return fp_dev_write_timed(s->inner, buf, len, off, NULL);
 }
 
 static uint64_t spy_now_ns(void *priv)
@@ -548,6 +548,7 @@ struct fp_dev *tu_policy_spy(struct fp_dev *inner, const char *path,
 			  fp_dev_size_bytes(inner), fp_dev_sector_bytes(inner));
 	if (d == NULL)
 		free(s);
+	fp_dev_set_inner(d, inner);
 	return d;
 }
 
