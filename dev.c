@@ -190,6 +190,12 @@ bool fp_dev_write_area(const struct fp_dev *d, uint64_t *start, uint64_t *end)
 	return true;
 }
 
+bool fp_dev_may_write(const struct fp_dev *d, uint64_t start, uint64_t end)
+{
+	return d != NULL && d->write_area_set && start < end &&
+	       start >= d->write_start_bytes && end <= d->write_end_bytes;
+}
+
 /* The area belongs to the whole stack: a wrapper writes through its inner
  * device, which checks the same area again. */
 int fp_dev_set_write_area(struct fp_dev *d, uint64_t start, uint64_t end)
@@ -201,12 +207,21 @@ int fp_dev_set_write_area(struct fp_dev *d, uint64_t start, uint64_t end)
 	for (e = d; e != NULL; e = e->inner)
 		if (start >= end || end > e->size_bytes)
 			return -EINVAL;
+	for (e = d; e != NULL; e = e->inner)
+		if (e->write_area_set && !fp_dev_may_write(e, start, end))
+			return -EPERM;	/* only narrowing */
 	for (e = d; e != NULL; e = e->inner) {
 		e->write_start_bytes = start;
 		e->write_end_bytes = end;
 		e->write_area_set = true;
 	}
 	return 0;
+}
+
+void fp_dev_end_write_area(struct fp_dev *d)
+{
+	for (; d != NULL; d = d->inner)
+		d->write_area_set = false;
 }
 
 void *fp_dev_alloc_buf(size_t len)

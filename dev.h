@@ -76,12 +76,26 @@ int fp_dev_read_timed(struct fp_dev *d, void *buf, size_t len, uint64_t off,
 int fp_dev_write_timed(struct fp_dev *d, const void *buf, size_t len,
 		       uint64_t off, uint64_t *ns);
 
-/* Allow writes only inside [start, end).  Until this is called no write is
- * allowed at all.  Returns -EINVAL for an empty or out-of-device range. */
+/* Allow writes only inside [start, end), on d and every device below it.
+ * Until this is called no write is allowed at all.  Once an area is set it
+ * may only narrow: a range not inside the current one is -EPERM and
+ * changes nothing, so code given a device cannot widen what its caller
+ * allowed.  Returns -EINVAL for an empty or out-of-device range.  The
+ * write authority is the session (session_protect()) and the journal's
+ * replay; analyzers only ask fp_dev_may_write() about their plan. */
 int fp_dev_set_write_area(struct fp_dev *d, uint64_t start, uint64_t end);
+
+/* End the write area of d and every device below it: nothing may be
+ * written until the next fp_dev_set_write_area().  For the write
+ * authority only, between one test's area and the next's. */
+void fp_dev_end_write_area(struct fp_dev *d);
 
 /* The write area, when one is set: true with [*start, *end). */
 bool fp_dev_write_area(const struct fp_dev *d, uint64_t *start, uint64_t *end);
+
+/* Whether the write area covers [start, end): an analyzer's check that it
+ * was given the area its plan needs, before it writes anything. */
+bool fp_dev_may_write(const struct fp_dev *d, uint64_t start, uint64_t end);
 
 /* Buffer suitable for O_DIRECT on any backend (page aligned); free with
  * free().  NULL on ENOMEM. */

@@ -320,8 +320,8 @@ static int plan_auto(const struct findfat_opts *o, uint32_t sector,
 	return 0;
 }
 
-int findfat_plan(const struct findfat_opts *o, uint64_t device_bytes,
-		 uint32_t sector_bytes, struct findfat_plan *p)
+int findfat_plan(uint64_t device_bytes, uint32_t sector_bytes,
+		 const struct findfat_opts *o, struct findfat_plan *p)
 {
 	uint64_t e = o->erase_size_bytes, b = o->blocksize_bytes;
 	int ret;
@@ -1128,23 +1128,27 @@ static int run_auto(struct findfat_ctx *c)
 }
 
 int findfat_run(struct fp_dev *d, const struct findfat_opts *o,
-		struct findfat_result *r)
+		const struct findfat_plan *p, struct findfat_result *r)
 {
+	const struct findfat_plan plan = *p;	/* p may be &r->plan */
 	struct findfat_ctx *c;
 	uint64_t written0 = fp_dev_bytes_written(d);
 	uint32_t chunks;
-	int ret;
+	int ret = 0;
 
 	memset(r, 0, sizeof(*r));
 	r->mode = o->mode;
-	ret = findfat_plan(o, fp_dev_size_bytes(d), fp_dev_sector_bytes(d), &r->plan);
-	if (ret < 0)
-		return ret;
+	if (plan.erase_size_bytes != o->erase_size_bytes ||
+	    plan.blocksize_bytes == 0 ||
+	    (o->blocksize_bytes && plan.blocksize_bytes != o->blocksize_bytes) ||
+	    (o->mode == FINDFAT_MANUAL) != (plan.ref_units == 0) ||
+	    plan.end_bytes > fp_dev_size_bytes(d))
+		return -EINVAL;
+	if (!fp_dev_may_write(d, plan.start_bytes, plan.end_bytes))
+		return -EFAULT;
+	r->plan = plan;
 	r->erase_size_bytes = r->plan.erase_size_bytes;
 	r->blocksize_bytes = r->plan.blocksize_bytes;
-	ret = fp_dev_set_write_area(d, r->plan.start_bytes, r->plan.end_bytes);
-	if (ret < 0)
-		return ret;
 
 	c = calloc(1, sizeof(*c));
 	if (c == NULL)

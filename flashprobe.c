@@ -961,7 +961,7 @@ static int run_open_au(const struct cli *c)
 	ret = erase_size_for(c, &s, &o.erase_size_bytes);
 	if (ret)
 		goto out;
-	ret = openau_plan(s.dev, &o, &plan);
+	ret = openau_plan(fp_dev_size_bytes(s.dev), fp_dev_sector_bytes(s.dev), &o, &plan);
 	if (ret) {
 		ret = plan_error(c, s.dev, o.erase_size_bytes, o.blocksize_bytes, ret);
 		goto out;
@@ -1029,7 +1029,7 @@ static int run_find_fat(const struct cli *c)
 	ret = erase_size_for(c, &s, &o.erase_size_bytes);
 	if (ret)
 		goto out;
-	ret = findfat_plan(&o, fp_dev_size_bytes(s.dev), fp_dev_sector_bytes(s.dev), &plan);
+	ret = findfat_plan(fp_dev_size_bytes(s.dev), fp_dev_sector_bytes(s.dev), &o, &plan);
 	if (ret) {
 		ret = plan_error(c, s.dev, o.erase_size_bytes, o.blocksize_bytes, ret);
 		goto out;
@@ -1037,7 +1037,7 @@ static int run_find_fat(const struct cli *c)
 	ret = session_protect(&s, "find-fat", plan.start_bytes, plan.end_bytes,
 			      plan.max_write_bytes, true, err, sizeof(err));
 	if (!ret)
-		ret = findfat_run(s.dev, &o, r);
+		ret = findfat_run(s.dev, &o, &plan, r);
 	if (ret)
 		ret = test_failed("find-fat", c, ret, err);
 out:

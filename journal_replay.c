@@ -308,10 +308,8 @@ static void restore_piece(struct replay *c, const unsigned char *data,
 			  uint64_t off, uint64_t len)
 {
 	uint32_t sector = fp_dev_sector_bytes(c->dev);
-	int rc = fp_dev_set_write_area(c->dev, off, off + len);
+	int rc = fp_dev_write_timed(c->dev, data, (size_t)len, off, NULL);
 
-	if (rc == 0)
-		rc = fp_dev_write_timed(c->dev, data, (size_t)len, off, NULL);
 	if (rc == 0)
 		rc = fp_dev_read_timed(c->dev, c->vbuf, (size_t)len, off, NULL);
 	if (rc == 0 && memcmp(c->vbuf, data, (size_t)len) != 0)
@@ -334,6 +332,25 @@ static void restore_piece(struct replay *c, const unsigned char *data,
 	}
 }
 
+/* The replay is the write authority of the restore: it allows what the
+ * records cover (their hull, inside the device) once, in place of
+ * whatever area the test had, and ends it when done.  Records past the
+ * end fail one by one. */
+static int grant_records(struct fp_dev *dev, const struct jr_scan *s)
+{
+	uint64_t lo = UINT64_MAX, hi = 0, size = fp_dev_size_bytes(dev);
+
+	for (size_t i = 0; i < s->n; i++) {
+		if (s->v[i].offset < lo)
+			lo = s->v[i].offset;
+		if (s->v[i].offset + s->v[i].length > hi)
+			hi = s->v[i].offset + s->v[i].length;
+	}
+	hi = hi < size ? hi : size;
+	fp_dev_end_write_area(dev);
+	return lo < hi ? fp_dev_set_write_area(dev, lo, hi) : 0;
+}
+
 /* Newest record first (see the top of this file). */
 static int replay_all(int fd, const struct jr_header *h,
 		      const struct jr_scan *s, struct fp_dev *dev,
@@ -348,6 +365,9 @@ static int replay_all(int fd, const struct jr_header *h,
 	bool header_ok;
 	int rc;
 
+	rc = grant_records(dev, s);
+	if (rc < 0)
+		return rc;
 	if (progress != NULL)
 		progress(arg, 0, s->data_bytes);
 	for (size_t i = s->n; i-- > 0;) {
@@ -361,6 +381,7 @@ static int replay_all(int fd, const struct jr_header *h,
 		if (progress != NULL)
 			progress(arg, done, s->data_bytes);
 	}
+	fp_dev_end_write_area(dev);	/* restored: nothing more to write */
 	return 0;
 }
 

@@ -324,19 +324,16 @@ static int plan_auto(uint64_t avail, const struct openau_opts *o,
 	return 0;
 }
 
-int openau_plan(struct fp_dev *d, const struct openau_opts *o,
+int openau_plan(uint64_t size, uint32_t sector, const struct openau_opts *o,
 		struct openau_plan *p)
 {
-	uint64_t e, size, avail, b;
-	uint32_t sector;
+	uint64_t e, avail, b;
 	int rc;
 
-	if (d == NULL || o == NULL || p == NULL)
+	if (o == NULL || p == NULL || sector == 0)
 		return -EINVAL;
 	memset(p, 0, sizeof(*p));
 	e = o->erase_size_bytes;
-	size = fp_dev_size_bytes(d);
-	sector = fp_dev_sector_bytes(d);
 	if (e == 0 || e % sector != 0 || e / sector < MIN_SLOTS)
 		return -EINVAL;
 	b = o->blocksize_bytes;
@@ -356,8 +353,8 @@ int openau_plan(struct fp_dev *d, const struct openau_opts *o,
 	rc = p->manual ? plan_manual(avail, o, b, sector, p)
 		       : plan_auto(avail, o, b, sector, p);
 	if (rc < 0)
-		return rc;
-	return fp_dev_set_write_area(d, p->start_bytes, p->end_bytes);
+		memset(p, 0, sizeof(*p));
+	return rc;
 }
 
 static uint64_t test_au_off(const struct ctx *c, unsigned i)
@@ -1245,8 +1242,11 @@ int openau_run(struct fp_dev *d, const struct openau_opts *o,
 
 	if (d == NULL || o == NULL || p == NULL || r == NULL ||
 	    p->erase_size_bytes != o->erase_size_bytes ||
-	    p->manual != (o->open_au_nr > 0))
+	    p->manual != (o->open_au_nr > 0) ||
+	    p->end_bytes > fp_dev_size_bytes(d))
 		return -EINVAL;
+	if (!fp_dev_may_write(d, p->start_bytes, p->end_bytes))
+		return -EFAULT;
 	memset(r, 0, sizeof(*r));
 	r->manual = p->manual;
 	r->erase_size_bytes = c.e = p->erase_size_bytes;
@@ -1284,40 +1284,4 @@ uint64_t openau_flashbench_bytes(uint64_t erase_bytes, uint64_t blocksize_bytes,
 		return 0;
 	rows = manual_rows(erase_bytes, blocksize_bytes, 1);
 	return (uint64_t)nr * erase_bytes * rows;
-}
-
-uint64_t openau_flashbench_sweep_bytes(uint64_t erase_bytes,
-				       uint64_t blocksize_bytes,
-				       unsigned nr_max)
-{
-	uint64_t sum = 0;
-
-	for (unsigned nr = 1; nr <= nr_max; nr++)
-		sum += openau_flashbench_bytes(erase_bytes, blocksize_bytes, nr);
-	return sum;
-}
-
-int openau_flashbench_sweep(struct fp_dev *d, const struct openau_opts *o,
-			    unsigned nr_max, uint64_t *bytes, uint64_t *ns)
-{
-	struct openau_result *r = malloc(sizeof(*r));
-	struct openau_opts mo = *o;
-	struct openau_plan p;
-	int rc = 0;
-
-	*bytes = 0;
-	*ns = 0;
-	if (r == NULL)
-		return -ENOMEM;
-	for (unsigned nr = 1; nr <= nr_max && rc == 0; nr++) {
-		mo.open_au_nr = nr;
-		rc = openau_plan(d, &mo, &p);
-		if (rc < 0)
-			break;
-		rc = openau_run(d, &mo, &p, r);
-		*bytes += r->bytes_written;
-		*ns += r->elapsed_ns;
-	}
-	free(r);
-	return rc;
 }

@@ -204,6 +204,7 @@ int session_protect(struct session *s, const char *what, uint64_t start,
 			sparse ? ", each block backed up before its first write" :
 			", backed up first");
 	s->wrote = true;
+	fp_dev_end_write_area(s->dev);	/* the previous test's, if any */
 	if (s->consent == SESSION_WRITE && !sparse)
 		return journal_backup_area(s->dev, start, end, err, errlen);
 	return fp_dev_set_write_area(s->dev, start, end);

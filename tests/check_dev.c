@@ -581,6 +581,87 @@ static struct fp_dev *fake_dev(struct fake *f, enum fp_dev_kind kind)
 	return d;
 }
 
+/* A wrapper as the journal is one: its I/O goes through the inner
+ * device's checks. */
+static int pass_pread(void *priv, void *buf, size_t len, uint64_t off)
+{
+	return fp_dev_read_timed(priv, buf, len, off, NULL);
+}
+
+static int pass_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
+{
+	return fp_dev_write_timed(priv, buf, len, off, NULL);
+}
+
+static uint64_t pass_now_ns(void *priv)
+{
+	return fp_dev_now_ns(priv);
+}
+
+static const struct fp_dev_ops pass_ops = {
+	.pread = pass_pread, .pwrite = pass_pwrite, .now_ns = pass_now_ns,
+};
+
+static bool area_is(const struct fp_dev *d, uint64_t start, uint64_t end)
+{
+	uint64_t s, e;
+
+	return fp_dev_write_area(d, &s, &e) && s == start && e == end;
+}
+
+/* One write area for the whole stack, and it only narrows: code handed a
+ * device cannot widen what its caller allowed; only an end (the write
+ * authority's, between tests) starts over. */
+START_TEST(test_area_only_narrows)
+{
+	struct fake f;
+	struct fp_dev *inner = fake_dev(&f, FP_DEV_FILE), *d;
+	unsigned char buf[512];
+
+	memset(buf, 0x3c, sizeof(buf));
+	d = fp_dev_create(&pass_ops, inner, FP_DEV_FILE, "wrap", sizeof(f.data), 512);
+	ck_assert_ptr_nonnull(d);
+	fp_dev_set_inner(d, inner);
+	ck_assert(!fp_dev_may_write(d, 0, 512));
+	ck_assert_int_eq(fp_dev_set_write_area(d, 1024, 4096), 0);
+	ck_assert(area_is(d, 1024, 4096) && area_is(inner, 1024, 4096));
+	ck_assert(fp_dev_may_write(d, 1024, 4096));
+	ck_assert(!fp_dev_may_write(d, 512, 4096));
+	ck_assert(!fp_dev_may_write(d, 1024, 4608));
+
+	/* widening, at either end or both, is refused and changes nothing */
+	ck_assert_int_eq(fp_dev_set_write_area(d, 512, 4096), -EPERM);
+	ck_assert_int_eq(fp_dev_set_write_area(d, 1024, 4608), -EPERM);
+	ck_assert_int_eq(fp_dev_set_write_area(d, 0, 8192), -EPERM);
+	ck_assert_int_eq(fp_dev_set_write_area(inner, 0, 8192), -EPERM);
+	ck_assert(area_is(d, 1024, 4096) && area_is(inner, 1024, 4096));
+	ck_assert_int_eq(fp_dev_set_write_area(d, 1024, 4096), 0);	/* same */
+
+	/* narrowing holds for the whole stack */
+	ck_assert_int_eq(fp_dev_set_write_area(d, 2048, 4096), 0);
+	ck_assert(area_is(inner, 2048, 4096));
+	ck_assert_int_eq(fp_dev_write_timed(d, buf, 512, 1024, NULL), -EFAULT);
+	ck_assert_int_eq(fp_dev_write_timed(d, buf, 512, 2048, NULL), 0);
+	ck_assert_int_eq(f.writes, 1);
+	ck_assert_int_eq(memcmp(f.data + 2048, buf, 512), 0);
+	/* the inner device narrowed below the wrapper refuses on its own */
+	ck_assert_int_eq(fp_dev_set_write_area(inner, 2048, 3072), 0);
+	ck_assert_int_eq(fp_dev_write_timed(d, buf, 512, 3072, NULL), -EFAULT);
+	ck_assert_int_eq(f.writes, 1);
+
+	/* after an end nothing may be written, until a new area is set */
+	fp_dev_end_write_area(d);
+	ck_assert(!fp_dev_write_area(d, &(uint64_t){0}, &(uint64_t){0}));
+	ck_assert(!fp_dev_write_area(inner, &(uint64_t){0}, &(uint64_t){0}));
+	ck_assert_int_eq(fp_dev_write_timed(d, buf, 512, 2048, NULL), -EFAULT);
+	ck_assert_int_eq(fp_dev_set_write_area(d, 0, 8192), 0);
+	ck_assert_int_eq(fp_dev_write_timed(d, buf, 512, 0, NULL), 0);
+	ck_assert_int_eq(f.writes, 2);
+	fp_dev_close(d);
+	fp_dev_close(inner);
+}
+END_TEST
+
 START_TEST(test_fake_timing)
 {
 	static unsigned char buf[4096];
@@ -829,6 +910,7 @@ Suite *dev_suite(void)
 	TCase *tc = tcase_create("layer");
 
 	tcase_add_test(tc, test_fake_timing);
+	tcase_add_test(tc, test_area_only_narrows);
 	tcase_add_test(tc, test_fake_refused_not_called);
 	tcase_add_test(tc, test_fake_failure_no_time);
 	tcase_add_test(tc, test_fake_accessors);

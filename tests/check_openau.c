@@ -36,6 +36,16 @@ static struct fp_dev *open_sim(const struct sim_profile *p)
 	return d;
 }
 
+/* Plan o for d and grant the plan's area, as the session does. */
+static int plan_on(struct fp_dev *d, const struct openau_opts *o,
+		   struct openau_plan *p)
+{
+	int rc = openau_plan(fp_dev_size_bytes(d), fp_dev_sector_bytes(d), o, p);
+
+	fp_dev_end_write_area(d);
+	return rc < 0 ? rc : fp_dev_set_write_area(d, p->start_bytes, p->end_bytes);
+}
+
 static struct openau_result *run_auto(const struct sim_profile *p,
 				      uint64_t seed, struct openau_plan *plan)
 {
@@ -47,7 +57,7 @@ static struct openau_result *run_auto(const struct sim_profile *p,
 	openau_opts_default(&o);
 	o.erase_size_bytes = p->erase_bytes;
 	o.seed = seed;
-	ck_assert_int_eq(openau_plan(d, &o, plan), 0);
+	ck_assert_int_eq(plan_on(d, &o, plan), 0);
 	ck_assert_int_eq(openau_run(d, &o, plan, r), 0);
 	ck_assert_uint_le(r->bytes_written, plan->max_bytes);
 	ck_assert_uint_gt(r->bytes_written, 0);
@@ -264,7 +274,7 @@ START_TEST(test_left_open_before)
 	openau_opts_default(&o);
 	o.erase_size_bytes = p->erase_bytes;
 	o.seed = 3;
-	ck_assert_int_eq(openau_plan(d, &o, &plan), 0);
+	ck_assert_int_eq(plan_on(d, &o, &plan), 0);
 	for (unsigned i = 6; i-- > 0;)	/* test AU 0 the most recent */
 		ck_assert_int_eq(fp_dev_write_timed(d, buf, 4096, plan.start_bytes +
 						    i * plan.spacing_bytes +
@@ -397,7 +407,7 @@ START_TEST(test_max_open_option)
 		openau_opts_default(&o);
 		o.erase_size_bytes = p->erase_bytes;
 		o.max_open = m;
-		ck_assert_int_eq(openau_plan(d, &o, &plan), 0);
+		ck_assert_int_eq(plan_on(d, &o, &plan), 0);
 		ck_assert_uint_eq(plan.max_open, m);
 		ck_assert_int_eq(openau_run(d, &o, &plan, r), 0);
 		ck_assert_int_eq(r->linear.bound, m == 4 ? OPENAU_AT_LEAST : OPENAU_EXACT);
@@ -434,7 +444,7 @@ START_TEST(test_default_offset)
 
 		openau_opts_default(&o);
 		o.erase_size_bytes = cases[i].erase;
-		ck_assert_int_eq(openau_plan(d, &o, &plan), 0);
+		ck_assert_int_eq(plan_on(d, &o, &plan), 0);
 		ck_assert_uint_eq(plan.start_bytes, cases[i].start);
 		ck_assert_uint_le(plan.end_bytes, p.size_bytes);
 		ck_assert_uint_eq(plan.end_bytes % cases[i].erase,
@@ -461,12 +471,12 @@ START_TEST(test_fat_area_outside)
 		d = open_sim(p);
 		openau_opts_default(&o);
 		o.erase_size_bytes = p->erase_bytes;
-		ck_assert_int_eq(openau_plan(d, &o, &plan), 0);
+		ck_assert_int_eq(plan_on(d, &o, &plan), 0);
 		ck_assert_msg(plan.start_bytes >= p->fat_start_bytes + p->fat_bytes ||
 			      plan.end_bytes <= p->fat_start_bytes,
 			      "%s: test area overlaps the FAT area", p->name);
 		o.open_au_nr = 2;
-		ck_assert_int_eq(openau_plan(d, &o, &plan), 0);
+		ck_assert_int_eq(plan_on(d, &o, &plan), 0);
 		ck_assert_uint_ge(plan.start_bytes, p->fat_start_bytes + p->fat_bytes);
 		fp_dev_close(d);
 		checked++;
@@ -481,30 +491,34 @@ START_TEST(test_plan_refuses)
 	struct fp_dev *d = open_sim(p);
 	struct openau_opts o;
 	struct openau_plan plan;
+	uint64_t lo, hi;
 
 	openau_opts_default(&o);
-	ck_assert_int_eq(openau_plan(d, &o, &plan), -EINVAL);	/* no erase size */
+	ck_assert_int_eq(openau_plan(p->size_bytes, p->sector_bytes, &o, &plan), -EINVAL);	/* no erase size */
 	o.erase_size_bytes = 2 * MiB + 100;
-	ck_assert_int_eq(openau_plan(d, &o, &plan), -EINVAL);	/* not sectors */
+	ck_assert_int_eq(openau_plan(p->size_bytes, p->sector_bytes, &o, &plan), -EINVAL);	/* not sectors */
 	o.erase_size_bytes = 3 * MiB;
 	o.open_au_nr = 2;
 	o.blocksize_bytes = 40 * KiB;				/* does not divide */
-	ck_assert_int_eq(openau_plan(d, &o, &plan), -EINVAL);
+	ck_assert_int_eq(openau_plan(p->size_bytes, p->sector_bytes, &o, &plan), -EINVAL);
 	o.blocksize_bytes = 24 * KiB;
-	ck_assert_int_eq(openau_plan(d, &o, &plan), 0);
+	ck_assert_int_eq(openau_plan(p->size_bytes, p->sector_bytes, &o, &plan), 0);
 	o.offset_set = true;
 	o.offset_bytes = 1000;					/* not sectors */
-	ck_assert_int_eq(openau_plan(d, &o, &plan), -EINVAL);
+	ck_assert_int_eq(openau_plan(p->size_bytes, p->sector_bytes, &o, &plan), -EINVAL);
 	o.offset_bytes = p->size_bytes - MiB;			/* no room */
-	ck_assert_int_eq(openau_plan(d, &o, &plan), -ENOSPC);
+	ck_assert_int_eq(openau_plan(p->size_bytes, p->sector_bytes, &o, &plan), -ENOSPC);
 	o.offset_bytes = p->size_bytes;
-	ck_assert_int_eq(openau_plan(d, &o, &plan), -ENOSPC);
+	ck_assert_int_eq(openau_plan(p->size_bytes, p->sector_bytes, &o, &plan), -ENOSPC);
 	o.offset_set = false;
 	o.open_au_nr = 400;					/* too many */
-	ck_assert_int_eq(openau_plan(d, &o, &plan), -EINVAL);
+	ck_assert_int_eq(openau_plan(p->size_bytes, p->sector_bytes, &o, &plan), -EINVAL);
 	o.open_au_nr = 0;
 	o.max_open = 1;
-	ck_assert_int_eq(openau_plan(d, &o, &plan), -EINVAL);
+	ck_assert_int_eq(openau_plan(p->size_bytes, p->sector_bytes, &o, &plan), -EINVAL);
+	ck_assert_int_eq(openau_plan(p->size_bytes, 0, &o, &plan), -EINVAL);
+	/* planning is pure: it gave the device no write area */
+	ck_assert(!fp_dev_write_area(d, &lo, &hi));
 	fp_dev_close(d);
 }
 END_TEST
@@ -568,7 +582,19 @@ START_TEST(test_write_area_is_announced_area)
 		openau_opts_default(&o);
 		o.erase_size_bytes = p->erase_bytes;
 		o.open_au_nr = manual ? 3 : 0;
-		ck_assert_int_eq(openau_plan(d, &o, &plan), 0);
+		/* without the plan's area granted it writes nothing */
+		fp_dev_end_write_area(d);
+		ck_assert_int_eq(openau_plan(p->size_bytes, sector, &o, &plan), 0);
+		rec.writes = 0;
+		ck_assert_int_eq(openau_run(d, &o, &plan, r), -EFAULT);
+		ck_assert_int_eq(fp_dev_set_write_area(d, plan.start_bytes,
+						       plan.end_bytes - sector), 0);
+		ck_assert_int_eq(openau_run(d, &o, &plan, r), -EFAULT);
+		ck_assert_uint_eq(rec.writes, 0);
+		/* and nobody widens a granted area */
+		ck_assert_int_eq(fp_dev_set_write_area(d, plan.start_bytes,
+						       plan.end_bytes), -EPERM);
+		ck_assert_int_eq(plan_on(d, &o, &plan), 0);
 		ck_assert_int_eq(fp_dev_write_timed(d, buf, sector,
 						    plan.start_bytes - sector, NULL),
 				 -EFAULT);
@@ -615,7 +641,7 @@ static struct openau_result *run_manual(const char *card, unsigned nr,
 	o.blocksize_bytes = blocksize;
 	o.open_au_nr = nr;
 	o.random = random;
-	ck_assert_int_eq(openau_plan(d, &o, &plan), 0);
+	ck_assert_int_eq(plan_on(d, &o, &plan), 0);
 	ck_assert_int_eq(openau_run(d, &o, &plan, r), 0);
 	ck_assert_uint_eq(r->bytes_written, plan.max_bytes);
 	ck_assert(r->manual);
@@ -849,6 +875,37 @@ END_TEST
 /* ------------------------------------------------------------------ */
 /* Benchmark helpers and progress */
 
+/* Bytes a user sweeping flashbench's --open-au-nr from 1 to nr_max
+ * writes, and that sweep in manual mode on d (bytes written, device time). */
+static uint64_t flashbench_sweep_bytes(uint64_t erase_bytes, uint64_t blocksize_bytes,
+				       unsigned nr_max)
+{
+	uint64_t sum = 0;
+
+	for (unsigned nr = 1; nr <= nr_max; nr++)
+		sum += openau_flashbench_bytes(erase_bytes, blocksize_bytes, nr);
+	return sum;
+}
+
+static void flashbench_sweep(struct fp_dev *d, const struct openau_opts *o,
+			     unsigned nr_max, uint64_t *bytes, uint64_t *ns)
+{
+	struct openau_result *r = malloc(sizeof(*r));
+	struct openau_opts mo = *o;
+	struct openau_plan p;
+
+	ck_assert_ptr_nonnull(r);
+	*bytes = *ns = 0;
+	for (unsigned nr = 1; nr <= nr_max; nr++) {
+		mo.open_au_nr = nr;
+		ck_assert_int_eq(plan_on(d, &mo, &p), 0);
+		ck_assert_int_eq(openau_run(d, &mo, &p, r), 0);
+		*bytes += r->bytes_written;
+		*ns += r->elapsed_ns;
+	}
+	free(r);
+}
+
 START_TEST(test_flashbench_sweep)
 {
 	const struct sim_profile *p = sim_profile_find("seed");
@@ -858,15 +915,15 @@ START_TEST(test_flashbench_sweep)
 
 	/* 2 MiB down to 16 KiB: 8 rows; nr 1 and 2 */
 	ck_assert_uint_eq(openau_flashbench_bytes(2 * MiB, 16 * KiB, 2), 2 * 2 * MiB * 8);
-	ck_assert_uint_eq(openau_flashbench_sweep_bytes(2 * MiB, 16 * KiB, 2),
+	ck_assert_uint_eq(flashbench_sweep_bytes(2 * MiB, 16 * KiB, 2),
 			  3 * 2 * MiB * 8);
-	ck_assert_uint_eq(openau_flashbench_sweep_bytes(3 * MiB, 24 * KiB, 1),
+	ck_assert_uint_eq(flashbench_sweep_bytes(3 * MiB, 24 * KiB, 1),
 			  3 * MiB * 8);
 	openau_opts_default(&o);
 	o.erase_size_bytes = p->erase_bytes;
 	o.blocksize_bytes = 16 * KiB;
-	ck_assert_int_eq(openau_flashbench_sweep(d, &o, 2, &bytes, &ns), 0);
-	ck_assert_uint_eq(bytes, openau_flashbench_sweep_bytes(2 * MiB, 16 * KiB, 2));
+	flashbench_sweep(d, &o, 2, &bytes, &ns);
+	ck_assert_uint_eq(bytes, flashbench_sweep_bytes(2 * MiB, 16 * KiB, 2));
 	ck_assert_uint_gt(ns, 0);
 	fp_dev_close(d);
 }
@@ -900,7 +957,7 @@ START_TEST(test_progress)
 	o.erase_size_bytes = p->erase_bytes;
 	o.progress = on_progress;
 	o.progress_arg = &log;
-	ck_assert_int_eq(openau_plan(d, &o, &plan), 0);
+	ck_assert_int_eq(plan_on(d, &o, &plan), 0);
 	ck_assert_int_eq(openau_run(d, &o, &plan, r), 0);
 	ck_assert(log.ok);
 	ck_assert_uint_eq(log.calls, r->ntrials);
@@ -922,13 +979,13 @@ START_TEST(test_device_error)
 	ck_assert_ptr_nonnull(r);
 	openau_opts_default(&o);
 	o.erase_size_bytes = p.erase_bytes;
-	ck_assert_int_eq(openau_plan(d, &o, &plan), 0);
+	ck_assert_int_eq(plan_on(d, &o, &plan), 0);
 	fp_dev_close(d);
 	/* the same card with a bad spot in test AU 1 */
 	p.bad_start_bytes = plan.start_bytes + plan.spacing_bytes;
 	p.bad_bytes = p.erase_bytes;
 	d = open_sim(&p);
-	ck_assert_int_eq(openau_plan(d, &o, &plan), 0);
+	ck_assert_int_eq(plan_on(d, &o, &plan), 0);
 	ck_assert_int_eq(openau_run(d, &o, &plan, r), -EIO);
 	fp_dev_close(d);
 	free(r);

@@ -534,6 +534,15 @@ static const struct fp_dev_ops policy_spy_ops = {
 	.close = spy_close,
 };
 
+int tu_allow_area(void *arg, const char *test, uint64_t start, uint64_t end,
+		  uint64_t max_bytes)
+{
+	(void)test;
+	(void)max_bytes;
+	fp_dev_end_write_area(arg);
+	return fp_dev_set_write_area(arg, start, end);
+}
+
 struct fp_dev *tu_policy_spy(struct fp_dev *inner, const char *path,
 			     struct tu_policy_counts *counts)
 {
