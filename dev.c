@@ -33,6 +33,7 @@
 #include "clock.h"
 #include "dev.h"
 #include "procfd.h"
+#include "util.h"
 
 /* O_DIRECT wants buffers aligned to the logical block size; a page covers
  * every sector size in use (512, 4096). */
@@ -381,43 +382,17 @@ struct dev_real {
 
 static int dev_real_pread(void *priv, void *buf, size_t len, uint64_t off)
 {
-	struct dev_real *r = priv;
-	char *p = buf;
-	size_t done = 0;
-	ssize_t n;
+	ssize_t n = util_pread_full(((struct dev_real *)priv)->fd, buf, len, off);
 
-	while (done < len) {
-		n = pread(r->fd, p + done, len - done, (off_t)(off + done));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -EIO;	/* end of file inside the device size */
-		done += (size_t)n;
-	}
-	return 0;
+	if (n < 0)
+		return (int)n;
+	return (size_t)n == len ? 0 : -EIO;	/* end of file inside the device */
 }
 
 static int dev_real_pwrite(void *priv, const void *buf, size_t len,
 			   uint64_t off)
 {
-	struct dev_real *r = priv;
-	const char *p = buf;
-	size_t done = 0;
-	ssize_t n;
-
-	while (done < len) {
-		n = pwrite(r->fd, p + done, len - done, (off_t)(off + done));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -EIO;
-		done += (size_t)n;
-	}
-	return 0;
+	return util_pwrite_full(((struct dev_real *)priv)->fd, buf, len, off);
 }
 
 static uint64_t dev_real_now_ns(void *priv)

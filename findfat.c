@@ -75,8 +75,8 @@
 #include "dev.h"
 #include "findfat.h"
 #include "stats.h"
+#include "util.h"
 
-#define FINDFAT_FILL 0x5a		/* flashbench's write pattern */
 #define FINDFAT_MANUAL_UNITS 6		/* flashbench --fat-nr default */
 #define FINDFAT_DEFAULT_BLOCK (16ULL << 10)	/* flashbench --blocksize default */
 #define FINDFAT_BATCH_UNITS 8
@@ -375,21 +375,16 @@ static double rate(uint64_t bytes, double ns)
 	return ns > 0 ? (double)bytes * 1e9 / ns : 0;
 }
 
-/* Chunk order: identity, or a seeded Fisher-Yates shuffle (flashbench uses
+/* Chunk order: identity, or a seeded random permutation (flashbench uses
  * an LFSR; any fixed permutation serves). */
 static void make_order(struct findfat_ctx *c, uint32_t n, bool random)
 {
+	if (random) {
+		stats_permutation(&c->rng, c->order, n);
+		return;
+	}
 	for (uint32_t i = 0; i < n; i++)
 		c->order[i] = i;
-	if (!random)
-		return;
-	for (uint32_t i = n - 1; i > 0; i--) {
-		uint32_t j = (uint32_t)stats_rng_below(&c->rng, (uint64_t)i + 1);
-		uint32_t t = c->order[i];
-
-		c->order[i] = c->order[j];
-		c->order[j] = t;
-	}
 }
 
 /* flashbench --findfat: for every chunk size, every unit written
@@ -1165,7 +1160,7 @@ int findfat_run(struct fp_dev *d, const struct findfat_opts *o,
 		ret = -ENOMEM;
 		goto out;
 	}
-	memset(c->buf, FINDFAT_FILL, r->erase_size_bytes);
+	memset(c->buf, FP_FILL_BYTE, r->erase_size_bytes);
 	fp_dev_rt_enter(d);	/* writing and timing, with little in between */
 	ret = o->mode == FINDFAT_MANUAL ? run_manual(c) : run_auto(c);
 	fp_dev_rt_leave(d);

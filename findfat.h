@@ -24,6 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util.h"
+
 struct fp_dev;
 
 #define FINDFAT_MAX_UNITS 64		/* columns: units examined */
@@ -35,11 +37,6 @@ enum findfat_mode {
 	FINDFAT_AUTO,
 	FINDFAT_MANUAL,
 };
-
-/* Progress callback: done and total in bytes to write (total is the
- * plan's upper bound in automatic mode), called after every unit. */
-typedef void (*findfat_progress_fn)(void *arg, uint64_t done_bytes,
-				    uint64_t total_bytes);
 
 struct findfat_opts {
 	enum findfat_mode mode;
@@ -60,7 +57,9 @@ struct findfat_opts {
 	unsigned samples;		/* automatic: small random writes per
 					 * unit (0 = 16) */
 	uint64_t seed;			/* chunk order */
-	findfat_progress_fn progress;
+	/* bytes written, of the plan's max_write_bytes (an upper bound in
+	 * automatic mode), after every unit */
+	fp_progress_fn progress;
 	void *progress_arg;
 };
 

@@ -47,6 +47,7 @@
 #include "devspec.h"
 #include "errmsg.h"
 #include "journal.h"
+#include "util.h"
 #include "journal_format.h"
 #include "safety.h"
 #include "units.h"
@@ -228,9 +229,9 @@ static int append(struct journal *j, const struct jr_record *r,
 	int rc;
 
 	jr_record_encode(r, b);
-	rc = jr_write_full(j->fd, b, sizeof(b));
+	rc = util_write_full(j->fd, b, sizeof(b));
 	if (rc == 0 && r->type == JR_REC_DATA)
-		rc = jr_write_full(j->fd, data, (size_t)r->length);
+		rc = util_write_full(j->fd, data, (size_t)r->length);
 	if (rc < 0)
 		j->torn = true;
 	else
@@ -648,7 +649,7 @@ static int pointer_path(struct fp_dev *inner, const char *journal_abs,
 	if (jr_abs_path(def, def_abs, sizeof(def_abs)) != 0)
 		snprintf(def_abs, sizeof(def_abs), "%s", def);
 	if (strcmp(def_abs, journal_abs) != 0)
-		jr_copy_str(link, len, def_abs);
+		util_copy_str(link, len, def_abs);
 	return 0;
 }
 
@@ -659,9 +660,9 @@ static int create_pointer(struct journal *j, const char *journal_abs,
 
 	if (j->pointer_path[0] == '\0')
 		return 0;
-	jr_copy_str(j->pointer.journal, sizeof(j->pointer.journal),
+	util_copy_str(j->pointer.journal, sizeof(j->pointer.journal),
 		    journal_abs);
-	jr_copy_str(j->pointer.device, sizeof(j->pointer.device), device);
+	util_copy_str(j->pointer.device, sizeof(j->pointer.device), device);
 	rc = jr_pointer_write(j->pointer_path, &j->pointer, true);
 	if (rc == -EEXIST)
 		fp_errf(err, errlen, "a journal for '%s' already exists at '%s'; "
@@ -699,7 +700,7 @@ static int create_file(const char *path, const struct jr_header *h,
 	jr_static_encode(h, b);
 	rc = flock(fd, LOCK_EX | LOCK_NB) != 0 ? -errno : 0;
 	if (rc == 0)
-		rc = jr_write_full(fd, b, sizeof(b));
+		rc = util_write_full(fd, b, sizeof(b));
 	if (rc == 0 && fsync(fd) != 0)
 		rc = -errno;
 	if (rc == 0)
@@ -724,7 +725,7 @@ static struct journal *journal_new(struct fp_dev *inner, const char *path,
 	j->inner = inner;
 	j->fd = fd;
 	j->slot.end = JR_HEADER_BYTES;	/* the header was fsync'ed */
-	jr_copy_str(j->pointer_path, sizeof(j->pointer_path), link);
+	util_copy_str(j->pointer_path, sizeof(j->pointer_path), link);
 	j->path = strdup(path);
 	j->buf = fp_dev_alloc_buf(JOURNAL_RECORD_MAX_BYTES);
 	if (j->path == NULL || j->buf == NULL) {
@@ -881,7 +882,7 @@ bool journal_device_written(const struct fp_dev *jdev)
 }
 
 int journal_finish(struct fp_dev *jdev, unsigned flags,
-		   journal_progress_fn progress, void *progress_arg,
+		   fp_progress_fn progress, void *progress_arg,
 		   struct journal_restore_report *rep, char *err,
 		   size_t errlen)
 {

@@ -80,8 +80,8 @@
 #include "dev.h"
 #include "openau.h"
 #include "stats.h"
+#include "util.h"
 
-#define PATTERN_BYTE 0x5a		/* flashbench's WBUF_RAND is this constant */
 #define FLASHBENCH_SPACING_AUS 12	/* flashbench puts test AUs 12 AUs apart */
 #define BIG_FACTOR 4			/* the second chunk size is 4c */
 #define FIRST_CHUNK_DIV 64		/* first chunk tried: E / 64 */
@@ -155,7 +155,7 @@ struct ctx {
 	const struct openau_opts *o;
 	const struct openau_plan *p;
 	struct openau_result *r;
-	uint8_t *buf;			/* erase size bytes of PATTERN_BYTE */
+	uint8_t *buf;			/* erase size bytes of FP_FILL_BYTE */
 	uint64_t e;
 	struct stats_rng rng;
 	uint64_t *cursor;		/* test AU: next linear offset (AU-relative) */
@@ -184,18 +184,13 @@ struct ctx {
 /* ------------------------------------------------------------------ */
 /* Layout */
 
-static uint64_t round_up(uint64_t x, uint64_t m)
-{
-	return (x + m - 1) / m * m;
-}
-
 /* flashbench's 16 MiB rounded up to the erase size (manual mode); the
  * automatic mode, which gives verdicts, skips one unit more: a FAT area of
  * up to 16 MiB may start at unit 1, and a test AU inside it would never
  * collapse and count as one more open AU. */
 static uint64_t default_offset(uint64_t e, bool manual)
 {
-	return round_up(OPENAU_FAT_SKIP_BYTES, e) + (manual ? 0 : e);
+	return util_round_up(OPENAU_FAT_SKIP_BYTES, e) + (manual ? 0 : e);
 }
 
 /* Manual mode: the chunk sizes flashbench uses, E, E/2, ... >= B. */
@@ -379,19 +374,6 @@ const char *openau_order_name(enum openau_order order)
 	return order == OPENAU_RANDOM ? "random" : "linear";
 }
 
-static void shuffle_u32(struct stats_rng *rng, unsigned *v, unsigned n)
-{
-	for (unsigned i = 0; i < n; i++)
-		v[i] = i;
-	for (unsigned i = n; i > 1; i--) {
-		unsigned j = (unsigned)stats_rng_below(rng, i);
-		unsigned t = v[i - 1];
-
-		v[i - 1] = v[j];
-		v[j] = t;
-	}
-}
-
 static int cmp_desc(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -467,7 +449,7 @@ static int run_manual(struct ctx *c)
 		rc = -ENOMEM;
 		goto out;
 	}
-	shuffle_u32(&c->rng, visit, n);
+	stats_permutation(&c->rng, visit, n);
 	for (uint64_t len = e; len >= b && len % sector == 0 && e % len == 0;
 	     len /= 2) {
 		unsigned chunks = (unsigned)(e / len);
@@ -475,7 +457,7 @@ static int run_manual(struct ctx *c)
 		struct openau_trial *t;
 
 		if (c->o->random)
-			shuffle_u32(&c->rng, order, chunks);
+			stats_permutation(&c->rng, order, chunks);
 		for (unsigned j = 0; j < chunks; j++) {
 			uint64_t in_au = (c->o->random ? order[j] : j) * len;
 
@@ -634,7 +616,7 @@ static int run_trial(struct ctx *c, const struct shape *s, unsigned n,
 		rc = -ENOMEM;
 		goto out;
 	}
-	shuffle_u32(&c->rng, visit, n);
+	stats_permutation(&c->rng, visit, n);
 	for (unsigned a = 0; a < n && order == OPENAU_LINEAR && rc == 0; a++)
 		rc = linear_room(c, a, shape_bytes(s));
 	for (unsigned k = 0; k < per && rc == 0; k++) {
@@ -1260,7 +1242,7 @@ int openau_run(struct fp_dev *d, const struct openau_opts *o,
 		ctx_free(&c);
 		return -ENOMEM;
 	}
-	memset(c.buf, PATTERN_BYTE, (size_t)c.e);
+	memset(c.buf, FP_FILL_BYTE, (size_t)c.e);
 	c.budget_bytes = p->max_bytes;
 	c.bytes0 = fp_dev_bytes_written(d);
 	c.ns0 = fp_dev_io_ns(d);

@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util.h"
+
 struct fp_dev;
 
 #define OPENAU_DEFAULT_MAX_OPEN 32u
@@ -28,9 +30,6 @@ struct fp_dev;
 #define OPENAU_DEFAULT_BLOCKSIZE (16u * 1024u)	/* flashbench's default */
 #define OPENAU_FAT_SKIP_BYTES (16u * 1024u * 1024u)	/* default offset */
 #define OPENAU_MAX_TRIALS 128
-
-/* Progress callback: done and total in trials (total is an upper bound). */
-typedef void (*openau_progress_fn)(void *arg, uint64_t done, uint64_t total);
 
 enum openau_order {
 	OPENAU_LINEAR,		/* chunks of an AU written at increasing offsets */
@@ -50,7 +49,7 @@ struct openau_opts {
 	bool random;			/* manual mode: random order */
 	unsigned max_open;		/* automatic: search limit (0 = 32) */
 	uint64_t seed;			/* shuffles: chunk order, AU visiting order */
-	openau_progress_fn progress;
+	fp_progress_fn progress;	/* trials (total: an upper bound) */
 	void *progress_arg;
 };
 

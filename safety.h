@@ -149,7 +149,7 @@ void safety_restore_progress(uint64_t done_bytes, uint64_t elapsed_ns);
 void safety_restore_end(void);
 
 /* The same as a progress callback (the shape of journal.h's
- * journal_progress_fn): the first call begins the notes for the device
+ * fp_progress_fn): the first call begins the notes for the device
  * named by arg (a string), later calls update them with the time since
  * that first call.  Call safety_restore_end() after the replay. */
 void safety_restore_note(void *arg, uint64_t done_bytes, uint64_t total_bytes);

@@ -45,6 +45,7 @@
 
 #include "devspec.h"
 #include "sysinfo.h"
+#include "util.h"
 
 #define KiB 1024ull
 #define MiB (1024ull * 1024ull)
@@ -734,16 +735,6 @@ static int join(char *buf, size_t len, const char *dir, const char *name)
 	return (n < 0 || (size_t)n >= len) ? -ENAMETOOLONG : 0;
 }
 
-static void copy_str(char *dst, size_t len, const char *src)
-{
-	size_t n = strlen(src);
-
-	if (n >= len)
-		n = len - 1;
-	memcpy(dst, src, n);
-	dst[n] = '\0';
-}
-
 /* Read a small attribute file into buf, surrounding white space removed.
  * -ENOENT etc. when absent, -EOVERFLOW when it does not fit. */
 static int read_attr(const char *dir, const char *name, char *buf, size_t len)
@@ -759,20 +750,11 @@ static int read_attr(const char *dir, const char *name, char *buf, size_t len)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	while (got < len) {
-		n = read(fd, buf + got, len - got);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			err = -errno;
-			close(fd);
-			return err;
-		}
-		if (n == 0)
-			break;
-		got += (size_t)n;
-	}
+	n = util_read_full(fd, buf, len);
 	close(fd);
+	if (n < 0)
+		return (int)n;
+	got = (size_t)n;
 	if (got == len)
 		return -EOVERFLOW;
 	buf[got] = '\0';
@@ -970,7 +952,7 @@ static void read_debugfs_ext_csd(struct sysinfo *si, const char *root,
 	uint8_t ext[EXT_CSD_BYTES];
 	int n;
 
-	copy_str(host, sizeof(host), card_dir);
+	util_copy_str(host, sizeof(host), card_dir);
 	parent_dir(host);
 	n = snprintf(dir, sizeof(dir), "%s/kernel/debug/%s/%s", root,
 		     base_name(host), base_name(card_dir));
@@ -1036,7 +1018,7 @@ static void fill_ident(struct sysinfo *si, bool cid_decoded, uint64_t kmanfid,
 		id->source = SYSINFO_SRC_CARD;
 		id->manfid = si->cid.manfid;
 		id->oemid = si->cid.oemid;
-		copy_str(id->product, sizeof(id->product), si->cid.name);
+		util_copy_str(id->product, sizeof(id->product), si->cid.name);
 		id->hwrev = si->cid.prv >> 4;
 		id->fwrev = si->cid.prv & 0xf;
 		id->serial_present = true;
@@ -1050,7 +1032,7 @@ static void fill_ident(struct sysinfo *si, bool cid_decoded, uint64_t kmanfid,
 		id->source = SYSINFO_SRC_KERNEL;
 		id->manfid = (unsigned)kmanfid;
 		id->oemid = has_koemid ? (uint16_t)koemid : 0;
-		copy_str(id->product, sizeof(id->product), si->kernel_name);
+		util_copy_str(id->product, sizeof(id->product), si->kernel_name);
 		id->hwrev = (unsigned)khwrev;
 		id->fwrev = (unsigned)kfwrev;
 		id->serial_present = has_kserial;
@@ -1227,7 +1209,7 @@ static void read_usb_ids(struct sysinfo *si, const char *root, const char *dir)
 	uint64_t v, p;
 	size_t rootlen = strlen(root);
 
-	copy_str(d, sizeof(d), dir);
+	util_copy_str(d, sizeof(d), dir);
 	while (strlen(d) > rootlen && starts_with(d, root)) {
 		if (read_attr(d, "idVendor", buf, sizeof(buf)) == 0 &&
 		    parse_u64(buf, 16, &v) && v <= 0xffff &&
@@ -1308,16 +1290,16 @@ static int read_block(const char *sysfs_root, const char *link,
 		err = -ENAMETOOLONG;
 		goto out;
 	}
-	copy_str(si->sysfs_path, sizeof(si->sysfs_path), rel);
-	copy_str(si->name, sizeof(si->name), base_name(real));
+	util_copy_str(si->sysfs_path, sizeof(si->sysfs_path), rel);
+	util_copy_str(si->name, sizeof(si->name), base_name(real));
 
 	/* A partition: everything but the size describes its disk. */
-	copy_str(disk, sizeof(disk), real);
+	util_copy_str(disk, sizeof(disk), real);
 	if (exists(real, "partition")) {
 		si->is_partition = true;
 		parent_dir(disk);
 	}
-	copy_str(si->disk_name, sizeof(si->disk_name), base_name(disk));
+	util_copy_str(si->disk_name, sizeof(si->disk_name), base_name(disk));
 
 	if (read_attr(real, "dev", buf, sizeof(buf)) == 0 &&
 	    sscanf(buf, "%u:%u", &ma, &mi) == 2) {
@@ -1415,14 +1397,14 @@ int sysinfo_read(const char *dev_path, const char *sysfs_root,
 		return -EINVAL;
 	if (devspec_is_sim(dev_path)) {
 		out->kind = SYSINFO_KIND_SIM;
-		copy_str(out->name, sizeof(out->name), dev_path);
+		util_copy_str(out->name, sizeof(out->name), dev_path);
 		return 0;
 	}
 	if (stat(dev_path, &st) != 0)
 		return -errno;
 	if (S_ISREG(st.st_mode)) {
 		out->kind = SYSINFO_KIND_IMAGE;
-		copy_str(out->name, sizeof(out->name), dev_path);
+		util_copy_str(out->name, sizeof(out->name), dev_path);
 		out->size.bytes = (uint64_t)st.st_size;
 		out->size.source = SYSINFO_SRC_KERNEL;
 		out->size.present = true;
