@@ -124,43 +124,6 @@ int journal_default_path(const char *device, char *buf, size_t len,
 
 /* ---- where the journal may live ---- */
 
-static int check_location_block(const char *journal_path, const char *device,
-				const struct stat *dirst, char *err,
-				size_t errlen)
-{
-	int rc = safety_dev_on_disk(device, major(dirst->st_dev),
-				    minor(dirst->st_dev));
-
-	if (rc == 1) {
-		fp_errf(err, errlen, "journal '%s' would be on the device under test "
-		    "'%s'; choose another place with --journal", journal_path,
-		    device);
-		return -EINVAL;
-	}
-	if (rc < 0)
-		fp_errf(err, errlen, "cannot check where journal '%s' is: %s",
-		    journal_path, strerror(-rc));
-	return rc;
-}
-
-static int check_location_file(const char *journal_path, const char *device,
-			       const struct stat *devst, char *err,
-			       size_t errlen)
-{
-	char ja[PATH_MAX], da[PATH_MAX];
-	struct stat jst;
-
-	if ((stat(journal_path, &jst) == 0 && jst.st_dev == devst->st_dev &&
-	     jst.st_ino == devst->st_ino) ||
-	    (jr_abs_path(journal_path, ja, sizeof(ja)) == 0 &&
-	     realpath(device, da) != NULL && strcmp(ja, da) == 0)) {
-		fp_errf(err, errlen, "journal '%s' is the device under test itself",
-		    journal_path);
-		return -EINVAL;
-	}
-	return 0;
-}
-
 /* A journal that a power loss empties protects nothing: after the crash
  * it is gone and the device keeps the test's data. */
 static int check_durable(const char *journal_path, const char *dir, char *err,
@@ -197,6 +160,9 @@ int journal_check_location(const char *journal_path, const char *device,
 	}
 	if (devspec_is_sim(device))
 		return 0;	/* its data lives only as long as the process */
+	rc = safety_check_output("--journal", journal_path, device, err, errlen);
+	if (rc < 0)
+		return rc;
 	jr_dir_of(journal_path, dir, sizeof(dir));
 	if (stat(dir, &dirst) != 0 || stat(device, &devst) != 0) {
 		rc = -errno;
@@ -204,13 +170,7 @@ int journal_check_location(const char *journal_path, const char *device,
 		    strerror(-rc));
 		return rc;
 	}
-	rc = check_durable(journal_path, dir, err, errlen);
-	if (rc < 0)
-		return rc;
-	if (S_ISBLK(devst.st_mode))
-		return check_location_block(journal_path, device, &dirst, err,
-					    errlen);
-	return check_location_file(journal_path, device, &devst, err, errlen);
+	return check_durable(journal_path, dir, err, errlen);
 }
 
 /* ---- writing the journal ---- */

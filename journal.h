@@ -85,10 +85,11 @@ struct journal_restore_report {
 int journal_default_path(const char *device, char *buf, size_t len,
 			 char *err, size_t errlen);
 
-/* Refuse a journal path that would live on the device under test: its
- * directory's st_dev equal to the disk or to any partition of it, or, for
- * an image file, the journal being the image itself.  0, -EINVAL (with the
- * reason), or the stat error of the journal's directory. */
+/* Refuse a journal path that would live on the device under test (asked
+ * of safety_check_output(), as for every output: on the disk or any
+ * partition of it, or the image itself) or in memory (tmpfs, ramfs).  0,
+ * -EINVAL (with the reason), the error when sysfs cannot tell, or the
+ * stat error of the journal's directory. */
 int journal_check_location(const char *journal_path, const char *device,
 			   char *err, size_t errlen);
 

@@ -707,20 +707,24 @@ static int stat_output(const char *output, struct stat *st, bool *exists)
 	return stat(dir, st) == 0 ? 0 : -errno;
 }
 
-/* Whether the output (stat of it, or of its directory) is on device. */
-static bool output_on_device(const char *device, const struct stat *dev,
-			     const struct stat *out, bool exists)
+/* Whether the output (stat of it, or of its directory) is on device: 1
+ * yes, 0 no, a negative errno when sysfs cannot tell. */
+static int output_on_device(const char *device, const struct stat *dev,
+			    const struct stat *out, bool exists)
 {
+	int rc;
+
 	if (exists && out->st_dev == dev->st_dev && out->st_ino == dev->st_ino)
-		return true;
+		return 1;
 	if (!S_ISBLK(dev->st_mode))
-		return false;
-	if (exists && S_ISBLK(out->st_mode) &&
-	    safety_dev_on_disk(device, major(out->st_rdev),
-			       minor(out->st_rdev)) != 0)
-		return true;
-	return safety_dev_on_disk(device, major(out->st_dev),
-				  minor(out->st_dev)) > 0;
+		return 0;
+	if (exists && S_ISBLK(out->st_mode)) {
+		rc = safety_dev_on_disk(device, major(out->st_rdev),
+					minor(out->st_rdev));
+		if (rc != 0)
+			return rc;
+	}
+	return safety_dev_on_disk(device, major(out->st_dev), minor(out->st_dev));
 }
 
 int safety_check_output(const char *what, const char *output,
@@ -728,14 +732,19 @@ int safety_check_output(const char *what, const char *output,
 {
 	struct stat dev, out;
 	bool exists;
+	int rc;
 
 	if (output == NULL || devspec_is_sim(device) ||
 	    stat(device, &dev) != 0)
 		return 0;	/* the gate and the open report a bad device */
 	if (stat_output(output, &out, &exists) != 0)
 		return 0;	/* creating it will fail with the reason */
-	if (!output_on_device(device, &dev, &out, exists))
-		return 0;
+	rc = output_on_device(device, &dev, &out, exists);
+	if (rc < 0)	/* unknown is not safe: it may be on the card */
+		fp_errf(err, errlen, "cannot check where %s '%s' is: %s", what,
+			output, strerror(-rc));
+	if (rc <= 0)
+		return rc;
 	fp_errf(err, errlen, "%s '%s' %s the device under test '%s'; choose a "
 		"file elsewhere", what, output,
 		exists && (S_ISBLK(out.st_mode) ||

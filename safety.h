@@ -82,7 +82,8 @@ int safety_check_target(const char *path, enum safety_mode mode,
  * itself or another node of its disk, or a file (or, when it does not
  * exist yet, a directory) on a file system whose device is the disk or
  * one of its partitions.  0, or -EINVAL with the reason in err (a bad
- * invocation: nothing has been opened yet).  Sims have no such outputs. */
+ * invocation: nothing has been opened yet), or the error when sysfs cannot
+ * tell (unknown is refused too).  Sims have no such outputs. */
 int safety_check_output(const char *what, const char *output,
 			const char *device, char *err, size_t errlen);
 

@@ -132,12 +132,11 @@ static int choose_journal(struct session *s, const struct session_opts *o,
 					       sizeof(s->journal), err, errlen))) {
 		return ret;
 	}
-	ret = safety_check_output("--journal", s->journal, o->device, err, errlen);
+	/* -EINVAL: on the device under test or in memory, a bad --journal
+	 * (exit 2) */
+	ret = journal_check_location(s->journal, o->device, err, errlen);
 	if (!ret && o->journal)
 		ret = check_existing_journal(s->journal, err, errlen);
-	/* -EINVAL: on the device under test, a bad --journal (exit 2) */
-	if (!ret)
-		ret = journal_check_location(s->journal, o->device, err, errlen);
 	return ret;
 }
 
