@@ -109,8 +109,25 @@
  * mode may cost up to this share of it: a collapse copies every page of
  * the AU, random mode's bookkeeping a few pages, which on small AUs (64
  * pages of 2 KiB in 128 KiB) is well above X_RAND_OPEN of T_AU.  Collapses
- * count from 0.4 of it (col_min), so the two stay 2x apart. */
+ * count from COL_MIN_OF_COL (0.4) of it, so the two stay 2x apart. */
 #define X_RAND_OF_COL 0.2
+/* Once the card's own linear collapse (x_lin_col) is known, the collapse
+ * thresholds follow it: a collapse counts from COL_MIN_OF_COL of it (a
+ * partial one, e.g. an AU with fewer pages to copy), is clear from
+ * COL_CLEAR_OF_COL, and an open verdict needs a trial able to see
+ * SEEN_OF_COL of it (half: a collapse smaller than that is not expected). */
+#define COL_MIN_OF_COL 0.4
+#define COL_CLEAR_OF_COL 0.7
+#define SEEN_OF_COL 0.5
+/* Random mode against the linear reference must cost clearly less than
+ * any slowdown the linear trials showed: at most this share of the
+ * smallest. */
+#define RAND_OF_LIN_SLOW 0.5
+/* Relative uncertainty of the references, per sigma of one write: the
+ * random one is a trimmed mean of k1 - 2 writes (1/sqrt(k1 - 2)); the
+ * linear one a median of k1 - 1 rounds, which spreads sqrt(pi/2), about
+ * 1.25 times, as much as their mean. */
+#define MEDIAN_SD_FACTOR 1.25
 /* Slowdown of the slowest AU that still counts as open: 5 % for effects
  * noise does not explain, plus three times the noise. */
 #define OPEN_SLACK 0.05
@@ -742,6 +759,12 @@ static double resolution(double r)
 	return r < MIN_RESOLUTION ? 0 : fmin(1.0, 0.5 + (r - MIN_RESOLUTION) / 2);
 }
 
+/* The smallest slowdown (in T_AU) that counts as a collapse on this card. */
+static double collapse_min(const struct ctx *c)
+{
+	return fmax(X_COL_MIN, COL_MIN_OF_COL * c->x_lin_col);
+}
+
 /* Classify a trial from its AUs against the reference time ref.
  * cross_order: random order against the linear reference, where random
  * mode's own cost per write is allowed for.  An open verdict needs the
@@ -762,9 +785,9 @@ static enum openau_verdict classify(const struct ctx *c,
 	struct noise z = trial_noise(fmax(c->sigma_rel, st->rel_sigma), &used,
 				     n, ref_sd);
 	double lim = open_limit(z);
-	double col_min = fmax(X_COL_MIN, 0.4 * c->x_lin_col);
-	double col_clear = fmax(X_COL_CLEAR, 0.7 * c->x_lin_col);
-	double x_seen = fmax(X_COL_MIN, 0.5 * c->x_lin_col);
+	double col_min = collapse_min(c);
+	double col_clear = fmax(X_COL_CLEAR, COL_CLEAR_OF_COL * c->x_lin_col);
+	double x_seen = fmax(X_COL_MIN, SEEN_OF_COL * c->x_lin_col);
 	double res_open = resolution(x_seen * to_d / lim), open_max, best, f;
 
 	*excess = x;
@@ -783,7 +806,7 @@ static enum openau_verdict classify(const struct ctx *c,
 
 		open_max = rand_max;
 		if (c->x_lin_slow > 0)
-			open_max = fmin(open_max, 0.5 * c->x_lin_slow);
+			open_max = fmin(open_max, RAND_OF_LIN_SLOW * c->x_lin_slow);
 		if (x <= open_max) {
 			*strength = resolution(col_min * to_d / lim) *
 				    (x <= rand_clear ? 1.0 :
@@ -818,7 +841,7 @@ static double stop_time(const struct ctx *c, const struct shape *s,
 {
 	struct shape few = { s->chunk, EARLY_ROUNDS + 1, s->k2 };
 	double lim = open_limit(trial_noise(c->sigma_rel, &few, n, ref_sd));
-	double col = fmax(X_COL_MIN, 0.4 * c->x_lin_col) * c->au_ns;
+	double col = collapse_min(c) * c->au_ns;
 
 	return ref + fmax(4 * lim * ref, 2 * col);
 }
@@ -856,7 +879,7 @@ static int test_n(struct ctx *c, enum openau_order order, unsigned n,
 	ref = order == OPENAU_RANDOM && !cross ? c->ref_rand : c->ref_lin;
 	ref_sd = order == OPENAU_RANDOM && !cross ?
 		 1.0 / sqrt((double)(c->ref.k1 - 2)) :
-		 1.25 / sqrt((double)(c->ref.k1 - 1));
+		 MEDIAN_SD_FACTOR / sqrt((double)(c->ref.k1 - 1));
 	rc = run_trial(c, s, n, order, stop_time(c, s, n, ref, ref_sd), &st);
 	if (rc < 0)
 		return rc;
