@@ -38,40 +38,10 @@
 #include "errmsg.h"
 #include "dev.h"
 #include "devspec.h"
+#include "sysfs.h"
 #include "journal.h"
 #include "procfd.h"
 #include "safety.h"
-
-static const char *sys_root = "/sys";
-static const char *proc_root = "/proc";
-
-void safety_set_roots(const char *sys, const char *proc)
-{
-	sys_root = sys != NULL ? sys : "/sys";
-	proc_root = proc != NULL ? proc : "/proc";
-}
-
-
-/* First line of a small file, without the newline. */
-static int read_line(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "re");
-	int rc = 0;
-
-	if (f == NULL)
-		return -errno;
-	if (fgets(buf, (int)len, f) == NULL)
-		rc = ferror(f) ? -EIO : -ENODATA;
-	else
-		buf[strcspn(buf, "\n")] = '\0';
-	fclose(f);
-	return rc;
-}
-
-static bool path_exists(const char *path)
-{
-	return access(path, F_OK) == 0;
-}
 
 /* ---- sysfs: the disk and its partitions ---- */
 
@@ -96,7 +66,7 @@ static void members_free(struct members *ms)
 
 static int members_add(struct members *ms, const char *dir, const char *name)
 {
-	char path[PATH_MAX + 8], line[64];
+	char line[64];
 	struct member *m;
 	int rc;
 
@@ -110,8 +80,7 @@ static int members_add(struct members *ms, const char *dir, const char *name)
 		ms->cap = cap;
 	}
 	m = &ms->v[ms->n];
-	snprintf(path, sizeof(path), "%s/dev", dir);
-	rc = read_line(path, line, sizeof(line));
+	rc = sysfs_read_attr(dir, "dev", line, sizeof(line));
 	if (rc < 0)
 		return rc;
 	if (sscanf(line, "%u:%u", &m->major, &m->minor) != 2)
@@ -129,26 +98,6 @@ static const struct member *members_find(const struct members *ms,
 		if (ms->v[i].major == major && ms->v[i].minor == minor)
 			return &ms->v[i];
 	return NULL;
-}
-
-/* The sysfs directory of block device major:minor (symlinks resolved). */
-static int sysfs_dir_of(unsigned major, unsigned minor, char *dir)
-{
-	char link[PATH_MAX];
-
-	snprintf(link, sizeof(link), "%s/dev/block/%u:%u", sys_root, major,
-		 minor);
-	if (realpath(link, dir) == NULL)
-		return -errno;
-	return 0;
-}
-
-static bool sysfs_is_partition(const char *dir)
-{
-	char path[PATH_MAX + 16];
-
-	snprintf(path, sizeof(path), "%s/partition", dir);
-	return path_exists(path);
 }
 
 static const char *last_component(const char *path)
@@ -171,7 +120,7 @@ static void dev_node_of(const char *name, char *buf, size_t len)
 /* The disk directory and every partition directory below it. */
 static int collect_members(const char *diskdir, struct members *ms)
 {
-	char sub[PATH_MAX + 2], part[PATH_MAX + 16];
+	char sub[PATH_MAX + 2];
 	struct dirent *e;
 	DIR *d;
 	int rc = members_add(ms, diskdir, last_component(diskdir));
@@ -186,8 +135,7 @@ static int collect_members(const char *diskdir, struct members *ms)
 		    snprintf(sub, sizeof(sub), "%s/%s", diskdir, e->d_name) >=
 			    (int)sizeof(sub))
 			continue;
-		snprintf(part, sizeof(part), "%s/partition", sub);
-		if (!path_exists(part))
+		if (!sysfs_is_partition(sub))
 			continue;
 		rc = members_add(ms, sub, e->d_name);
 		if (rc < 0)
@@ -199,11 +147,12 @@ static int collect_members(const char *diskdir, struct members *ms)
 
 /* The disk of major:minor and all its partitions; diskdir gets the
  * disk's sysfs directory, *is_part whether major:minor is a partition. */
-static int disk_members(unsigned major, unsigned minor, struct members *ms,
-			char *diskdir, bool *is_part)
+static int disk_members(const struct sysfs_roots *r, unsigned major,
+			unsigned minor, struct members *ms, char *diskdir,
+			bool *is_part)
 {
 	char dir[PATH_MAX];
-	int rc = sysfs_dir_of(major, minor, dir);
+	int rc = sysfs_block_dir(r->sys, major, minor, dir, sizeof(dir));
 
 	if (rc < 0)
 		return rc;
@@ -219,8 +168,8 @@ static int disk_members(unsigned major, unsigned minor, struct members *ms,
 	return collect_members(diskdir, ms);
 }
 
-int safety_dev_on_disk(const char *device_path, unsigned major,
-		       unsigned minor)
+int safety_dev_on_disk_at(const struct sysfs_roots *r, const char *device_path,
+			  unsigned major, unsigned minor)
 {
 	struct members ms = { 0 };
 	char diskdir[PATH_MAX];
@@ -234,7 +183,7 @@ int safety_dev_on_disk(const char *device_path, unsigned major,
 		return -errno;
 	if (!S_ISBLK(st.st_mode))
 		return 0;
-	rc = disk_members(major(st.st_rdev), minor(st.st_rdev), &ms, diskdir,
+	rc = disk_members(r, major(st.st_rdev), minor(st.st_rdev), &ms, diskdir,
 			  &is_part);
 	if (rc == 0)
 		rc = members_find(&ms, major, minor) != NULL;
@@ -242,13 +191,21 @@ int safety_dev_on_disk(const char *device_path, unsigned major,
 	return rc;
 }
 
-int safety_device_serial(const char *path, char *buf, size_t len)
+int safety_dev_on_disk(const char *device_path, unsigned major,
+		       unsigned minor)
+{
+	return safety_dev_on_disk_at(&sysfs_roots_default, device_path, major,
+				     minor);
+}
+
+int safety_device_serial_at(const struct sysfs_roots *r, const char *path,
+			    char *buf, size_t len)
 {
 	static const char *const keys[] = {
 		"device/serial", "device/cid", "device/wwid", "wwid",
 		"loop/backing_file",
 	};
-	char dir[PATH_MAX], file[PATH_MAX + 32], line[512];
+	char dir[PATH_MAX], line[512];
 	struct stat st;
 	int rc;
 
@@ -257,14 +214,14 @@ int safety_device_serial(const char *path, char *buf, size_t len)
 		return -errno;
 	if (!S_ISBLK(st.st_mode))
 		return -ENOTBLK;
-	rc = sysfs_dir_of(major(st.st_rdev), minor(st.st_rdev), dir);
+	rc = sysfs_block_dir(r->sys, major(st.st_rdev), minor(st.st_rdev), dir,
+			     sizeof(dir));
 	if (rc < 0)
 		return rc;
 	if (sysfs_is_partition(dir))
 		*strrchr(dir, '/') = '\0';
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		snprintf(file, sizeof(file), "%s/%s", dir, keys[i]);
-		if (read_line(file, line, sizeof(line)) == 0 &&
+		if (sysfs_read_attr(dir, keys[i], line, sizeof(line)) == 0 &&
 		    line[0] != '\0') {
 			/* A loop device is its backing file: a journal must
 			 * not follow the number to another file. */
@@ -274,6 +231,11 @@ int safety_device_serial(const char *path, char *buf, size_t len)
 		}
 	}
 	return 0;
+}
+
+int safety_device_serial(const char *path, char *buf, size_t len)
+{
+	return safety_device_serial_at(&sysfs_roots_default, path, buf, len);
 }
 
 /* ---- what uses a device ---- */
@@ -332,7 +294,8 @@ static const struct member *mount_line_member(const struct members *ms,
 	return member_of_node(ms, src);
 }
 
-static const struct member *find_mounted(const struct members *ms, char *mnt,
+static const struct member *find_mounted(const struct sysfs_roots *r,
+					 const struct members *ms, char *mnt,
 					 size_t mntlen)
 {
 	char path[PATH_MAX], *line = NULL;
@@ -340,7 +303,7 @@ static const struct member *find_mounted(const struct members *ms, char *mnt,
 	size_t cap = 0;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/self/mountinfo", proc_root);
+	snprintf(path, sizeof(path), "%s/self/mountinfo", r->proc);
 	f = fopen(path, "re");
 	if (f == NULL)
 		return NULL;
@@ -353,14 +316,15 @@ static const struct member *find_mounted(const struct members *ms, char *mnt,
 
 /* Calls fn for the file name of each active swap area until it returns
  * true; returns whether one did. */
-static bool each_swap(bool (*fn)(const char *name, void *arg), void *arg)
+static bool each_swap(const struct sysfs_roots *r,
+		      bool (*fn)(const char *name, void *arg), void *arg)
 {
 	char path[PATH_MAX], name[PATH_MAX], *line = NULL;
 	size_t cap = 0;
 	bool hit = false;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/swaps", proc_root);
+	snprintf(path, sizeof(path), "%s/swaps", r->proc);
 	f = fopen(path, "re");
 	if (f == NULL)
 		return false;
@@ -432,11 +396,11 @@ static const struct member *find_held(const struct members *ms, char *holder,
 /* Read-only by sysfs or by the kernel's BLKROGET on the node itself. */
 static bool block_readonly(const char *path, const char *sysdir)
 {
-	char file[PATH_MAX + 8], line[16];
+	char line[16];
 	int ro = 0, fd;
 
-	snprintf(file, sizeof(file), "%s/ro", sysdir);
-	if (read_line(file, line, sizeof(line)) == 0 && strcmp(line, "1") == 0)
+	if (sysfs_read_attr(sysdir, "ro", line, sizeof(line)) == 0 &&
+	    strcmp(line, "1") == 0)
 		return true;
 	/* O_NONBLOCK: do not wait for media in a removable drive. */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -451,7 +415,8 @@ static bool block_readonly(const char *path, const char *sysdir)
 /* ---- the gate ---- */
 
 /* Refusals that apply to the whole disk: mounted, swap, held. */
-static int check_disk_in_use(const char *path, const struct members *ms,
+static int check_disk_in_use(const struct sysfs_roots *r, const char *path,
+			     const struct members *ms,
 			     struct safety_report *rep, char *err,
 			     size_t errlen)
 {
@@ -459,7 +424,7 @@ static int check_disk_in_use(const char *path, const struct members *ms,
 	char where[PATH_MAX], node[SAFETY_NAME_MAX + 8];
 	const struct member *m;
 
-	m = find_mounted(ms, where, sizeof(where));
+	m = find_mounted(r, ms, where, sizeof(where));
 	if (m != NULL) {
 		rep->mounted = true;
 		dev_node_of(m->name, rep->busy, sizeof(rep->busy));
@@ -467,7 +432,7 @@ static int check_disk_in_use(const char *path, const struct members *ms,
 		    "'%s'", path, rep->busy, where);
 		return -EBUSY;
 	}
-	if (each_swap(swap_is_member, &sc)) {
+	if (each_swap(r, swap_is_member, &sc)) {
 		rep->swap = true;
 		dev_node_of(sc.hit->name, rep->busy, sizeof(rep->busy));
 		fp_errf(err, errlen, "refusing to write '%s': '%s' is used as swap",
@@ -487,18 +452,20 @@ static int check_disk_in_use(const char *path, const struct members *ms,
 }
 
 /* Fill the report's facts without refusing (read tests see them too). */
-static void note_disk_in_use(const struct members *ms,
+static void note_disk_in_use(const struct sysfs_roots *r,
+			     const struct members *ms,
 			     struct safety_report *rep)
 {
 	struct swap_member_ctx sc = { .ms = ms };
 	char where[PATH_MAX];
 
-	rep->mounted = find_mounted(ms, where, sizeof(where)) != NULL;
-	rep->swap = each_swap(swap_is_member, &sc);
+	rep->mounted = find_mounted(r, ms, where, sizeof(where)) != NULL;
+	rep->swap = each_swap(r, swap_is_member, &sc);
 	rep->held = find_held(ms, where, sizeof(where)) != NULL;
 }
 
-static int check_block(const char *path, const struct stat *st,
+static int check_block(const struct sysfs_roots *r, const char *path,
+		       const struct stat *st,
 		       enum safety_mode mode, struct safety_report *rep,
 		       char *err, size_t errlen)
 {
@@ -511,7 +478,7 @@ static int check_block(const char *path, const struct stat *st,
 	rep->target = SAFETY_TARGET_DISK;
 	rep->major = major(st->st_rdev);
 	rep->minor = minor(st->st_rdev);
-	rc = disk_members(rep->major, rep->minor, &ms, diskdir, &is_part);
+	rc = disk_members(r, rep->major, rep->minor, &ms, diskdir, &is_part);
 	if (rc < 0) {
 		members_free(&ms);
 		if (mode == SAFETY_READ)
@@ -519,7 +486,7 @@ static int check_block(const char *path, const struct stat *st,
 		/* Without sysfs nothing says what else is on this disk. */
 		fp_errf(err, errlen, "refusing to write '%s': cannot check "
 		    "whether it is in use: '%s/dev/block/%u:%u': %s", path,
-		    sys_root, rep->major, rep->minor, strerror(-rc));
+		    r->sys, rep->major, rep->minor, strerror(-rc));
 		return -FP_EREFUSED;
 	}
 	dev_node_of(last_component(diskdir), rep->disk, sizeof(rep->disk));
@@ -535,7 +502,7 @@ static int check_block(const char *path, const struct stat *st,
 			 "not to the erase blocks of '%s'", path, rep->disk);
 	}
 	if (mode == SAFETY_READ) {
-		note_disk_in_use(&ms, rep);
+		note_disk_in_use(r, &ms, rep);
 		members_free(&ms);
 		return 0;
 	}
@@ -544,7 +511,7 @@ static int check_block(const char *path, const struct stat *st,
 		    "whole disk '%s'", path, rep->disk);
 		rc = -EXDEV;
 	} else {
-		rc = check_disk_in_use(path, &ms, rep, err, errlen);
+		rc = check_disk_in_use(r, path, &ms, rep, err, errlen);
 	}
 	members_free(&ms);
 	if (rc == 0 && rep->readonly) {
@@ -570,24 +537,25 @@ static bool swap_is_file(const char *name, void *arg)
 }
 
 /* The loop device whose backing file is st, if any (name into loop). */
-static bool file_on_loop(const struct stat *st, char *loop, size_t len)
+static bool file_on_loop(const struct sysfs_roots *r, const struct stat *st,
+			 char *loop, size_t len)
 {
-	char dir[PATH_MAX], file[PATH_MAX + 300], back[PATH_MAX];
+	char dir[PATH_MAX], sub[PATH_MAX + 300], back[PATH_MAX];
 	struct dirent *e;
 	struct stat bst;
 	bool hit = false;
 	DIR *d;
 
-	snprintf(dir, sizeof(dir), "%s/class/block", sys_root);
+	snprintf(dir, sizeof(dir), "%s/class/block", r->sys);
 	d = opendir(dir);
 	while (d != NULL && !hit && (e = readdir(d)) != NULL) {
 		char *del;
 
 		if (strncmp(e->d_name, "loop", 4) != 0)
 			continue;
-		snprintf(file, sizeof(file), "%s/%s/loop/backing_file", dir,
-			 e->d_name);
-		if (read_line(file, back, sizeof(back)) != 0)
+		snprintf(sub, sizeof(sub), "%s/%s", dir, e->d_name);
+		if (sysfs_read_attr(sub, "loop/backing_file", back,
+				    sizeof(back)) != 0)
 			continue;
 		del = strstr(back, " (deleted)");
 		if (del != NULL)
@@ -602,7 +570,8 @@ static bool file_on_loop(const struct stat *st, char *loop, size_t len)
 	return hit;
 }
 
-static int check_file(const char *path, const struct stat *st,
+static int check_file(const struct sysfs_roots *r, const char *path,
+		      const struct stat *st,
 		      enum safety_mode mode, struct safety_report *rep,
 		      char *err, size_t errlen)
 {
@@ -616,14 +585,14 @@ static int check_file(const char *path, const struct stat *st,
 		    "journal (replay it with 'flashprobe restore')", path);
 		return -EBUSY;
 	}
-	if (each_swap(swap_is_file, &sc)) {
+	if (each_swap(r, swap_is_file, &sc)) {
 		rep->swap = true;
 		snprintf(rep->busy, sizeof(rep->busy), "%s", path);
 		fp_errf(err, errlen, "refusing to write '%s': it is used as swap",
 		    path);
 		return -EBUSY;
 	}
-	if (file_on_loop(st, rep->busy, sizeof(rep->busy))) {
+	if (file_on_loop(r, st, rep->busy, sizeof(rep->busy))) {
 		fp_errf(err, errlen, "refusing to write '%s': it is attached to "
 		    "loop device '%s'", path, rep->busy);
 		return -EBUSY;
@@ -650,6 +619,14 @@ static void warn_other_writer(const char *path, const struct stat *st,
 
 int safety_check_target(const char *path, enum safety_mode mode,
 			struct safety_report *rep, char *err, size_t errlen)
+{
+	return safety_check_target_at(&sysfs_roots_default, path, mode, rep,
+				      err, errlen);
+}
+
+int safety_check_target_at(const struct sysfs_roots *r, const char *path,
+			   enum safety_mode mode, struct safety_report *rep,
+			   char *err, size_t errlen)
 {
 	struct stat st;
 	int rc;
@@ -679,8 +656,8 @@ int safety_check_target(const char *path, enum safety_mode mode,
 		    path);
 		return -ENOTBLK;
 	}
-	rc = S_ISBLK(st.st_mode) ? check_block(path, &st, mode, rep, err, errlen)
-				 : check_file(path, &st, mode, rep, err, errlen);
+	rc = S_ISBLK(st.st_mode) ? check_block(r, path, &st, mode, rep, err, errlen)
+				 : check_file(r, path, &st, mode, rep, err, errlen);
 	if (rc == 0 && mode == SAFETY_WRITE)
 		warn_other_writer(path, &st, rep);
 	return rc;

@@ -113,9 +113,16 @@ int safety_dev_on_disk(const char *device_path, unsigned major,
  * 0, or a negative errno when path is not a block device. */
 int safety_device_serial(const char *path, char *buf, size_t len);
 
-/* For tests: read sysfs and procfs below other roots (NULL: "/sys",
- * "/proc").  The strings must outlive their use. */
-void safety_set_roots(const char *sys_root, const char *proc_root);
+/* The same three with sysfs and procfs below other roots (a fake tree in
+ * tests); the plain ones read sysfs_roots_default. */
+struct sysfs_roots;
+int safety_check_target_at(const struct sysfs_roots *r, const char *path,
+			   enum safety_mode mode, struct safety_report *rep,
+			   char *err, size_t errlen);
+int safety_dev_on_disk_at(const struct sysfs_roots *r, const char *device_path,
+			  unsigned major, unsigned minor);
+int safety_device_serial_at(const struct sysfs_roots *r, const char *path,
+			    char *buf, size_t len);
 
 /* ---- interruption ---- */
 

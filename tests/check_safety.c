@@ -31,6 +31,7 @@
 #include "errmsg.h"
 #include "journal.h"
 #include "safety.h"
+#include "sysfs.h"
 #include "sim.h"
 #include "testutil.h"
 #include "tests.h"
@@ -513,6 +514,7 @@ END_TEST
 
 static char fake[PATH_MAX];	/* root of the fake tree, "" if not built */
 static char fake_sys[PATH_MAX + 8], fake_proc[PATH_MAX + 8];
+static const struct sysfs_roots fake_roots = { fake_sys, fake_proc };
 
 static bool fake_mkdir(const char *rel)
 {
@@ -600,7 +602,6 @@ static void fake_setup(void)
 
 static void fake_teardown(void)
 {
-	safety_set_roots(NULL, NULL);
 	if (fake[0] != '\0')
 		tu_rm_tree(fake);
 	fake[0] = '\0';
@@ -692,10 +693,9 @@ START_TEST(test_fake_card)
 
 	ck_assert_msg(fake[0] != '\0', "fake tree not built");
 	fake_apply(c);
-	safety_set_roots(fake_sys, fake_proc);
 	snprintf(node, sizeof(node), "%s/dev/%s", fake, c->target);
-	rc = safety_check_target(node, c->mode, &rep, err, sizeof(err));
-	safety_set_roots(NULL, NULL);
+	rc = safety_check_target_at(&fake_roots, node, c->mode, &rep, err,
+				    sizeof(err));
 	ck_assert_msg(rc == c->rc, "case %d: rc %d, want %d: %s", _i, rc, c->rc,
 		      err);
 	if (c->msg != NULL)
@@ -718,23 +718,24 @@ START_TEST(test_fake_card_report)
 
 	ck_assert_msg(fake[0] != '\0', "fake tree not built");
 	fake_apply(c);
-	safety_set_roots(fake_sys, fake_proc);
 	snprintf(node, sizeof(node), "%s/dev/mmcblk9", fake);
-	ck_assert_int_eq(safety_check_target(node, SAFETY_READ, &rep, err,
-					     sizeof(err)), 0);
+	ck_assert_int_eq(safety_check_target_at(&fake_roots, node, SAFETY_READ,
+						&rep, err, sizeof(err)), 0);
 	ck_assert(rep.mounted && rep.held && rep.readonly && !rep.swap);
 	ck_assert_int_eq(rep.target, SAFETY_TARGET_DISK);
 	ck_assert_uint_eq(rep.major, FAKE_MAJOR);
 	ck_assert_uint_eq(rep.minor, 0);
 	/* The journal's helpers see the same disk. */
-	ck_assert_int_eq(safety_dev_on_disk(node, FAKE_MAJOR, 2), 1);
-	ck_assert_int_eq(safety_dev_on_disk(node, FAKE_MAJOR, 0), 1);
-	ck_assert_int_eq(safety_dev_on_disk(node, 8, 1), 0);
+	ck_assert_int_eq(safety_dev_on_disk_at(&fake_roots, node, FAKE_MAJOR, 2), 1);
+	ck_assert_int_eq(safety_dev_on_disk_at(&fake_roots, node, FAKE_MAJOR, 0), 1);
+	ck_assert_int_eq(safety_dev_on_disk_at(&fake_roots, node, 8, 1), 0);
 	snprintf(node, sizeof(node), "%s/dev/mmcblk9p1", fake);
-	ck_assert_int_eq(safety_dev_on_disk(node, FAKE_MAJOR, 2), 1);
-	ck_assert_int_eq(safety_device_serial(node, cid, sizeof(cid)), 0);
+	ck_assert_int_eq(safety_dev_on_disk_at(&fake_roots, node, FAKE_MAJOR, 2), 1);
+	ck_assert_int_eq(safety_device_serial_at(&fake_roots, node, cid,
+						 sizeof(cid)), 0);
 	ck_assert_str_eq(cid, "1b534d4542304d5310cafe0a5e00c001");
-	safety_set_roots(NULL, NULL);
+	/* the real roots know nothing of the fake tree's nodes' disk */
+	ck_assert_int_eq(safety_dev_on_disk(node, FAKE_MAJOR, 2) == 1, 0);
 }
 END_TEST
 
