@@ -21,6 +21,7 @@
 #include "devspec.h"
 #include "errmsg.h"
 #include "journal.h"
+#include "sysfs.h"
 #include "util.h"
 #include "journal_format.h"
 #include "safety.h"
@@ -238,7 +239,8 @@ int jr_identity_of_path(const char *path, struct jr_identity *id)
 		id->kind = FP_DEV_BLOCK;
 		id->major = major(st.st_rdev);
 		id->minor = minor(st.st_rdev);
-		safety_device_serial(path, id->serial, sizeof(id->serial));
+		sysfs_device_serial(sysfs_roots_default.sys, path, id->serial,
+				    sizeof(id->serial));
 		return 0;
 	}
 	if (S_ISREG(st.st_mode)) {

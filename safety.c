@@ -1,5 +1,7 @@
-/* safety.c - the write-safety gate, data signatures, typed consent and
- * interruption handling.
+/* safety.c - the write-safety gate (sysfs membership, mounts, swap and
+ * holders), outputs kept off the device under test, and typed consent.
+ * Data signatures are in safety_signature.c, signals, the restore notes
+ * and the interruptible device in safety_signals.c.
  *
  * The gate works on device numbers, not names: a disk can be mounted
  * under any alias (/dev/disk/by-id/..., a private mknod), so the target's
@@ -24,9 +26,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/fs.h>
-#include <signal.h>
-#include <stdarg.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -34,9 +33,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "clock.h"
 #include "errmsg.h"
-#include "dev.h"
 #include "devspec.h"
 #include "sysfs.h"
 #include "journal.h"
@@ -196,46 +193,6 @@ int safety_dev_on_disk(const char *device_path, unsigned major,
 {
 	return safety_dev_on_disk_at(&sysfs_roots_default, device_path, major,
 				     minor);
-}
-
-int safety_device_serial_at(const struct sysfs_roots *r, const char *path,
-			    char *buf, size_t len)
-{
-	static const char *const keys[] = {
-		"device/serial", "device/cid", "device/wwid", "wwid",
-		"loop/backing_file",
-	};
-	char dir[PATH_MAX], line[512];
-	struct stat st;
-	int rc;
-
-	buf[0] = '\0';
-	if (stat(path, &st) != 0)
-		return -errno;
-	if (!S_ISBLK(st.st_mode))
-		return -ENOTBLK;
-	rc = sysfs_block_dir(r->sys, major(st.st_rdev), minor(st.st_rdev), dir,
-			     sizeof(dir));
-	if (rc < 0)
-		return rc;
-	if (sysfs_is_partition(dir))
-		*strrchr(dir, '/') = '\0';
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		if (sysfs_read_attr(dir, keys[i], line, sizeof(line)) == 0 &&
-		    line[0] != '\0') {
-			/* A loop device is its backing file: a journal must
-			 * not follow the number to another file. */
-			snprintf(buf, len, "%s%s",
-				 i == 4 ? "loop:" : "", line);
-			return 0;
-		}
-	}
-	return 0;
-}
-
-int safety_device_serial(const char *path, char *buf, size_t len)
-{
-	return safety_device_serial_at(&sysfs_roots_default, path, buf, len);
 }
 
 /* ---- what uses a device ---- */
@@ -730,99 +687,6 @@ int safety_check_output(const char *what, const char *output,
 	return -EINVAL;
 }
 
-/* ---- signatures of existing data ---- */
-
-/* Enough for the deepest signature below (btrfs at 64 KiB + 64). */
-#define SIG_READ_BYTES (68u * 1024u)
-
-static const struct signature {
-	uint32_t off;
-	uint32_t len;
-	const char *magic;
-	const char *name;
-} signatures[] = {
-	{ 0x10040, 8, "_BHRfS_M", "btrfs file system" },
-	{ 0x438, 2, "\x53\xef", "ext2/3/4 file system" },
-	{ 0x400, 4, "\x10\x20\xf5\xf2", "F2FS file system" },
-	{ 0, 4, "XFSB", "XFS file system" },
-	{ 0, 6, "LUKS\xba\xbe", "LUKS encrypted volume" },
-	{ 0x1000, 4, "\xfc\x4e\x2b\xa9", "Linux RAID (md) member" },
-	{ 0, 4, "\xfc\x4e\x2b\xa9", "Linux RAID (md) member" },
-	{ 0x218, 8, "LVM2 001", "LVM2 physical volume" },
-	/* swap: the last 10 bytes of the first page, for 4/8/16/64 KiB pages */
-	{ 0xff6, 10, "SWAPSPACE2", "Linux swap" },
-	{ 0x1ff6, 10, "SWAPSPACE2", "Linux swap" },
-	{ 0x3ff6, 10, "SWAPSPACE2", "Linux swap" },
-	{ 0xfff6, 10, "SWAPSPACE2", "Linux swap" },
-	{ 0xff6, 10, "SWAP-SPACE", "Linux swap" },
-	{ 0x8001, 5, "CD001", "ISO 9660 file system" },
-	{ 3, 8, "NTFS    ", "NTFS file system" },
-	{ 3, 8, "EXFAT   ", "exFAT file system" },
-	/* GPT header in LBA 1, for 512- and 4096-byte sectors; before the
-	 * MBR, which a GPT disk carries too (the protective MBR). */
-	{ 0x200, 8, "EFI PART", "GPT partition table" },
-	{ 0x1000, 8, "EFI PART", "GPT partition table" },
-};
-
-static bool sig_at(const unsigned char *buf, size_t n, uint32_t off,
-		   uint32_t len, const char *magic)
-{
-	return (size_t)off + len <= n && memcmp(buf + off, magic, len) == 0;
-}
-
-/* FAT boot sectors and MBRs both end in 55 AA; a FAT boot sector also
- * names its type in the BPB (offset 0x36 for FAT12/16, 0x52 for FAT32). */
-static const char *sig_boot_sector(const unsigned char *buf, size_t n)
-{
-	if (!sig_at(buf, n, 0x1fe, 2, "\x55\xaa"))
-		return NULL;
-	if (sig_at(buf, n, 0x36, 3, "FAT") || sig_at(buf, n, 0x52, 5, "FAT32"))
-		return "FAT file system";
-	return "MBR partition table";
-}
-
-static const char *sig_match(const unsigned char *buf, size_t n)
-{
-	for (size_t i = 0; i < sizeof(signatures) / sizeof(signatures[0]);
-	     i++) {
-		const struct signature *s = &signatures[i];
-
-		if (sig_at(buf, n, s->off, s->len, s->magic))
-			return s->name;
-	}
-	return sig_boot_sector(buf, n);
-}
-
-int safety_find_signature(struct fp_dev *d, char *what, size_t whatlen)
-{
-	uint64_t size = fp_dev_size_bytes(d);
-	size_t n = SIG_READ_BYTES;
-	const char *name;
-	unsigned char *buf;
-	int rc;
-
-	if (what != NULL && whatlen > 0)
-		what[0] = '\0';
-	if (size < n)
-		n = (size_t)size;
-	n -= n % fp_dev_sector_bytes(d);
-	if (n == 0)
-		return 0;
-	buf = fp_dev_alloc_buf(n);
-	if (buf == NULL)
-		return -ENOMEM;
-	rc = fp_dev_read_timed(d, buf, n, 0, NULL);
-	name = rc == 0 ? sig_match(buf, n) : NULL;
-	free(buf);
-	if (rc < 0)
-		return rc;
-	if (name == NULL)
-		return 0;
-	if (what != NULL && whatlen > 0)
-		snprintf(what, whatlen, "%s", name);
-	return 1;
-}
-
 int safety_confirm(const char *device, FILE *in, FILE *out)
 {
 	char line[PATH_MAX];
@@ -837,241 +701,4 @@ int safety_confirm(const char *device, FILE *in, FILE *out)
 	if (line[0] != '\0' && strcmp(line, last_component(device)) == 0)
 		return 0;
 	return -ECANCELED;
-}
-
-/* ---- interruption ---- */
-
-static const int caught_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
-#define NCAUGHT (sizeof(caught_signals) / sizeof(caught_signals[0]))
-
-static volatile sig_atomic_t sig_received;
-static volatile sig_atomic_t restoring;
-static volatile sig_atomic_t restore_done_mib;
-static volatile sig_atomic_t restore_total_mib;
-static volatile sig_atomic_t restore_left_s;	/* -1: not known yet */
-static char restore_what[256];
-static struct sigaction old_actions[NCAUGHT];
-static bool replaced[NCAUGHT];		/* this handler is installed */
-static struct sigaction old_pipe;
-static bool installed;
-
-/* Async-signal-safe formatting: no stdio in a handler. */
-static size_t put_str(char *buf, size_t pos, size_t cap, const char *s)
-{
-	while (*s != '\0' && pos + 1 < cap)
-		buf[pos++] = *s++;
-	buf[pos] = '\0';
-	return pos;
-}
-
-static size_t put_uint(char *buf, size_t pos, size_t cap, unsigned long v)
-{
-	char digits[24];
-	size_t n = 0;
-
-	do {
-		digits[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v != 0);
-	while (n > 0 && pos + 1 < cap)
-		buf[pos++] = digits[--n];
-	buf[pos] = '\0';
-	return pos;
-}
-
-static void write_stderr(const char *s, size_t n)
-{
-	/* Nothing can be done about a failed note from a handler. */
-	if (write(STDERR_FILENO, s, n) < 0)
-		return;
-}
-
-static void note_restoring(void)
-{
-	char msg[512];
-	size_t p = 0;
-
-	p = put_str(msg, p, sizeof(msg), "flashprobe: still restoring the "
-		    "original data of '");
-	p = put_str(msg, p, sizeof(msg), restore_what);
-	p = put_str(msg, p, sizeof(msg), "': ");
-	p = put_uint(msg, p, sizeof(msg), (unsigned long)restore_done_mib);
-	p = put_str(msg, p, sizeof(msg), " of ");
-	p = put_uint(msg, p, sizeof(msg), (unsigned long)restore_total_mib);
-	p = put_str(msg, p, sizeof(msg), " MiB done");
-	if (restore_left_s >= 0) {
-		p = put_str(msg, p, sizeof(msg), ", about ");
-		p = put_uint(msg, p, sizeof(msg), (unsigned long)restore_left_s);
-		p = put_str(msg, p, sizeof(msg), " s left");
-	}
-	p = put_str(msg, p, sizeof(msg), "; stopping now would lose data, "
-		    "please wait\n");
-	write_stderr(msg, p);
-}
-
-static void on_signal(int sig)
-{
-	static const char stopping[] = "flashprobe: interrupted; stopping at "
-				       "the next I/O\n";
-	int saved = errno;
-
-	if (restoring)
-		note_restoring();
-	else if (sig_received == 0)
-		write_stderr(stopping, sizeof(stopping) - 1);
-	if (sig_received == 0)
-		sig_received = sig;
-	errno = saved;
-}
-
-static void put_back_handlers(void)
-{
-	for (size_t i = 0; i < NCAUGHT; i++)
-		if (replaced[i])
-			sigaction(caught_signals[i], &old_actions[i], NULL);
-	memset(replaced, 0, sizeof(replaced));
-	sigaction(SIGPIPE, &old_pipe, NULL);
-}
-
-int safety_signals_install(void)
-{
-	struct sigaction sa, ign;
-
-	if (installed)
-		return 0;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < NCAUGHT; i++)
-		sigaddset(&sa.sa_mask, caught_signals[i]);
-	memset(&ign, 0, sizeof(ign));
-	ign.sa_handler = SIG_IGN;
-	sigemptyset(&ign.sa_mask);
-	/* A closed output pipe must not kill a test before its restore: the
-	 * write then fails with EPIPE, an ordinary error reported after it. */
-	if (sigaction(SIGPIPE, &ign, &old_pipe) != 0)
-		return -errno;
-	/* No SA_RESTART: a read from the terminal (the consent prompt)
-	 * returns on Ctrl-C; device I/O retries EINTR itself.  A signal
-	 * that was ignored at start (SIGHUP under nohup) stays ignored. */
-	for (size_t i = 0; i < NCAUGHT; i++) {
-		int rc = sigaction(caught_signals[i], NULL, &old_actions[i]);
-
-		if (rc == 0 && old_actions[i].sa_handler == SIG_IGN)
-			continue;
-		if (rc == 0)
-			rc = sigaction(caught_signals[i], &sa, NULL);
-		if (rc != 0) {
-			rc = -errno;
-			put_back_handlers();
-			return rc;
-		}
-		replaced[i] = true;
-	}
-	installed = true;
-	return 0;
-}
-
-void safety_signals_uninstall(void)
-{
-	if (!installed)
-		return;
-	put_back_handlers();
-	installed = false;
-}
-
-int safety_interrupted(void)
-{
-	return sig_received;
-}
-
-void safety_interrupt_clear(void)
-{
-	sig_received = 0;
-}
-
-int safety_exit_status(int sig)
-{
-	return 128 + sig;
-}
-
-void safety_restore_begin(const char *what, uint64_t total_bytes)
-{
-	/* The text first, then the flag: the handler reads it only once
-	 * restoring is set. */
-	snprintf(restore_what, sizeof(restore_what), "%s", what);
-	restore_done_mib = 0;
-	restore_total_mib =
-		(sig_atomic_t)((total_bytes + (1u << 20) - 1) >> 20);
-	restore_left_s = -1;
-	atomic_signal_fence(memory_order_seq_cst);
-	restoring = 1;
-}
-
-void safety_restore_progress(uint64_t done_bytes, uint64_t elapsed_ns)
-{
-	uint64_t total = (uint64_t)restore_total_mib << 20;
-
-	restore_done_mib = (sig_atomic_t)(done_bytes >> 20);
-	if (done_bytes == 0 || elapsed_ns == 0 || done_bytes > total)
-		return;
-	/* Remaining time at the rate so far; good enough for "please wait". */
-	restore_left_s = (sig_atomic_t)((double)elapsed_ns / 1e9 *
-					(double)(total - done_bytes) /
-					(double)done_bytes + 0.5);
-}
-
-void safety_restore_end(void)
-{
-	restoring = 0;
-}
-
-void safety_restore_note(void *arg, uint64_t done_bytes, uint64_t total_bytes)
-{
-	static uint64_t t0_ns;
-
-	if (!restoring) {
-		safety_restore_begin(arg != NULL ? arg : "", total_bytes);
-		t0_ns = clock_now_ns();
-	}
-	safety_restore_progress(done_bytes, clock_now_ns() - t0_ns);
-}
-
-/* ---- the interruptible pass-through device ---- */
-
-static int intr_pread(void *priv, void *buf, size_t len, uint64_t off)
-{
-	if (sig_received)
-		return -EINTR;
-	return fp_dev_read_timed(priv, buf, len, off, NULL);
-}
-
-static int intr_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
-{
-	if (sig_received)
-		return -EINTR;
-	return fp_dev_write_timed(priv, buf, len, off, NULL);
-}
-
-static uint64_t intr_now_ns(void *priv)
-{
-	return fp_dev_now_ns(priv);
-}
-
-static const struct fp_dev_ops intr_ops = {
-	.pread = intr_pread,
-	.pwrite = intr_pwrite,
-	.now_ns = intr_now_ns,
-	.close = NULL,		/* inner belongs to the caller */
-};
-
-int safety_wrap_interruptible(struct fp_dev *inner, struct fp_dev **out)
-{
-	if (inner == NULL || out == NULL)
-		return -EINVAL;
-	*out = fp_dev_create(&intr_ops, inner, fp_dev_kind(inner),
-			     fp_dev_path(inner), fp_dev_size_bytes(inner),
-			     fp_dev_sector_bytes(inner));
-	fp_dev_set_inner(*out, inner);
-	return *out != NULL ? 0 : -ENOMEM;
 }

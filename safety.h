@@ -108,12 +108,7 @@ int safety_confirm(const char *device, FILE *in, FILE *out);
 int safety_dev_on_disk(const char *device_path, unsigned major,
 		       unsigned minor);
 
-/* Identity string of the disk behind a block device from sysfs: serial,
- * CID, WWID, or the backing file of a loop device; "" when none.  Returns
- * 0, or a negative errno when path is not a block device. */
-int safety_device_serial(const char *path, char *buf, size_t len);
-
-/* The same three with sysfs and procfs below other roots (a fake tree in
+/* The same two with sysfs and procfs below other roots (a fake tree in
  * tests); the plain ones read sysfs_roots_default. */
 struct sysfs_roots;
 int safety_check_target_at(const struct sysfs_roots *r, const char *path,
@@ -121,8 +116,6 @@ int safety_check_target_at(const struct sysfs_roots *r, const char *path,
 			   char *err, size_t errlen);
 int safety_dev_on_disk_at(const struct sysfs_roots *r, const char *device_path,
 			  unsigned major, unsigned minor);
-int safety_device_serial_at(const struct sysfs_roots *r, const char *path,
-			    char *buf, size_t len);
 
 /* ---- interruption ---- */
 

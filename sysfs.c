@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "sysfs.h"
@@ -68,4 +70,39 @@ bool sysfs_is_partition(const char *dir)
 
 	return sysfs_join(path, sizeof(path), dir, "partition") == 0 &&
 	       access(path, F_OK) == 0;
+}
+
+int sysfs_device_serial(const char *root, const char *path, char *buf,
+			size_t len)
+{
+	static const char *const keys[] = {
+		"device/serial", "device/cid", "device/wwid", "wwid",
+		"loop/backing_file",
+	};
+	char dir[PATH_MAX], line[512];
+	struct stat st;
+	int rc;
+
+	buf[0] = '\0';
+	if (stat(path, &st) != 0)
+		return -errno;
+	if (!S_ISBLK(st.st_mode))
+		return -ENOTBLK;
+	rc = sysfs_block_dir(root, major(st.st_rdev), minor(st.st_rdev), dir,
+			     sizeof(dir));
+	if (rc < 0)
+		return rc;
+	if (sysfs_is_partition(dir))
+		*strrchr(dir, '/') = '\0';
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (sysfs_read_attr(dir, keys[i], line, sizeof(line)) == 0 &&
+		    line[0] != '\0') {
+			/* A loop device is its backing file: a journal must
+			 * not follow the number to another file. */
+			snprintf(buf, len, "%s%s",
+				 i == 4 ? "loop:" : "", line);
+			return 0;
+		}
+	}
+	return 0;
 }

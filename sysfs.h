@@ -34,4 +34,11 @@ int sysfs_block_dir(const char *root, unsigned major, unsigned minor,
 /* Whether the sysfs directory of a block device is a partition's. */
 bool sysfs_is_partition(const char *dir);
 
+/* Identity string of the disk behind block device path: serial, CID,
+ * WWID, or "loop:" and the backing file of a loop device; "" when none.
+ * Returns 0, or a negative errno (-ENOTBLK when path is not a block
+ * device). */
+int sysfs_device_serial(const char *root, const char *path, char *buf,
+			size_t len);
+
 #endif

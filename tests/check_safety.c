@@ -731,7 +731,7 @@ START_TEST(test_fake_card_report)
 	ck_assert_int_eq(safety_dev_on_disk_at(&fake_roots, node, 8, 1), 0);
 	snprintf(node, sizeof(node), "%s/dev/mmcblk9p1", fake);
 	ck_assert_int_eq(safety_dev_on_disk_at(&fake_roots, node, FAKE_MAJOR, 2), 1);
-	ck_assert_int_eq(safety_device_serial_at(&fake_roots, node, cid,
+	ck_assert_int_eq(sysfs_device_serial(fake_sys, node, cid,
 						 sizeof(cid)), 0);
 	ck_assert_str_eq(cid, "1b534d4542304d5310cafe0a5e00c001");
 	/* the real roots know nothing of the fake tree's nodes' disk */
