@@ -18,6 +18,7 @@
 
 #include "advice.h"
 #include "units.h"
+#include "util.h"
 
 #define KIB ((uint64_t)1024)
 #define MIB (1024 * KIB)
@@ -68,11 +69,6 @@ static uint64_t gcd64(uint64_t a, uint64_t b)
 static uint64_t lcm64(uint64_t a, uint64_t b)
 {
 	return a / gcd64(a, b) * b;
-}
-
-static uint64_t round_up(uint64_t x, uint64_t unit)
-{
-	return (x + unit - 1) / unit * unit;
 }
 
 static uint64_t div_up(uint64_t x, uint64_t d)
@@ -269,7 +265,7 @@ static bool place_partition(const struct geometry *g, const struct advice_reques
 
 	if (g->fat_found)
 		fat_end = g->fat_start_bytes + g->fat_size_bytes;
-	a->part_start_bytes = round_up(fat_end > MIB ? fat_end : MIB, A);
+	a->part_start_bytes = util_round_up(fat_end > MIB ? fat_end : MIB, A);
 	a->part_size_bytes = q->part_bytes / A * A;
 	end = usable_end(g, a, gpt);
 	if (a->part_start_bytes >= end) {
@@ -363,7 +359,7 @@ bool advice_fat32_for_reserved(uint64_t total_sectors, uint32_t sector_bytes,
 		return false;
 	fatdata = total - reserved;
 	clusters = (fatdata * ss + 2 * 8) / (spc * ss + 2 * 4);
-	fat = round_up(div_up((clusters + 2) * 4, ss), spc);
+	fat = util_round_up(div_up((clusters + 2) * 4, ss), spc);
 	if (2 * fat >= fatdata)
 		return false;
 	clusters = (fatdata - 2 * fat) / spc;
@@ -392,7 +388,7 @@ bool advice_fat32_layout(uint64_t part_bytes, uint32_t sector_bytes,
 	if (!spc || !unit || spc > FAT32_MAX_SPC || cluster_bytes % ss || align_bytes % ss ||
 	    unit % spc)
 		return false;
-	for (uint64_t r = round_up(FAT32_DEFAULT_RESERVED, spc); r <= FAT_MAX_RESERVED; r += spc) {
+	for (uint64_t r = util_round_up(FAT32_DEFAULT_RESERVED, spc); r <= FAT_MAX_RESERVED; r += spc) {
 		struct fat32_layout l;
 
 		if (!advice_fat32_for_reserved(part_bytes / ss, sector_bytes, (uint32_t)spc,

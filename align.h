@@ -12,13 +12,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util.h"
+
 struct fp_dev;
 
 #define ALIGN_MAX_ROWS 64
 
 /* Progress callback: done and total in arbitrary units, called between
  * measurement rounds. */
-typedef void (*align_progress_fn)(void *arg, uint64_t done, uint64_t total);
+typedef fp_progress_fn align_progress_fn;
 
 struct align_opts {
 	uint64_t blocksize_bytes;	/* read size; 0 = 2 sectors, at least 1 KiB */

@@ -55,6 +55,7 @@
 #include "benchio.h"
 #include "dev.h"
 #include "stats.h"
+#include "util.h"
 
 #define BENCHIO_PROGRESS_STEP_NS UINT64_C(100000000)	/* 100 ms */
 #define BENCHIO_SAMPLES_INITIAL ((size_t)1 << 16)
@@ -62,7 +63,6 @@
  * costs more), so a window never needs more requests than runtime / this.
  * Guards against a backend whose clock does not advance. */
 #define BENCHIO_MIN_REQUEST_NS UINT64_C(100)
-#define BENCHIO_FILL_BYTE 0x5a
 #define BENCHIO_MIB (UINT64_C(1) << 20)
 
 static const struct {
@@ -126,11 +126,6 @@ int benchio_workloads_parse(const char *list, unsigned *mask)
 	return 0;
 }
 
-static uint64_t benchio_round_up(uint64_t x, uint64_t unit)
-{
-	return (x + unit - 1) / unit * unit;
-}
-
 int benchio_plan_area(uint64_t device_bytes, uint32_t sector_bytes,
 		      uint64_t erase_bytes, uint64_t fat_end_bytes,
 		      uint64_t *offset_bytes, uint64_t *size_bytes)
@@ -145,7 +140,7 @@ int benchio_plan_area(uint64_t device_bytes, uint32_t sector_bytes,
 	if (sector_bytes == 0 || unit % sector_bytes != 0)
 		return -EINVAL;
 	start = fat_end_bytes ? fat_end_bytes : BENCHIO_DEFAULT_OFFSET_BYTES;
-	start = benchio_round_up(start, unit);
+	start = util_round_up(start, unit);
 	if (start >= device_bytes || device_bytes - start < unit)
 		return -ENOSPC;
 	size = device_bytes - start;
@@ -442,7 +437,7 @@ static int benchio_check(struct fp_dev *d, const struct benchio_opts *o)
 		if (blocks[i] == 0 || blocks[i] % sector != 0 || blocks[i] > SIZE_MAX / 2)
 			return -EINVAL;
 		/* room for one aligned block in the area */
-		base = benchio_round_up(o->offset_bytes, blocks[i]);
+		base = util_round_up(o->offset_bytes, blocks[i]);
 		if (base - o->offset_bytes >= o->size_bytes ||
 		    o->size_bytes - (base - o->offset_bytes) < blocks[i])
 			return -EINVAL;
@@ -489,7 +484,7 @@ static int benchio_setup(struct benchio_ctx *c)
 		struct benchio_stream *s = &c->stream[w];
 
 		s->block_bytes = c->r->w[w].block_bytes;
-		s->base_bytes = benchio_round_up(o->offset_bytes, s->block_bytes);
+		s->base_bytes = util_round_up(o->offset_bytes, s->block_bytes);
 		s->slots = (area_end - s->base_bytes) / s->block_bytes;
 		stats_rng_seed(&s->rng, stats_hash64(o->seed * BENCHIO_NWORKLOADS + w));
 	}
@@ -501,7 +496,7 @@ static int benchio_setup(struct benchio_ctx *c)
 	 * constant data must not look faster than it is. */
 	stats_rng_seed(&fill, o->seed);
 	if (o->constant_fill) {
-		memset(c->buf, BENCHIO_FILL_BYTE, buf_len);
+		memset(c->buf, FP_FILL_BYTE, buf_len);
 	} else {
 		for (size_t i = 0; i + 8 <= buf_len; i += 8) {
 			uint64_t x = stats_rng_next(&fill);

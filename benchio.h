@@ -23,6 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util.h"
+
 struct fp_dev;
 
 enum benchio_workload {
@@ -50,13 +52,6 @@ enum benchio_workload {
 #define BENCHIO_DEFAULT_AREA_BYTES (UINT64_C(256) << 20)
 #define BENCHIO_DEFAULT_OFFSET_BYTES (UINT64_C(16) << 20)
 
-/* Progress callback: done and total in nanoseconds of device time (the
- * planned warm-ups and measurements), called about every 100 ms of device
- * time and at the end of every warm-up and measurement.  It may set the
- * interrupted flag. */
-typedef void (*benchio_progress_fn)(void *arg, uint64_t done_ns,
-				    uint64_t total_ns);
-
 struct benchio_opts {
 	uint64_t offset_bytes;		/* test area start, sector aligned */
 	uint64_t size_bytes;		/* test area size (> 0) */
@@ -73,7 +68,11 @@ struct benchio_opts {
 					 * keeps simulated cards small in memory */
 	uint64_t seed;			/* random offsets, data, sample subsets */
 	size_t max_samples;		/* latency samples kept per repeat (>= 1) */
-	benchio_progress_fn progress;
+	/* done and total in nanoseconds of device time (the planned
+	 * warm-ups and measurements), called about every 100 ms of device
+	 * time and at the end of every warm-up and measurement; it may set
+	 * the interrupted flag */
+	fp_progress_fn progress;
 	void *progress_arg;
 	/* Checked before every request: when it becomes nonzero (e.g. from a
 	 * SIGINT handler) the run stops at the next I/O boundary and returns

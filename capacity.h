@@ -22,6 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util.h"
+
 struct fp_dev;
 
 #define CAPACITY_DEFAULT_CACHE_BYTES (32u * 1024u * 1024u)	/* --cache-size */
@@ -33,16 +35,13 @@ struct fp_dev;
 #define CAPACITY_MAX_FIXED 72u			/* round 0 positions */
 #define CAPACITY_MAX_PROBES 320u
 
-/* Progress: done and total in rounds (total is an upper bound). */
-typedef void (*capacity_progress_fn)(void *arg, uint64_t done, uint64_t total);
-
 struct capacity_opts {
 	uint64_t cache_bytes;		/* written and read before each read-back
 					 * (0: no cache defeat, less certain) */
 	uint64_t nonce;			/* per-run random number in every block
 					 * and the random positions; default
 					 * from the clock */
-	capacity_progress_fn progress;
+	fp_progress_fn progress;	/* rounds (total: an upper bound) */
 	void *progress_arg;
 };
 

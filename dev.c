@@ -33,7 +33,7 @@
 #include "clock.h"
 #include "dev.h"
 #include "procfd.h"
-#include "sim.h"
+#include "util.h"
 
 /* O_DIRECT wants buffers aligned to the logical block size; a page covers
  * every sector size in use (512, 4096). */
@@ -191,14 +191,38 @@ bool fp_dev_write_area(const struct fp_dev *d, uint64_t *start, uint64_t *end)
 	return true;
 }
 
+bool fp_dev_may_write(const struct fp_dev *d, uint64_t start, uint64_t end)
+{
+	return d != NULL && d->write_area_set && start < end &&
+	       start >= d->write_start_bytes && end <= d->write_end_bytes;
+}
+
+/* The area belongs to the whole stack: a wrapper writes through its inner
+ * device, which checks the same area again. */
 int fp_dev_set_write_area(struct fp_dev *d, uint64_t start, uint64_t end)
 {
-	if (d == NULL || start >= end || end > d->size_bytes)
+	struct fp_dev *e;
+
+	if (d == NULL)
 		return -EINVAL;
-	d->write_start_bytes = start;
-	d->write_end_bytes = end;
-	d->write_area_set = true;
+	for (e = d; e != NULL; e = e->inner)
+		if (start >= end || end > e->size_bytes)
+			return -EINVAL;
+	for (e = d; e != NULL; e = e->inner)
+		if (e->write_area_set && !fp_dev_may_write(e, start, end))
+			return -EPERM;	/* only narrowing */
+	for (e = d; e != NULL; e = e->inner) {
+		e->write_start_bytes = start;
+		e->write_end_bytes = end;
+		e->write_area_set = true;
+	}
 	return 0;
+}
+
+void fp_dev_end_write_area(struct fp_dev *d)
+{
+	for (; d != NULL; d = d->inner)
+		d->write_area_set = false;
 }
 
 void *fp_dev_alloc_buf(size_t len)
@@ -250,14 +274,9 @@ uint64_t fp_dev_now_ns(struct fp_dev *d)
 	return d->ops->now_ns(d->priv);
 }
 
-const struct fp_dev_ops *fp_dev_ops_of(const struct fp_dev *d)
+void *fp_dev_priv_if(const struct fp_dev *d, const struct fp_dev_ops *ops)
 {
-	return d->ops;
-}
-
-void *fp_dev_priv(const struct fp_dev *d)
-{
-	return d->priv;
+	return d != NULL && d->ops == ops ? d->priv : NULL;
 }
 
 uint64_t fp_dev_io_count(const struct fp_dev *d)
@@ -363,43 +382,17 @@ struct dev_real {
 
 static int dev_real_pread(void *priv, void *buf, size_t len, uint64_t off)
 {
-	struct dev_real *r = priv;
-	char *p = buf;
-	size_t done = 0;
-	ssize_t n;
+	ssize_t n = util_pread_full(((struct dev_real *)priv)->fd, buf, len, off);
 
-	while (done < len) {
-		n = pread(r->fd, p + done, len - done, (off_t)(off + done));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -EIO;	/* end of file inside the device size */
-		done += (size_t)n;
-	}
-	return 0;
+	if (n < 0)
+		return (int)n;
+	return (size_t)n == len ? 0 : -EIO;	/* end of file inside the device */
 }
 
 static int dev_real_pwrite(void *priv, const void *buf, size_t len,
 			   uint64_t off)
 {
-	struct dev_real *r = priv;
-	const char *p = buf;
-	size_t done = 0;
-	ssize_t n;
-
-	while (done < len) {
-		n = pwrite(r->fd, p + done, len - done, (off_t)(off + done));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -EIO;
-		done += (size_t)n;
-	}
-	return 0;
+	return util_pwrite_full(((struct dev_real *)priv)->fd, buf, len, off);
 }
 
 static uint64_t dev_real_now_ns(void *priv)
@@ -621,32 +614,5 @@ err_nomem:
 err_close:
 	free(r);
 	close(fd);
-	return rc;
-}
-
-int fp_dev_open(const char *spec, enum fp_open_mode mode, struct fp_dev **out,
-		char *err, size_t errlen)
-{
-	struct sim_profile p;
-	int rc;
-
-	if (spec == NULL || out == NULL) {
-		fp_errf(err, errlen, "no device given");
-		return -EINVAL;
-	}
-	if (strncmp(spec, "sim:", 4) != 0)
-		return fp_dev_open_path(spec, mode, out, err, errlen);
-	/* A simulated card is always writable; the write area still
-	 * decides what may be written. */
-	*out = NULL;
-	rc = sim_profile_parse(spec + 4, &p, err, errlen);
-	if (rc < 0)
-		return rc;
-	rc = sim_open(&p, out);
-	if (rc < 0) {
-		*out = NULL;
-		fp_errf(err, errlen, "cannot create simulated card '%s': %s",
-			spec + 4, strerror(-rc));
-	}
 	return rc;
 }

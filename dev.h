@@ -57,14 +57,10 @@ struct fp_dev *fp_dev_create(const struct fp_dev_ops *ops, void *priv,
 void fp_dev_set_inner(struct fp_dev *d, struct fp_dev *inner);
 struct fp_dev *fp_dev_inner(const struct fp_dev *d);
 
-/* Open "sim:NAME[,key=value...]" as a simulated card, anything else as a
- * path (block device or regular file, opened with O_DIRECT).  On failure
- * returns a negative errno and writes a one-line reason (no program prefix,
- * no newline) into err. */
-int fp_dev_open(const char *spec, enum fp_open_mode mode, struct fp_dev **out,
-		char *err, size_t errlen);
-
-/* Open a real block device or regular file with O_DIRECT. */
+/* Open a real block device or regular file with O_DIRECT (a device
+ * argument that may also name a simulated card: devspec_open()).  On
+ * failure returns a negative errno and writes a one-line reason (no program
+ * prefix, no newline) into err. */
 int fp_dev_open_path(const char *path, enum fp_open_mode mode,
 		     struct fp_dev **out, char *err, size_t errlen);
 
@@ -80,12 +76,26 @@ int fp_dev_read_timed(struct fp_dev *d, void *buf, size_t len, uint64_t off,
 int fp_dev_write_timed(struct fp_dev *d, const void *buf, size_t len,
 		       uint64_t off, uint64_t *ns);
 
-/* Allow writes only inside [start, end).  Until this is called no write is
- * allowed at all.  Returns -EINVAL for an empty or out-of-device range. */
+/* Allow writes only inside [start, end), on d and every device below it.
+ * Until this is called no write is allowed at all.  Once an area is set it
+ * may only narrow: a range not inside the current one is -EPERM and
+ * changes nothing, so code given a device cannot widen what its caller
+ * allowed.  Returns -EINVAL for an empty or out-of-device range.  The
+ * write authority is the session (session_protect()) and the journal's
+ * replay; analyzers only ask fp_dev_may_write() about their plan. */
 int fp_dev_set_write_area(struct fp_dev *d, uint64_t start, uint64_t end);
+
+/* End the write area of d and every device below it: nothing may be
+ * written until the next fp_dev_set_write_area().  For the write
+ * authority only, between one test's area and the next's. */
+void fp_dev_end_write_area(struct fp_dev *d);
 
 /* The write area, when one is set: true with [*start, *end). */
 bool fp_dev_write_area(const struct fp_dev *d, uint64_t *start, uint64_t *end);
+
+/* Whether the write area covers [start, end): an analyzer's check that it
+ * was given the area its plan needs, before it writes anything. */
+bool fp_dev_may_write(const struct fp_dev *d, uint64_t start, uint64_t end);
 
 /* Buffer suitable for O_DIRECT on any backend (page aligned); free with
  * free().  NULL on ENOMEM. */
@@ -98,10 +108,11 @@ const char *fp_dev_kind_name(const struct fp_dev *d);	/* "file", "block", "sim" 
 const char *fp_dev_path(const struct fp_dev *d);
 uint64_t fp_dev_now_ns(struct fp_dev *d);
 
-/* The backend behind a device (for backends that need their own state,
- * e.g. sim_profile_of()). */
-const struct fp_dev_ops *fp_dev_ops_of(const struct fp_dev *d);
-void *fp_dev_priv(const struct fp_dev *d);
+/* A backend's own state, when d is a device of that backend (ops is the
+ * backend's table), else NULL: how a backend recognises its devices
+ * (sim_profile_of(), journal_path_of()).  Wrappers reach their inner
+ * device only through fp_dev_inner() and fp_dev_read_timed() etc. */
+void *fp_dev_priv_if(const struct fp_dev *d, const struct fp_dev_ops *ops);
 
 /* Counters since open: number of I/O calls, summed time spent inside them,
  * bytes written. */

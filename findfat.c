@@ -75,8 +75,8 @@
 #include "dev.h"
 #include "findfat.h"
 #include "stats.h"
+#include "util.h"
 
-#define FINDFAT_FILL 0x5a		/* flashbench's write pattern */
 #define FINDFAT_MANUAL_UNITS 6		/* flashbench --fat-nr default */
 #define FINDFAT_DEFAULT_BLOCK (16ULL << 10)	/* flashbench --blocksize default */
 #define FINDFAT_BATCH_UNITS 8
@@ -130,6 +130,30 @@
  * behaviours; answers are then capped at FINDFAT_MIXED_CAP. */
 #define FINDFAT_MIXED 0.2
 #define FINDFAT_MIXED_CAP 0.5
+/* Confidence maps: FINDFAT_TRUSTED is the line below which an answer is
+ * reported as weak ("low", report_findfat.c). */
+#define FINDFAT_TRUSTED 0.5
+/* Leading units slower than the rest differ, but not as a FAT area: a
+ * "none" there stays well below trusted. */
+#define FINDFAT_ODD_CAP 0.3
+/* Levels too noisy to see an area: "none" below trusted however quiet. */
+#define FINDFAT_NOISY_CAP 0.4
+/* Normal units collapse, so an area would have stood out: "none" is
+ * trusted, up to FINDFAT_TRUSTED + this for a full collapse and quiet
+ * levels (0.95: never certain from timing alone). */
+#define FINDFAT_COLLAPSE_SPAN 0.45
+/* No collapse and no confirmation ran: "none" is a guess, from this base
+ * up to twice it (0.4) on quiet levels, below trusted. */
+#define FINDFAT_GUESS_BASE 0.2
+#define FINDFAT_GUESS_SPAN 0.2
+/* A found area: trusted, plus up to this for a large ratio, a clean
+ * separation and enough normal units after it ... */
+#define FINDFAT_FOUND_SPAN 0.44
+/* ... and this when the large-chunk row steps at the same boundary
+ * (0.99 at most in all). */
+#define FINDFAT_LARGE_BONUS 0.05
+/* Faster units that do not form one clean block: below trusted. */
+#define FINDFAT_UNCLEAN_CAP 0.3
 
 /* Levels of the units examined so far: the leading units 0..nlead-1 in
  * order, then every measurement of a reference unit (one per batch).  The
@@ -320,8 +344,8 @@ static int plan_auto(const struct findfat_opts *o, uint32_t sector,
 	return 0;
 }
 
-int findfat_plan(const struct findfat_opts *o, uint64_t device_bytes,
-		 uint32_t sector_bytes, struct findfat_plan *p)
+int findfat_plan(uint64_t device_bytes, uint32_t sector_bytes,
+		 const struct findfat_opts *o, struct findfat_plan *p)
 {
 	uint64_t e = o->erase_size_bytes, b = o->blocksize_bytes;
 	int ret;
@@ -375,21 +399,16 @@ static double rate(uint64_t bytes, double ns)
 	return ns > 0 ? (double)bytes * 1e9 / ns : 0;
 }
 
-/* Chunk order: identity, or a seeded Fisher-Yates shuffle (flashbench uses
+/* Chunk order: identity, or a seeded random permutation (flashbench uses
  * an LFSR; any fixed permutation serves). */
 static void make_order(struct findfat_ctx *c, uint32_t n, bool random)
 {
+	if (random) {
+		stats_permutation(&c->rng, c->order, n);
+		return;
+	}
 	for (uint32_t i = 0; i < n; i++)
 		c->order[i] = i;
-	if (!random)
-		return;
-	for (uint32_t i = n - 1; i > 0; i--) {
-		uint32_t j = (uint32_t)stats_rng_below(&c->rng, (uint64_t)i + 1);
-		uint32_t t = c->order[i];
-
-		c->order[i] = c->order[j];
-		c->order[j] = t;
-	}
 }
 
 /* flashbench --findfat: for every chunk size, every unit written
@@ -935,6 +954,12 @@ static double none_without_collapse(const struct findfat_ctx *c,
 	return FINDFAT_NONE_BASE + FINDFAT_NONE_SPAN * res;
 }
 
+/* "none" where normal units collapse (col of them, on levels quiet). */
+static double none_by_collapse(double quiet, double col)
+{
+	return FINDFAT_TRUSTED + FINDFAT_COLLAPSE_SPAN * quiet * col;
+}
+
 /* Nothing faster stands out.  How sure that there is no area depends on
  * how quiet the levels are, on the noise (an area FINDFAT_FULL_RATIO times
  * faster must have been able to clear FINDFAT_Z_MIN noise units), and on
@@ -956,7 +981,8 @@ static void verdict_none(struct findfat_ctx *c, const struct findfat_split *sp,
 	v->col_degree = col;
 	if (d > -log(FINDFAT_MIN_RATIO) && visible == 1 &&
 	    doubt_none(c, noise, v->note, sizeof(v->note))) {
-		v->confidence = FINDFAT_DOUBT_CAP * (0.5 + 0.5 * col) * quiet;
+		v->confidence = FINDFAT_DOUBT_CAP *
+				(FINDFAT_TRUSTED + (1 - FINDFAT_TRUSTED) * col) * quiet;
 		return;
 	}
 	if (d <= -log(FINDFAT_MIN_RATIO)) {
@@ -966,12 +992,12 @@ static void verdict_none(struct findfat_ctx *c, const struct findfat_split *sp,
 			 "%s %s slower at small random writes: leading units "
 			 "differ, but not as a FAT area does",
 			 unit_range(sp, units, sizeof(units)), are(sp));
-		v->confidence = 0.3 * visible;
+		v->confidence = FINDFAT_ODD_CAP * visible;
 	} else if (visible < 1) {
 		snprintf(v->note, sizeof(v->note),
 			 "levels too noisy (%.0f%% between units) to see an area",
 			 100 * noise);
-		v->confidence = 0.4 * visible * quiet;
+		v->confidence = FINDFAT_NOISY_CAP * visible * quiet;
 	} else if (c->confirmed) {
 		/* the confirmation raises a belief where every row agrees;
 		 * where one does not, a partial collapse keeps its own
@@ -979,17 +1005,17 @@ static void verdict_none(struct findfat_ctx *c, const struct findfat_split *sp,
 		bool agree;
 		double w = none_without_collapse(c, noise, &agree, v->note,
 						 sizeof(v->note));
-		double by_col = col > 0 ? 0.5 + 0.45 * quiet * col : 0;
+		double by_col = col > 0 ? none_by_collapse(quiet, col) : 0;
 
 		v->confidence = agree ? fmax(by_col, w) : col > 0 ? by_col : w;
 		if (col > 0 && (!agree || by_col > w))
 			v->note[0] = '\0';
 	} else if (col > 0) {
-		v->confidence = 0.5 + 0.45 * quiet * col;
+		v->confidence = none_by_collapse(quiet, col);
 	} else {
 		snprintf(v->note, sizeof(v->note),
 			 "normal units take small random writes without a unit copy: a FAT area would not stand out");
-		v->confidence = 0.2 + 0.2 * quiet;
+		v->confidence = FINDFAT_GUESS_BASE + FINDFAT_GUESS_SPAN * quiet;
 	}
 }
 
@@ -1002,7 +1028,8 @@ static double found_confidence(double d, double margin, unsigned trailing,
 			     (FINDFAT_SEP_FULL - FINDFAT_SEP_MIN));
 	double run = clamp01((double)trailing / FINDFAT_NORMAL_RUN);
 
-	return 0.5 + 0.44 * fmin(ratio, sep) * run + (agrees ? 0.05 : 0);
+	return FINDFAT_TRUSTED + FINDFAT_FOUND_SPAN * fmin(ratio, sep) * run +
+	       (agrees ? FINDFAT_LARGE_BONUS : 0);
 }
 
 /* Read the levels measured so far. */
@@ -1036,7 +1063,7 @@ static void decide(struct findfat_ctx *c, struct findfat_verdict *v)
 		snprintf(v->note, sizeof(v->note),
 			 "%s %s faster, but some units lie between FAT-area and normal speed",
 			 unit_range(&sp, units, sizeof(units)), are(&sp));
-		v->confidence = 0.3 * clamp01(margin / FINDFAT_SEP_MIN);
+		v->confidence = FINDFAT_UNCLEAN_CAP * clamp01(margin / FINDFAT_SEP_MIN);
 		return;
 	}
 	v->found = true;
@@ -1045,7 +1072,8 @@ static void decide(struct findfat_ctx *c, struct findfat_verdict *v)
 	v->large_agrees = large_agrees(c, &sp);
 	v->confidence = found_confidence(d, margin, trailing, v->large_agrees);
 	if (trailing == 0) {
-		v->confidence = fmin(v->confidence, 0.5);
+		/* the area may go on: at most just trusted */
+		v->confidence = fmin(v->confidence, FINDFAT_TRUSTED);
 		snprintf(v->note, sizeof(v->note),
 			 "the area reaches the last unit examined and may be larger");
 	} else if (trailing < FINDFAT_NORMAL_RUN) {
@@ -1128,23 +1156,27 @@ static int run_auto(struct findfat_ctx *c)
 }
 
 int findfat_run(struct fp_dev *d, const struct findfat_opts *o,
-		struct findfat_result *r)
+		const struct findfat_plan *p, struct findfat_result *r)
 {
+	const struct findfat_plan plan = *p;	/* p may be &r->plan */
 	struct findfat_ctx *c;
 	uint64_t written0 = fp_dev_bytes_written(d);
 	uint32_t chunks;
-	int ret;
+	int ret = 0;
 
 	memset(r, 0, sizeof(*r));
 	r->mode = o->mode;
-	ret = findfat_plan(o, fp_dev_size_bytes(d), fp_dev_sector_bytes(d), &r->plan);
-	if (ret < 0)
-		return ret;
+	if (plan.erase_size_bytes != o->erase_size_bytes ||
+	    plan.blocksize_bytes == 0 ||
+	    (o->blocksize_bytes && plan.blocksize_bytes != o->blocksize_bytes) ||
+	    (o->mode == FINDFAT_MANUAL) != (plan.ref_units == 0) ||
+	    plan.end_bytes > fp_dev_size_bytes(d))
+		return -EINVAL;
+	if (!fp_dev_may_write(d, plan.start_bytes, plan.end_bytes))
+		return -EFAULT;
+	r->plan = plan;
 	r->erase_size_bytes = r->plan.erase_size_bytes;
 	r->blocksize_bytes = r->plan.blocksize_bytes;
-	ret = fp_dev_set_write_area(d, r->plan.start_bytes, r->plan.end_bytes);
-	if (ret < 0)
-		return ret;
 
 	c = calloc(1, sizeof(*c));
 	if (c == NULL)
@@ -1161,7 +1193,7 @@ int findfat_run(struct fp_dev *d, const struct findfat_opts *o,
 		ret = -ENOMEM;
 		goto out;
 	}
-	memset(c->buf, FINDFAT_FILL, r->erase_size_bytes);
+	memset(c->buf, FP_FILL_BYTE, r->erase_size_bytes);
 	fp_dev_rt_enter(d);	/* writing and timing, with little in between */
 	ret = o->mode == FINDFAT_MANUAL ? run_manual(c) : run_auto(c);
 	fp_dev_rt_leave(d);

@@ -11,9 +11,10 @@
  *     which leading units (if any) form the FAT area.
  *
  * Both write from sector 0 (partition table, file system).  The write area
- * is computed first by findfat_plan(), so a caller can show it, ask for
- * consent or back it up; findfat_run() then restricts the device to exactly
- * that area with fp_dev_set_write_area().  See findfat.c for the method.
+ * is computed first by findfat_plan() (pure), so a caller can show it, ask
+ * for consent, back it up and make it the device's write area;
+ * findfat_run() then writes only inside that plan.  See findfat.c for the
+ * method.
  * Nothing here prints or exits; errors are negative errno values.
  */
 #ifndef FLASHPROBE_FINDFAT_H
@@ -22,6 +23,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "util.h"
 
 struct fp_dev;
 
@@ -34,11 +37,6 @@ enum findfat_mode {
 	FINDFAT_AUTO,
 	FINDFAT_MANUAL,
 };
-
-/* Progress callback: done and total in bytes to write (total is the
- * plan's upper bound in automatic mode), called after every unit. */
-typedef void (*findfat_progress_fn)(void *arg, uint64_t done_bytes,
-				    uint64_t total_bytes);
 
 struct findfat_opts {
 	enum findfat_mode mode;
@@ -59,7 +57,9 @@ struct findfat_opts {
 	unsigned samples;		/* automatic: small random writes per
 					 * unit (0 = 16) */
 	uint64_t seed;			/* chunk order */
-	findfat_progress_fn progress;
+	/* bytes written, of the plan's max_write_bytes (an upper bound in
+	 * automatic mode), after every unit */
+	fp_progress_fn progress;
 	void *progress_arg;
 };
 
@@ -129,19 +129,21 @@ struct findfat_result {
 void findfat_opts_default(struct findfat_opts *o);
 
 /* Work out what a run with o would write on a device of device_bytes with
- * sector_bytes sectors.  Returns 0, -EINVAL for impossible options (no or
+ * sector_bytes sectors; nothing is touched.  Returns 0, -EINVAL for impossible options (no or
  * misaligned erase size, blocksize not a sector multiple or not dividing
  * the erase size, too many units) or -ENOSPC when the device is smaller
  * than the units that must be written. */
-int findfat_plan(const struct findfat_opts *o, uint64_t device_bytes,
-		 uint32_t sector_bytes, struct findfat_plan *p);
+int findfat_plan(uint64_t device_bytes, uint32_t sector_bytes,
+		 const struct findfat_opts *o, struct findfat_plan *p);
 
-/* Plan, set the device's write area to the plan, measure and (automatic
- * mode) decide.  Returns 0 (also when nothing was found or the answer is
- * undetermined), a plan error, -ENOMEM, or a negative errno from the
- * device (the result then holds what was measured so far). */
+/* Measure as planned by findfat_plan() with the same o (the plan is kept
+ * in r->plan) and (automatic mode) decide.  Returns 0 (also when nothing
+ * was found or the answer is undetermined), -EINVAL for a plan of other
+ * options or another device, -EFAULT when d's write area does not cover
+ * the plan (nothing written), -ENOMEM, or a negative errno from the device
+ * (the result then holds what was measured so far). */
 int findfat_run(struct fp_dev *d, const struct findfat_opts *o,
-		struct findfat_result *r);
+		const struct findfat_plan *p, struct findfat_result *r);
 
 /* Bytes flashbench --findfat writes with erase size, blocksize and unit
  * count (its defaults: 4 MiB, 16 KiB, 6 -> 216 MiB), for comparison. */

@@ -14,6 +14,7 @@
 
 #include "align.h"
 #include "clock.h"
+#include "devspec.h"
 #include "benchio.h"
 #include "capacity.h"
 #include "dev.h"
@@ -520,11 +521,6 @@ static int check_combinations(const struct cli *c)
 	return c->svg ? check_svg(c) : FP_EXIT_OK;
 }
 
-static bool is_simulated(const char *device)
-{
-	return strncmp(device, "sim:", 4) == 0;
-}
-
 static int parse_args(int argc, char **argv, struct cli *c)
 {
 	int opt, ret;
@@ -550,7 +546,7 @@ static int parse_args(int argc, char **argv, struct cli *c)
 		c->command = CMD_PROBE;	/* flashprobe DEVICE */
 	if ((ret = check_combinations(c)))
 		return ret;
-	if (c->device && c->seed_set && is_simulated(c->device))
+	if (c->device && c->seed_set && devspec_is_sim(c->device))
 		ret = snprintf(c->spec, sizeof(c->spec), "%s,seed=%" PRIu64, c->device,
 			       c->seed);
 	else if (c->device)
@@ -977,7 +973,7 @@ static int run_open_au(const struct cli *c)
 	ret = erase_size_for(c, &s, &o.erase_size_bytes);
 	if (ret)
 		goto out;
-	ret = openau_plan(s.dev, &o, &plan);
+	ret = openau_plan(fp_dev_size_bytes(s.dev), fp_dev_sector_bytes(s.dev), &o, &plan);
 	if (ret) {
 		ret = plan_error(c, s.dev, o.erase_size_bytes, o.blocksize_bytes, ret);
 		goto out;
@@ -1045,7 +1041,7 @@ static int run_find_fat(const struct cli *c)
 	ret = erase_size_for(c, &s, &o.erase_size_bytes);
 	if (ret)
 		goto out;
-	ret = findfat_plan(&o, fp_dev_size_bytes(s.dev), fp_dev_sector_bytes(s.dev), &plan);
+	ret = findfat_plan(fp_dev_size_bytes(s.dev), fp_dev_sector_bytes(s.dev), &o, &plan);
 	if (ret) {
 		ret = plan_error(c, s.dev, o.erase_size_bytes, o.blocksize_bytes, ret);
 		goto out;
@@ -1053,7 +1049,7 @@ static int run_find_fat(const struct cli *c)
 	ret = session_protect(&s, "find-fat", plan.start_bytes, plan.end_bytes,
 			      plan.max_write_bytes, true, err, sizeof(err));
 	if (!ret)
-		ret = findfat_run(s.dev, &o, r);
+		ret = findfat_run(s.dev, &o, &plan, r);
 	if (ret)
 		ret = test_failed("find-fat", c, ret, err);
 out:
@@ -1168,7 +1164,7 @@ static void print_probe(const struct cli *c, struct fp_dev *d,
  * or a simulated card (nothing to lose); else only the read-only part. */
 static int run_probe(const struct cli *c)
 {
-	bool writes = c->write || c->destructive || is_simulated(c->device);
+	bool writes = c->write || c->destructive || devspec_is_sim(c->device);
 	struct probe_result *r = calloc(1, sizeof(*r));
 	struct probe_opts o = { 0 };
 	struct session s;
@@ -1237,7 +1233,7 @@ static int bench_options(const struct cli *c, struct fp_dev *d,
 		o->repeats = (unsigned)c->repeat;
 	if (c->seed_set)
 		o->seed = c->seed;
-	o->constant_fill = fp_dev_kind(d) == FP_DEV_SIM;
+	o->constant_fill = devspec_dev_is_sim(d);
 	if (show_progress(c)) {
 		o->progress = progress_line;
 		o->progress_arg = "bench";
@@ -1250,7 +1246,7 @@ static int bench_options(const struct cli *c, struct fp_dev *d,
 static int run_bench(const struct cli *c)
 {
 	bool writes = !c->read_only &&
-		      (c->write || c->destructive || is_simulated(c->device));
+		      (c->write || c->destructive || devspec_is_sim(c->device));
 	struct benchio_result *r = calloc(1, sizeof(*r));
 	struct benchio_opts o;
 	struct session s;
@@ -1331,7 +1327,7 @@ static int run_restore(const struct cli *c)
 	}
 	if (ret)
 		return fail(status_for_error(ret, true), "%s", err[0] ? err : strerror(-ret));
-	ret = fp_dev_open(device, FP_OPEN_WRITE, &d, err, sizeof(err));
+	ret = devspec_open(device, FP_OPEN_WRITE, &d, err, sizeof(err));
 	if (ret)
 		return fail(status_for_error(ret, true), "%s", err);
 	ret = journal_restore(journal, d, c->force ? JOURNAL_RESTORE_FORCE : 0,
@@ -1394,7 +1390,7 @@ static int run_advise(const struct cli *c)
 	}
 	given_geometry(c, &g);
 	if (c->device) {
-		ret = fp_dev_open(c->spec, FP_OPEN_READ, &d, err, sizeof(err));
+		ret = devspec_open(c->spec, FP_OPEN_READ, &d, err, sizeof(err));
 		if (ret) {
 			free(a);
 			return fail(status_for_error(ret, false), "%s", err);
@@ -1495,7 +1491,7 @@ static int run_check(const struct cli *c)
 
 	if (!r)
 		return fail(FP_EXIT_FAILURE, "out of memory");
-	ret = fp_dev_open(c->spec, FP_OPEN_READ, &d, err, sizeof(err));
+	ret = devspec_open(c->spec, FP_OPEN_READ, &d, err, sizeof(err));
 	if (ret) {
 		free(r);
 		return fail(status_for_error(ret, false), "%s", err);
@@ -1555,8 +1551,8 @@ static int identify_read(const struct cli *c, struct sysinfo *si)
 	if (c->sysfs_root && (stat(c->sysfs_root, &st) || !S_ISDIR(st.st_mode)))
 		return fail(FP_EXIT_USAGE, "--sysfs-root '%s' is not a directory",
 			    c->sysfs_root);
-	if (is_simulated(c->device)) {
-		if (sim_profile_parse(c->device, &p, err, sizeof(err)))
+	if (devspec_is_sim(c->device)) {
+		if (sim_profile_parse(devspec_sim_body(c->device), &p, err, sizeof(err)))
 			return fail(FP_EXIT_USAGE, "%s", err);
 		ret = sysinfo_read(c->device, "/sys", si);
 	} else if (c->sysfs_root) {

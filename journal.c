@@ -44,8 +44,10 @@
 #include <unistd.h>
 
 #include "dev.h"
+#include "devspec.h"
 #include "errmsg.h"
 #include "journal.h"
+#include "util.h"
 #include "journal_format.h"
 #include "safety.h"
 #include "units.h"
@@ -122,43 +124,6 @@ int journal_default_path(const char *device, char *buf, size_t len,
 
 /* ---- where the journal may live ---- */
 
-static int check_location_block(const char *journal_path, const char *device,
-				const struct stat *dirst, char *err,
-				size_t errlen)
-{
-	int rc = safety_dev_on_disk(device, major(dirst->st_dev),
-				    minor(dirst->st_dev));
-
-	if (rc == 1) {
-		fp_errf(err, errlen, "journal '%s' would be on the device under test "
-		    "'%s'; choose another place with --journal", journal_path,
-		    device);
-		return -EINVAL;
-	}
-	if (rc < 0)
-		fp_errf(err, errlen, "cannot check where journal '%s' is: %s",
-		    journal_path, strerror(-rc));
-	return rc;
-}
-
-static int check_location_file(const char *journal_path, const char *device,
-			       const struct stat *devst, char *err,
-			       size_t errlen)
-{
-	char ja[PATH_MAX], da[PATH_MAX];
-	struct stat jst;
-
-	if ((stat(journal_path, &jst) == 0 && jst.st_dev == devst->st_dev &&
-	     jst.st_ino == devst->st_ino) ||
-	    (jr_abs_path(journal_path, ja, sizeof(ja)) == 0 &&
-	     realpath(device, da) != NULL && strcmp(ja, da) == 0)) {
-		fp_errf(err, errlen, "journal '%s' is the device under test itself",
-		    journal_path);
-		return -EINVAL;
-	}
-	return 0;
-}
-
 /* A journal that a power loss empties protects nothing: after the crash
  * it is gone and the device keeps the test's data. */
 static int check_durable(const char *journal_path, const char *dir, char *err,
@@ -193,8 +158,11 @@ int journal_check_location(const char *journal_path, const char *device,
 		    PATH_MAX - 1);
 		return -ENAMETOOLONG;
 	}
-	if (jr_is_sim(device))
+	if (devspec_is_sim(device))
 		return 0;	/* its data lives only as long as the process */
+	rc = safety_check_output("--journal", journal_path, device, err, errlen);
+	if (rc < 0)
+		return rc;
 	jr_dir_of(journal_path, dir, sizeof(dir));
 	if (stat(dir, &dirst) != 0 || stat(device, &devst) != 0) {
 		rc = -errno;
@@ -202,13 +170,7 @@ int journal_check_location(const char *journal_path, const char *device,
 		    strerror(-rc));
 		return rc;
 	}
-	rc = check_durable(journal_path, dir, err, errlen);
-	if (rc < 0)
-		return rc;
-	if (S_ISBLK(devst.st_mode))
-		return check_location_block(journal_path, device, &dirst, err,
-					    errlen);
-	return check_location_file(journal_path, device, &devst, err, errlen);
+	return check_durable(journal_path, dir, err, errlen);
 }
 
 /* ---- writing the journal ---- */
@@ -217,9 +179,7 @@ static const struct fp_dev_ops journal_ops;
 
 static struct journal *journal_of(const struct fp_dev *d)
 {
-	if (d == NULL || fp_dev_ops_of(d) != &journal_ops)
-		return NULL;
-	return fp_dev_priv(d);
+	return fp_dev_priv_if(d, &journal_ops);
 }
 
 static int append(struct journal *j, const struct jr_record *r,
@@ -229,9 +189,9 @@ static int append(struct journal *j, const struct jr_record *r,
 	int rc;
 
 	jr_record_encode(r, b);
-	rc = jr_write_full(j->fd, b, sizeof(b));
+	rc = util_write_full(j->fd, b, sizeof(b));
 	if (rc == 0 && r->type == JR_REC_DATA)
-		rc = jr_write_full(j->fd, data, (size_t)r->length);
+		rc = util_write_full(j->fd, data, (size_t)r->length);
 	if (rc < 0)
 		j->torn = true;
 	else
@@ -563,8 +523,7 @@ static int jdev_pread(void *priv, void *buf, size_t len, uint64_t off)
 
 	if (safety_interrupted())
 		return -EINTR;
-	return fp_dev_ops_of(j->inner)->pread(fp_dev_priv(j->inner), buf, len,
-					      off);
+	return fp_dev_read_timed(j->inner, buf, len, off, NULL);
 }
 
 /* Ranges saved on the fly are widened to whole JOURNAL_SAVE_GRAIN_BYTES
@@ -588,7 +547,6 @@ static void save_bounds(const struct journal *j, uint64_t off, uint64_t end,
 static int jdev_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
 {
 	struct journal *j = priv;
-	const struct fp_dev_ops *ops = fp_dev_ops_of(j->inner);
 	uint64_t from, to;
 	int rc;
 
@@ -596,14 +554,12 @@ static int jdev_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
 		return -EINTR;
 	if (j->finished)
 		return -EBADF;
-	if (ops->pwrite == NULL)
-		return -EROFS;
 	save_bounds(j, off, off + len, &from, &to);
 	rc = save_missing(j, from, to, false);
 	if (rc < 0)
 		return rc;
 	j->dirty = true;
-	return ops->pwrite(fp_dev_priv(j->inner), buf, len, off);
+	return fp_dev_write_timed(j->inner, buf, len, off, NULL);
 }
 
 static uint64_t jdev_now_ns(void *priv)
@@ -644,7 +600,7 @@ static int pointer_path(struct fp_dev *inner, const char *journal_abs,
 	int rc;
 
 	link[0] = '\0';
-	if (fp_dev_kind(inner) == FP_DEV_SIM)
+	if (devspec_dev_is_sim(inner))
 		return 0;
 	rc = journal_default_path(fp_dev_path(inner), def, sizeof(def), err,
 				  errlen);
@@ -653,7 +609,7 @@ static int pointer_path(struct fp_dev *inner, const char *journal_abs,
 	if (jr_abs_path(def, def_abs, sizeof(def_abs)) != 0)
 		snprintf(def_abs, sizeof(def_abs), "%s", def);
 	if (strcmp(def_abs, journal_abs) != 0)
-		jr_copy_str(link, len, def_abs);
+		util_copy_str(link, len, def_abs);
 	return 0;
 }
 
@@ -664,9 +620,9 @@ static int create_pointer(struct journal *j, const char *journal_abs,
 
 	if (j->pointer_path[0] == '\0')
 		return 0;
-	jr_copy_str(j->pointer.journal, sizeof(j->pointer.journal),
+	util_copy_str(j->pointer.journal, sizeof(j->pointer.journal),
 		    journal_abs);
-	jr_copy_str(j->pointer.device, sizeof(j->pointer.device), device);
+	util_copy_str(j->pointer.device, sizeof(j->pointer.device), device);
 	rc = jr_pointer_write(j->pointer_path, &j->pointer, true);
 	if (rc == -EEXIST)
 		fp_errf(err, errlen, "a journal for '%s' already exists at '%s'; "
@@ -704,7 +660,7 @@ static int create_file(const char *path, const struct jr_header *h,
 	jr_static_encode(h, b);
 	rc = flock(fd, LOCK_EX | LOCK_NB) != 0 ? -errno : 0;
 	if (rc == 0)
-		rc = jr_write_full(fd, b, sizeof(b));
+		rc = util_write_full(fd, b, sizeof(b));
 	if (rc == 0 && fsync(fd) != 0)
 		rc = -errno;
 	if (rc == 0)
@@ -729,7 +685,7 @@ static struct journal *journal_new(struct fp_dev *inner, const char *path,
 	j->inner = inner;
 	j->fd = fd;
 	j->slot.end = JR_HEADER_BYTES;	/* the header was fsync'ed */
-	jr_copy_str(j->pointer_path, sizeof(j->pointer_path), link);
+	util_copy_str(j->pointer_path, sizeof(j->pointer_path), link);
 	j->path = strdup(path);
 	j->buf = fp_dev_alloc_buf(JOURNAL_RECORD_MAX_BYTES);
 	if (j->path == NULL || j->buf == NULL) {
@@ -886,7 +842,7 @@ bool journal_device_written(const struct fp_dev *jdev)
 }
 
 int journal_finish(struct fp_dev *jdev, unsigned flags,
-		   journal_progress_fn progress, void *progress_arg,
+		   fp_progress_fn progress, void *progress_arg,
 		   struct journal_restore_report *rep, char *err,
 		   size_t errlen)
 {

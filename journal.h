@@ -25,6 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util.h"
+
 struct fp_dev;
 
 #define JOURNAL_MAGIC "FPJOURNL"		/* 8 bytes at offset 0 */
@@ -46,10 +48,9 @@ struct fp_dev;
 					 * card whose writes wrap around
 					 * changes blocks outside the area) */
 
-/* Restore progress: called with done 0 before the first write, after
- * every record, and with done == total after the last. */
-typedef void (*journal_progress_fn)(void *arg, uint64_t done_bytes,
-				    uint64_t total_bytes);
+/* Restore progress (an fp_progress_fn) is in bytes: called with done 0
+ * before the first write, after every record, and with done == total
+ * after the last. */
 
 struct journal_range {
 	uint64_t offset_bytes;
@@ -84,10 +85,11 @@ struct journal_restore_report {
 int journal_default_path(const char *device, char *buf, size_t len,
 			 char *err, size_t errlen);
 
-/* Refuse a journal path that would live on the device under test: its
- * directory's st_dev equal to the disk or to any partition of it, or, for
- * an image file, the journal being the image itself.  0, -EINVAL (with the
- * reason), or the stat error of the journal's directory. */
+/* Refuse a journal path that would live on the device under test (asked
+ * of safety_check_output(), as for every output: on the disk or any
+ * partition of it, or the image itself) or in memory (tmpfs, ramfs).  0,
+ * -EINVAL (with the reason), the error when sysfs cannot tell, or the
+ * stat error of the journal's directory. */
 int journal_check_location(const char *journal_path, const char *device,
 			   char *err, size_t errlen);
 
@@ -122,7 +124,7 @@ int journal_backup_area(struct fp_dev *jdev, uint64_t start, uint64_t end,
  * jdev accepts no more writes; close it afterwards.  Returns as
  * journal_restore(). */
 int journal_finish(struct fp_dev *jdev, unsigned flags,
-		   journal_progress_fn progress, void *progress_arg,
+		   fp_progress_fn progress, void *progress_arg,
 		   struct journal_restore_report *rep, char *err,
 		   size_t errlen);
 
@@ -165,7 +167,7 @@ bool journal_device_written(const struct fp_dev *jdev);
  *   other negative errnos from opening or reading the journal.
  * progress may be NULL. */
 int journal_restore(const char *journal_path, struct fp_dev *dev,
-		    unsigned flags, journal_progress_fn progress,
+		    unsigned flags, fp_progress_fn progress,
 		    void *progress_arg, struct journal_restore_report *rep,
 		    char *err, size_t errlen);
 

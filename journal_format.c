@@ -18,8 +18,11 @@
 #include <unistd.h>
 
 #include "dev.h"
+#include "devspec.h"
 #include "errmsg.h"
 #include "journal.h"
+#include "sysfs.h"
+#include "util.h"
 #include "journal_format.h"
 #include "safety.h"
 #include "units.h"
@@ -50,16 +53,6 @@ enum {
 	R_MAGIC = 0, R_TYPE = 4, R_SEQ = 8, R_OFF = 16, R_LEN = 24,
 	R_DATACRC = 32, R_CRC = 36,
 };
-
-void jr_copy_str(char *dst, size_t len, const char *src)
-{
-	size_t n = strlen(src);
-
-	if (n > len - 1)
-		n = len - 1;
-	memcpy(dst, src, n);
-	dst[n] = '\0';
-}
 
 /* ---- checksums: CRC32C (Castagnoli, as iSCSI, ext4 and btrfs) and
  * FNV-1a 64 for fingerprints ---- */
@@ -149,48 +142,6 @@ static void get_str(char *dst, const unsigned char *b, size_t len)
 	dst[len - 1] = '\0';
 }
 
-/* ---- plain file I/O ---- */
-
-int jr_write_full(int fd, const void *buf, size_t n)
-{
-	const char *p = buf;
-
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		if (w == 0)
-			return -EIO;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-/* Bytes read at off (fewer than n only at end of file) or a negative
- * errno. */
-ssize_t jr_pread_full(int fd, void *buf, size_t n, uint64_t off)
-{
-	char *p = buf;
-	size_t done = 0;
-
-	while (done < n) {
-		ssize_t r = pread(fd, p + done, n - done, (off_t)(off + done));
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -errno;
-		if (r == 0)
-			break;
-		done += (size_t)r;
-	}
-	return (ssize_t)done;
-}
-
 /* The directory part of path, "." when there is none. */
 void jr_dir_of(const char *path, char *dir, size_t len)
 {
@@ -267,11 +218,6 @@ int jr_open_trusted(const char *path, int flags, int *fdp, char *err,
 
 /* ---- device identity ---- */
 
-bool jr_is_sim(const char *spec)
-{
-	return strncmp(spec, "sim:", 4) == 0;
-}
-
 /* Identity from a path (size and sector size are left 0). */
 int jr_identity_of_path(const char *path, struct jr_identity *id)
 {
@@ -279,8 +225,8 @@ int jr_identity_of_path(const char *path, struct jr_identity *id)
 	struct stat st;
 
 	memset(id, 0, sizeof(*id));
-	jr_copy_str(id->path, sizeof(id->path), path);
-	if (jr_is_sim(path)) {
+	util_copy_str(id->path, sizeof(id->path), path);
+	if (devspec_is_sim(path)) {
 		id->kind = FP_DEV_SIM;
 		return 0;
 	}
@@ -288,12 +234,13 @@ int jr_identity_of_path(const char *path, struct jr_identity *id)
 		return -errno;
 	/* Absolute, so "flashprobe restore JOURNAL" works from anywhere. */
 	if (realpath(path, real) != NULL)
-		jr_copy_str(id->path, sizeof(id->path), real);
+		util_copy_str(id->path, sizeof(id->path), real);
 	if (S_ISBLK(st.st_mode)) {
 		id->kind = FP_DEV_BLOCK;
 		id->major = major(st.st_rdev);
 		id->minor = minor(st.st_rdev);
-		safety_device_serial(path, id->serial, sizeof(id->serial));
+		sysfs_device_serial(sysfs_roots_default.sys, path, id->serial,
+				    sizeof(id->serial));
 		return 0;
 	}
 	if (S_ISREG(st.st_mode)) {
@@ -544,7 +491,7 @@ int jr_header_parse(int fd, const char *path, struct jr_header *h,
 	int rc = -EBADMSG;
 
 	memset(b, 0, sizeof(b));
-	n = jr_pread_full(fd, b, sizeof(b), 0);
+	n = util_pread_full(fd, b, sizeof(b), 0);
 	if (n < 0) {
 		fp_errf(err, errlen, "cannot read journal '%s': %s", path,
 		    strerror((int)-n));
@@ -637,7 +584,7 @@ int jr_default_name(const char *device, char *buf, size_t len)
 	char real[PATH_MAX];
 	struct stat st;
 
-	if (jr_is_sim(device)) {
+	if (devspec_is_sim(device)) {
 		sanitized_name(device, buf, len);
 		return 0;
 	}
@@ -694,7 +641,7 @@ int jr_pointer_write(const char *link, const struct jr_pointer *p,
 		  0600);
 	if (fd < 0)
 		return -errno;
-	rc = jr_write_full(fd, buf, (size_t)n);
+	rc = util_write_full(fd, buf, (size_t)n);
 	if (rc == 0 && fsync(fd) != 0)
 		rc = -errno;
 	close(fd);
@@ -758,7 +705,7 @@ int jr_pointer_read(const char *path, struct jr_pointer *p)
 	rc = jr_open_trusted(path, O_RDONLY, &fd, NULL, 0);
 	if (rc < 0)
 		return rc;
-	n = jr_pread_full(fd, text, sizeof(text) - 1, 0);
+	n = util_pread_full(fd, text, sizeof(text) - 1, 0);
 	close(fd);
 	if (n < 0)
 		return (int)n;

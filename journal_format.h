@@ -126,9 +126,6 @@ int jr_header_parse(int fd, const char *path, struct jr_header *h,
 		    char *err, size_t errlen);
 
 /* ---- files ---- */
-void jr_copy_str(char *dst, size_t len, const char *src);
-int jr_write_full(int fd, const void *buf, size_t n);
-ssize_t jr_pread_full(int fd, void *buf, size_t n, uint64_t off);
 void jr_dir_of(const char *path, char *dir, size_t len);
 int jr_fsync_dir_of(const char *path);
 int jr_abs_path(const char *path, char *out, size_t len);
@@ -138,7 +135,6 @@ int jr_open_trusted(const char *path, int flags, int *fdp, char *err,
 		    size_t errlen);
 
 /* ---- identity ---- */
-bool jr_is_sim(const char *spec);
 int jr_identity_of_path(const char *path, struct jr_identity *id);
 int jr_identity_of_dev(struct fp_dev *d, struct jr_identity *id);
 bool jr_same_device(const struct jr_identity *a, const struct jr_identity *b);
@@ -166,7 +162,7 @@ int jr_pointer_read(const char *path, struct jr_pointer *p);
 /* ---- replay (journal_replay.c), for journal_finish() ---- */
 /* journal_restore() on an open, already locked journal file. */
 int jr_restore_locked(int fd, const char *path, struct fp_dev *dev,
-		      unsigned flags, journal_progress_fn progress,
+		      unsigned flags, fp_progress_fn progress,
 		      void *progress_arg, struct journal_restore_report *rep,
 		      char *err, size_t errlen);
 /* Remove the journal and, if it still names it, its pointer file. */

@@ -33,8 +33,10 @@
 #include <unistd.h>
 
 #include "dev.h"
+#include "devspec.h"
 #include "errmsg.h"
 #include "journal.h"
+#include "util.h"
 #include "journal_format.h"
 #include "procfd.h"
 #include "units.h"
@@ -118,7 +120,7 @@ static int record_at(int fd, const struct jr_header *h, uint64_t pos,
 		     const char **why)
 {
 	unsigned char b[JR_REC_BYTES];
-	ssize_t n = jr_pread_full(fd, b, sizeof(b), pos);
+	ssize_t n = util_pread_full(fd, b, sizeof(b), pos);
 
 	*header_ok = false;
 	if (n <= 0)
@@ -135,7 +137,7 @@ static int record_at(int fd, const struct jr_header *h, uint64_t pos,
 	if (r->type != JR_REC_DATA || !data_record_sane(h, r))
 		return -EBADMSG;
 	*header_ok = true;
-	n = jr_pread_full(fd, buf, (size_t)r->length, pos + JR_REC_BYTES);
+	n = util_pread_full(fd, buf, (size_t)r->length, pos + JR_REC_BYTES);
 	if (n < 0)
 		return (int)n;
 	*why = "record data is cut short";
@@ -213,7 +215,7 @@ static uint64_t resync(int fd, uint64_t from)
 	if (chunk == NULL)
 		return UINT64_MAX;
 	for (uint64_t at = from; found == UINT64_MAX; at += RESYNC_CHUNK) {
-		n = jr_pread_full(fd, chunk, RESYNC_CHUNK + JR_REC_BYTES, at);
+		n = util_pread_full(fd, chunk, RESYNC_CHUNK + JR_REC_BYTES, at);
 		if (n < (ssize_t)JR_REC_BYTES)
 			break;
 		for (ssize_t i = 0; i + (ssize_t)JR_REC_BYTES <= n &&
@@ -307,10 +309,8 @@ static void restore_piece(struct replay *c, const unsigned char *data,
 			  uint64_t off, uint64_t len)
 {
 	uint32_t sector = fp_dev_sector_bytes(c->dev);
-	int rc = fp_dev_set_write_area(c->dev, off, off + len);
+	int rc = fp_dev_write_timed(c->dev, data, (size_t)len, off, NULL);
 
-	if (rc == 0)
-		rc = fp_dev_write_timed(c->dev, data, (size_t)len, off, NULL);
 	if (rc == 0)
 		rc = fp_dev_read_timed(c->dev, c->vbuf, (size_t)len, off, NULL);
 	if (rc == 0 && memcmp(c->vbuf, data, (size_t)len) != 0)
@@ -333,10 +333,29 @@ static void restore_piece(struct replay *c, const unsigned char *data,
 	}
 }
 
+/* The replay is the write authority of the restore: it allows what the
+ * records cover (their hull, inside the device) once, in place of
+ * whatever area the test had, and ends it when done.  Records past the
+ * end fail one by one. */
+static int grant_records(struct fp_dev *dev, const struct jr_scan *s)
+{
+	uint64_t lo = UINT64_MAX, hi = 0, size = fp_dev_size_bytes(dev);
+
+	for (size_t i = 0; i < s->n; i++) {
+		if (s->v[i].offset < lo)
+			lo = s->v[i].offset;
+		if (s->v[i].offset + s->v[i].length > hi)
+			hi = s->v[i].offset + s->v[i].length;
+	}
+	hi = hi < size ? hi : size;
+	fp_dev_end_write_area(dev);
+	return lo < hi ? fp_dev_set_write_area(dev, lo, hi) : 0;
+}
+
 /* Newest record first (see the top of this file). */
 static int replay_all(int fd, const struct jr_header *h,
 		      const struct jr_scan *s, struct fp_dev *dev,
-		      journal_progress_fn progress, void *arg,
+		      fp_progress_fn progress, void *arg,
 		      struct journal_restore_report *rep, void *buf,
 		      void *vbuf)
 {
@@ -347,6 +366,9 @@ static int replay_all(int fd, const struct jr_header *h,
 	bool header_ok;
 	int rc;
 
+	rc = grant_records(dev, s);
+	if (rc < 0)
+		return rc;
 	if (progress != NULL)
 		progress(arg, 0, s->data_bytes);
 	for (size_t i = s->n; i-- > 0;) {
@@ -360,6 +382,7 @@ static int replay_all(int fd, const struct jr_header *h,
 		if (progress != NULL)
 			progress(arg, done, s->data_bytes);
 	}
+	fp_dev_end_write_area(dev);	/* restored: nothing more to write */
 	return 0;
 }
 
@@ -574,7 +597,7 @@ static int check_records(int fd, const char *path, const struct jr_header *h,
 }
 
 int jr_restore_locked(int fd, const char *path, struct fp_dev *dev,
-		      unsigned flags, journal_progress_fn progress,
+		      unsigned flags, fp_progress_fn progress,
 		      void *progress_arg, struct journal_restore_report *rep,
 		      char *err, size_t errlen)
 {
@@ -659,7 +682,7 @@ static int resolve(const char *path, char *out, size_t len, char *err,
 	}
 	if (rc == 1 && access(p.journal, F_OK) != 0)
 		return lost_journal(path, &p, err, errlen);
-	jr_copy_str(out, len, rc == 1 ? p.journal : path);
+	util_copy_str(out, len, rc == 1 ? p.journal : path);
 	return 0;
 }
 
@@ -683,7 +706,7 @@ static int lock_journal(int fd, char *who, size_t wholen)
 }
 
 int journal_restore(const char *journal_path, struct fp_dev *dev,
-		    unsigned flags, journal_progress_fn progress,
+		    unsigned flags, fp_progress_fn progress,
 		    void *progress_arg, struct journal_restore_report *rep,
 		    char *err, size_t errlen)
 {
@@ -743,12 +766,12 @@ static int pending_pointer(const char *path, const struct jr_pointer *p,
 		close(fd);
 		if (!jr_same_device(&h.id, want))
 			return 0;
-		jr_copy_str(found, foundlen, p->journal);
+		util_copy_str(found, foundlen, p->journal);
 		return 1;
 	}
 	if (access(p->journal, F_OK) == 0) {
 		/* there but unreadable: it may be ours, never test over it */
-		jr_copy_str(found, foundlen, p->journal);
+		util_copy_str(found, foundlen, p->journal);
 		return own;
 	}
 	if (!own)
@@ -824,7 +847,7 @@ int journal_find_pending(const char *device, char *found, size_t foundlen,
 	if (device == NULL || found == NULL)
 		return -EINVAL;
 	found[0] = '\0';
-	if (jr_is_sim(device))
+	if (devspec_is_sim(device))
 		return 0;
 	rc = jr_identity_of_path(device, &want);
 	if (rc == 0)
@@ -858,7 +881,7 @@ int journal_device_of(const char *journal_path, char *device, size_t len,
 
 		/* the device is known even though its journal is gone */
 		if (jr_pointer_read(journal_path, &p) == 1)
-			jr_copy_str(device, len, p.device);
+			util_copy_str(device, len, p.device);
 		return rc;
 	}
 	if (rc == 0)
@@ -894,7 +917,7 @@ bool journal_is_journal_file(const char *path)
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return false;
-	n = jr_pread_full(fd, magic, sizeof(magic) - 1, 0);
+	n = util_pread_full(fd, magic, sizeof(magic) - 1, 0);
 	close(fd);
 	return (n >= 8 && memcmp(magic, JOURNAL_MAGIC, 8) == 0) ||
 	       (n == (ssize_t)sizeof(magic) - 1 &&

@@ -80,8 +80,8 @@
 #include "dev.h"
 #include "openau.h"
 #include "stats.h"
+#include "util.h"
 
-#define PATTERN_BYTE 0x5a		/* flashbench's WBUF_RAND is this constant */
 #define FLASHBENCH_SPACING_AUS 12	/* flashbench puts test AUs 12 AUs apart */
 #define BIG_FACTOR 4			/* the second chunk size is 4c */
 #define FIRST_CHUNK_DIV 64		/* first chunk tried: E / 64 */
@@ -109,8 +109,25 @@
  * mode may cost up to this share of it: a collapse copies every page of
  * the AU, random mode's bookkeeping a few pages, which on small AUs (64
  * pages of 2 KiB in 128 KiB) is well above X_RAND_OPEN of T_AU.  Collapses
- * count from 0.4 of it (col_min), so the two stay 2x apart. */
+ * count from COL_MIN_OF_COL (0.4) of it, so the two stay 2x apart. */
 #define X_RAND_OF_COL 0.2
+/* Once the card's own linear collapse (x_lin_col) is known, the collapse
+ * thresholds follow it: a collapse counts from COL_MIN_OF_COL of it (a
+ * partial one, e.g. an AU with fewer pages to copy), is clear from
+ * COL_CLEAR_OF_COL, and an open verdict needs a trial able to see
+ * SEEN_OF_COL of it (half: a collapse smaller than that is not expected). */
+#define COL_MIN_OF_COL 0.4
+#define COL_CLEAR_OF_COL 0.7
+#define SEEN_OF_COL 0.5
+/* Random mode against the linear reference must cost clearly less than
+ * any slowdown the linear trials showed: at most this share of the
+ * smallest. */
+#define RAND_OF_LIN_SLOW 0.5
+/* Relative uncertainty of the references, per sigma of one write: the
+ * random one is a trimmed mean of k1 - 2 writes (1/sqrt(k1 - 2)); the
+ * linear one a median of k1 - 1 rounds, which spreads sqrt(pi/2), about
+ * 1.25 times, as much as their mean. */
+#define MEDIAN_SD_FACTOR 1.25
 /* Slowdown of the slowest AU that still counts as open: 5 % for effects
  * noise does not explain, plus three times the noise. */
 #define OPEN_SLACK 0.05
@@ -155,7 +172,7 @@ struct ctx {
 	const struct openau_opts *o;
 	const struct openau_plan *p;
 	struct openau_result *r;
-	uint8_t *buf;			/* erase size bytes of PATTERN_BYTE */
+	uint8_t *buf;			/* erase size bytes of FP_FILL_BYTE */
 	uint64_t e;
 	struct stats_rng rng;
 	uint64_t *cursor;		/* test AU: next linear offset (AU-relative) */
@@ -184,18 +201,13 @@ struct ctx {
 /* ------------------------------------------------------------------ */
 /* Layout */
 
-static uint64_t round_up(uint64_t x, uint64_t m)
-{
-	return (x + m - 1) / m * m;
-}
-
 /* flashbench's 16 MiB rounded up to the erase size (manual mode); the
  * automatic mode, which gives verdicts, skips one unit more: a FAT area of
  * up to 16 MiB may start at unit 1, and a test AU inside it would never
  * collapse and count as one more open AU. */
 static uint64_t default_offset(uint64_t e, bool manual)
 {
-	return round_up(OPENAU_FAT_SKIP_BYTES, e) + (manual ? 0 : e);
+	return util_round_up(OPENAU_FAT_SKIP_BYTES, e) + (manual ? 0 : e);
 }
 
 /* Manual mode: the chunk sizes flashbench uses, E, E/2, ... >= B. */
@@ -324,19 +336,16 @@ static int plan_auto(uint64_t avail, const struct openau_opts *o,
 	return 0;
 }
 
-int openau_plan(struct fp_dev *d, const struct openau_opts *o,
+int openau_plan(uint64_t size, uint32_t sector, const struct openau_opts *o,
 		struct openau_plan *p)
 {
-	uint64_t e, size, avail, b;
-	uint32_t sector;
+	uint64_t e, avail, b;
 	int rc;
 
-	if (d == NULL || o == NULL || p == NULL)
+	if (o == NULL || p == NULL || sector == 0)
 		return -EINVAL;
 	memset(p, 0, sizeof(*p));
 	e = o->erase_size_bytes;
-	size = fp_dev_size_bytes(d);
-	sector = fp_dev_sector_bytes(d);
 	if (e == 0 || e % sector != 0 || e / sector < MIN_SLOTS)
 		return -EINVAL;
 	b = o->blocksize_bytes;
@@ -356,8 +365,8 @@ int openau_plan(struct fp_dev *d, const struct openau_opts *o,
 	rc = p->manual ? plan_manual(avail, o, b, sector, p)
 		       : plan_auto(avail, o, b, sector, p);
 	if (rc < 0)
-		return rc;
-	return fp_dev_set_write_area(d, p->start_bytes, p->end_bytes);
+		memset(p, 0, sizeof(*p));
+	return rc;
 }
 
 static uint64_t test_au_off(const struct ctx *c, unsigned i)
@@ -380,19 +389,6 @@ static uint64_t flush_au_off(const struct ctx *c, unsigned j)
 const char *openau_order_name(enum openau_order order)
 {
 	return order == OPENAU_RANDOM ? "random" : "linear";
-}
-
-static void shuffle_u32(struct stats_rng *rng, unsigned *v, unsigned n)
-{
-	for (unsigned i = 0; i < n; i++)
-		v[i] = i;
-	for (unsigned i = n; i > 1; i--) {
-		unsigned j = (unsigned)stats_rng_below(rng, i);
-		unsigned t = v[i - 1];
-
-		v[i - 1] = v[j];
-		v[j] = t;
-	}
 }
 
 static int cmp_desc(const void *a, const void *b)
@@ -470,7 +466,7 @@ static int run_manual(struct ctx *c)
 		rc = -ENOMEM;
 		goto out;
 	}
-	shuffle_u32(&c->rng, visit, n);
+	stats_permutation(&c->rng, visit, n);
 	for (uint64_t len = e; len >= b && len % sector == 0 && e % len == 0;
 	     len /= 2) {
 		unsigned chunks = (unsigned)(e / len);
@@ -478,7 +474,7 @@ static int run_manual(struct ctx *c)
 		struct openau_trial *t;
 
 		if (c->o->random)
-			shuffle_u32(&c->rng, order, chunks);
+			stats_permutation(&c->rng, order, chunks);
 		for (unsigned j = 0; j < chunks; j++) {
 			uint64_t in_au = (c->o->random ? order[j] : j) * len;
 
@@ -637,7 +633,7 @@ static int run_trial(struct ctx *c, const struct shape *s, unsigned n,
 		rc = -ENOMEM;
 		goto out;
 	}
-	shuffle_u32(&c->rng, visit, n);
+	stats_permutation(&c->rng, visit, n);
 	for (unsigned a = 0; a < n && order == OPENAU_LINEAR && rc == 0; a++)
 		rc = linear_room(c, a, shape_bytes(s));
 	for (unsigned k = 0; k < per && rc == 0; k++) {
@@ -763,6 +759,12 @@ static double resolution(double r)
 	return r < MIN_RESOLUTION ? 0 : fmin(1.0, 0.5 + (r - MIN_RESOLUTION) / 2);
 }
 
+/* The smallest slowdown (in T_AU) that counts as a collapse on this card. */
+static double collapse_min(const struct ctx *c)
+{
+	return fmax(X_COL_MIN, COL_MIN_OF_COL * c->x_lin_col);
+}
+
 /* Classify a trial from its AUs against the reference time ref.
  * cross_order: random order against the linear reference, where random
  * mode's own cost per write is allowed for.  An open verdict needs the
@@ -783,9 +785,9 @@ static enum openau_verdict classify(const struct ctx *c,
 	struct noise z = trial_noise(fmax(c->sigma_rel, st->rel_sigma), &used,
 				     n, ref_sd);
 	double lim = open_limit(z);
-	double col_min = fmax(X_COL_MIN, 0.4 * c->x_lin_col);
-	double col_clear = fmax(X_COL_CLEAR, 0.7 * c->x_lin_col);
-	double x_seen = fmax(X_COL_MIN, 0.5 * c->x_lin_col);
+	double col_min = collapse_min(c);
+	double col_clear = fmax(X_COL_CLEAR, COL_CLEAR_OF_COL * c->x_lin_col);
+	double x_seen = fmax(X_COL_MIN, SEEN_OF_COL * c->x_lin_col);
 	double res_open = resolution(x_seen * to_d / lim), open_max, best, f;
 
 	*excess = x;
@@ -804,7 +806,7 @@ static enum openau_verdict classify(const struct ctx *c,
 
 		open_max = rand_max;
 		if (c->x_lin_slow > 0)
-			open_max = fmin(open_max, 0.5 * c->x_lin_slow);
+			open_max = fmin(open_max, RAND_OF_LIN_SLOW * c->x_lin_slow);
 		if (x <= open_max) {
 			*strength = resolution(col_min * to_d / lim) *
 				    (x <= rand_clear ? 1.0 :
@@ -839,7 +841,7 @@ static double stop_time(const struct ctx *c, const struct shape *s,
 {
 	struct shape few = { s->chunk, EARLY_ROUNDS + 1, s->k2 };
 	double lim = open_limit(trial_noise(c->sigma_rel, &few, n, ref_sd));
-	double col = fmax(X_COL_MIN, 0.4 * c->x_lin_col) * c->au_ns;
+	double col = collapse_min(c) * c->au_ns;
 
 	return ref + fmax(4 * lim * ref, 2 * col);
 }
@@ -877,7 +879,7 @@ static int test_n(struct ctx *c, enum openau_order order, unsigned n,
 	ref = order == OPENAU_RANDOM && !cross ? c->ref_rand : c->ref_lin;
 	ref_sd = order == OPENAU_RANDOM && !cross ?
 		 1.0 / sqrt((double)(c->ref.k1 - 2)) :
-		 1.25 / sqrt((double)(c->ref.k1 - 1));
+		 MEDIAN_SD_FACTOR / sqrt((double)(c->ref.k1 - 1));
 	rc = run_trial(c, s, n, order, stop_time(c, s, n, ref, ref_sd), &st);
 	if (rc < 0)
 		return rc;
@@ -1245,8 +1247,11 @@ int openau_run(struct fp_dev *d, const struct openau_opts *o,
 
 	if (d == NULL || o == NULL || p == NULL || r == NULL ||
 	    p->erase_size_bytes != o->erase_size_bytes ||
-	    p->manual != (o->open_au_nr > 0))
+	    p->manual != (o->open_au_nr > 0) ||
+	    p->end_bytes > fp_dev_size_bytes(d))
 		return -EINVAL;
+	if (!fp_dev_may_write(d, p->start_bytes, p->end_bytes))
+		return -EFAULT;
 	memset(r, 0, sizeof(*r));
 	r->manual = p->manual;
 	r->erase_size_bytes = c.e = p->erase_size_bytes;
@@ -1260,7 +1265,7 @@ int openau_run(struct fp_dev *d, const struct openau_opts *o,
 		ctx_free(&c);
 		return -ENOMEM;
 	}
-	memset(c.buf, PATTERN_BYTE, (size_t)c.e);
+	memset(c.buf, FP_FILL_BYTE, (size_t)c.e);
 	c.budget_bytes = p->max_bytes;
 	c.bytes0 = fp_dev_bytes_written(d);
 	c.ns0 = fp_dev_io_ns(d);
@@ -1284,40 +1289,4 @@ uint64_t openau_flashbench_bytes(uint64_t erase_bytes, uint64_t blocksize_bytes,
 		return 0;
 	rows = manual_rows(erase_bytes, blocksize_bytes, 1);
 	return (uint64_t)nr * erase_bytes * rows;
-}
-
-uint64_t openau_flashbench_sweep_bytes(uint64_t erase_bytes,
-				       uint64_t blocksize_bytes,
-				       unsigned nr_max)
-{
-	uint64_t sum = 0;
-
-	for (unsigned nr = 1; nr <= nr_max; nr++)
-		sum += openau_flashbench_bytes(erase_bytes, blocksize_bytes, nr);
-	return sum;
-}
-
-int openau_flashbench_sweep(struct fp_dev *d, const struct openau_opts *o,
-			    unsigned nr_max, uint64_t *bytes, uint64_t *ns)
-{
-	struct openau_result *r = malloc(sizeof(*r));
-	struct openau_opts mo = *o;
-	struct openau_plan p;
-	int rc = 0;
-
-	*bytes = 0;
-	*ns = 0;
-	if (r == NULL)
-		return -ENOMEM;
-	for (unsigned nr = 1; nr <= nr_max && rc == 0; nr++) {
-		mo.open_au_nr = nr;
-		rc = openau_plan(d, &mo, &p);
-		if (rc < 0)
-			break;
-		rc = openau_run(d, &mo, &p, r);
-		*bytes += r->bytes_written;
-		*ns += r->elapsed_ns;
-	}
-	free(r);
-	return rc;
 }

@@ -10,8 +10,9 @@
  * See openau.c for the method.  The analyzer never prints and never exits.
  *
  * Use: openau_opts_default(), set erase_size_bytes (and anything else),
- * openau_plan() (computes the test area and makes it the device's write
- * area: print it before writing), then openau_run().
+ * openau_plan() (pure: the test area, for the caller to show, back up and
+ * make the device's write area), then openau_run() on a device whose
+ * write area covers the plan.
  */
 #ifndef FLASHPROBE_OPENAU_H
 #define FLASHPROBE_OPENAU_H
@@ -20,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util.h"
+
 struct fp_dev;
 
 #define OPENAU_DEFAULT_MAX_OPEN 32u
@@ -27,9 +30,6 @@ struct fp_dev;
 #define OPENAU_DEFAULT_BLOCKSIZE (16u * 1024u)	/* flashbench's default */
 #define OPENAU_FAT_SKIP_BYTES (16u * 1024u * 1024u)	/* default offset */
 #define OPENAU_MAX_TRIALS 128
-
-/* Progress callback: done and total in trials (total is an upper bound). */
-typedef void (*openau_progress_fn)(void *arg, uint64_t done, uint64_t total);
 
 enum openau_order {
 	OPENAU_LINEAR,		/* chunks of an AU written at increasing offsets */
@@ -49,7 +49,7 @@ struct openau_opts {
 	bool random;			/* manual mode: random order */
 	unsigned max_open;		/* automatic: search limit (0 = 32) */
 	uint64_t seed;			/* shuffles: chunk order, AU visiting order */
-	openau_progress_fn progress;
+	fp_progress_fn progress;	/* trials (total: an upper bound) */
 	void *progress_arg;
 };
 
@@ -125,16 +125,20 @@ struct openau_result {
 
 void openau_opts_default(struct openau_opts *o);
 
-/* Compute the test area for o on d and set it as d's write area (exactly
- * [start_bytes, end_bytes)).  Returns 0, -EINVAL for bad options (no or
- * unaligned erase size, blocksize not dividing the erase size, offset not
- * sector aligned), -ENOSPC when the area does not fit in the device. */
-int openau_plan(struct fp_dev *d, const struct openau_opts *o,
-		struct openau_plan *p);
+/* Compute the test area [start_bytes, end_bytes) for o on a device of
+ * size_bytes with sector_bytes sectors; nothing is touched.  Returns 0,
+ * -EINVAL for bad options (no or unaligned erase size, blocksize not
+ * dividing the erase size, offset not sector aligned), -ENOSPC when the
+ * area does not fit in the device. */
+int openau_plan(uint64_t size_bytes, uint32_t sector_bytes,
+		const struct openau_opts *o, struct openau_plan *p);
 
-/* Run the test planned by openau_plan() with the same o.  Returns 0 (also
- * when a count is undetermined), -ENOMEM, or a negative errno from the
- * device (the result then holds what was measured so far). */
+/* Run the test planned by openau_plan() with the same o, writing only
+ * inside the plan.  Returns 0 (also when a count is undetermined),
+ * -EINVAL for a plan of other options or another device, -EFAULT when
+ * d's write area does not cover the plan (nothing written), -ENOMEM, or a
+ * negative errno from the device (the result then holds what was measured
+ * so far). */
 int openau_run(struct fp_dev *d, const struct openau_opts *o,
 	       const struct openau_plan *p, struct openau_result *r);
 
@@ -142,18 +146,8 @@ int openau_run(struct fp_dev *d, const struct openau_opts *o,
 const char *openau_order_name(enum openau_order order);
 
 /* Bytes flashbench writes for one --open-au run with nr AUs (nr x erase
- * size x number of chunk sizes from erase size down to blocksize), and for
- * a user sweeping --open-au-nr from 1 to nr_max. */
+ * size x number of chunk sizes from erase size down to blocksize). */
 uint64_t openau_flashbench_bytes(uint64_t erase_bytes, uint64_t blocksize_bytes,
 				 unsigned nr);
-uint64_t openau_flashbench_sweep_bytes(uint64_t erase_bytes,
-				       uint64_t blocksize_bytes,
-				       unsigned nr_max);
-
-/* Run that sweep in manual mode on d (normally a simulated card) with base
- * options o (erase size, blocksize, order, offset) and report the bytes
- * written and device time it took.  0 or a negative errno. */
-int openau_flashbench_sweep(struct fp_dev *d, const struct openau_opts *o,
-			    unsigned nr_max, uint64_t *bytes, uint64_t *ns);
 
 #endif

@@ -189,7 +189,7 @@ static int run_open_au(struct fp_dev *d, const struct probe_opts *o,
 		oo.progress = forward_progress;
 		oo.progress_arg = &pp;
 	}
-	ret = openau_plan(d, &oo, &r->openau_plan);
+	ret = openau_plan(fp_dev_size_bytes(d), fp_dev_sector_bytes(d), &oo, &r->openau_plan);
 	if (ret == -ENOSPC || ret == -EINVAL) {
 		skip_test(r, "open-au", "the open-AU test was skipped: the device is too "
 			  "small for its test area");
@@ -222,7 +222,7 @@ static int run_find_fat(struct fp_dev *d, const struct probe_opts *o,
 		fo.progress = forward_progress;
 		fo.progress_arg = &pp;
 	}
-	ret = findfat_plan(&fo, fp_dev_size_bytes(d), fp_dev_sector_bytes(d), &plan);
+	ret = findfat_plan(fp_dev_size_bytes(d), fp_dev_sector_bytes(d), &fo, &plan);
 	if (ret == -ENOSPC || ret == -EINVAL) {
 		skip_test(r, "find-fat", "the FAT-area test was skipped: the device is too "
 			  "small for it");
@@ -232,7 +232,7 @@ static int run_find_fat(struct fp_dev *d, const struct probe_opts *o,
 		ret = o->protect(o->protect_arg, "find-fat", plan.start_bytes,
 				 plan.end_bytes, plan.max_write_bytes);
 	if (!ret)
-		ret = findfat_run(d, &fo, &r->fat);
+		ret = findfat_run(d, &fo, &plan, &r->fat);
 	r->findfat_done = ret == 0;
 	return ret;
 }

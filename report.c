@@ -6,6 +6,7 @@
 #include "advice.h"
 #include "align.h"
 #include "dev.h"
+#include "devspec.h"
 #include "json.h"
 #include "report.h"
 #include "sim.h"
@@ -140,7 +141,7 @@ void report_sims_json(struct json_writer *w, const struct sim_profile *profiles)
 void report_device_text(FILE *out, struct fp_dev *d)
 {
 	char size[32];
-	const char *what = fp_dev_kind(d) == FP_DEV_SIM ? "simulated card" :
+	const char *what = devspec_dev_is_sim(d) ? "simulated card" :
 			   fp_dev_kind(d) == FP_DEV_BLOCK ? "block device" :
 			   "regular file";
 

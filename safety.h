@@ -69,10 +69,10 @@ struct safety_report {
  * the others are refusals for safety.
  * The mount check reads /proc/self/mountinfo by major:minor (and by the
  * source's device number), so it sees mounts under any name; mounts in
- * other mount namespaces are left to the O_EXCL open of fp_dev_open().
+ * other mount namespaces are left to the O_EXCL open of fp_dev_open_path().
  * With SAFETY_WRITE, another process that holds the target open for
  * writing (seen in /proc/PID/fd and fdinfo) is only a warning in
- * rep->warning: O_EXCL does not stop it, the lock of fp_dev_open() stops
+ * rep->warning: O_EXCL does not stop it, the lock of fp_dev_open_path() stops
  * only other lockers (a second flashprobe). */
 int safety_check_target(const char *path, enum safety_mode mode,
 			struct safety_report *rep, char *err, size_t errlen);
@@ -82,7 +82,8 @@ int safety_check_target(const char *path, enum safety_mode mode,
  * itself or another node of its disk, or a file (or, when it does not
  * exist yet, a directory) on a file system whose device is the disk or
  * one of its partitions.  0, or -EINVAL with the reason in err (a bad
- * invocation: nothing has been opened yet).  Sims have no such outputs. */
+ * invocation: nothing has been opened yet), or the error when sysfs cannot
+ * tell (unknown is refused too).  Sims have no such outputs. */
 int safety_check_output(const char *what, const char *output,
 			const char *device, char *err, size_t errlen);
 
@@ -107,14 +108,14 @@ int safety_confirm(const char *device, FILE *in, FILE *out);
 int safety_dev_on_disk(const char *device_path, unsigned major,
 		       unsigned minor);
 
-/* Identity string of the disk behind a block device from sysfs: serial,
- * CID, WWID, or the backing file of a loop device; "" when none.  Returns
- * 0, or a negative errno when path is not a block device. */
-int safety_device_serial(const char *path, char *buf, size_t len);
-
-/* For tests: read sysfs and procfs below other roots (NULL: "/sys",
- * "/proc").  The strings must outlive their use. */
-void safety_set_roots(const char *sys_root, const char *proc_root);
+/* The same two with sysfs and procfs below other roots (a fake tree in
+ * tests); the plain ones read sysfs_roots_default. */
+struct sysfs_roots;
+int safety_check_target_at(const struct sysfs_roots *r, const char *path,
+			   enum safety_mode mode, struct safety_report *rep,
+			   char *err, size_t errlen);
+int safety_dev_on_disk_at(const struct sysfs_roots *r, const char *device_path,
+			  unsigned major, unsigned minor);
 
 /* ---- interruption ---- */
 
@@ -149,7 +150,7 @@ void safety_restore_progress(uint64_t done_bytes, uint64_t elapsed_ns);
 void safety_restore_end(void);
 
 /* The same as a progress callback (the shape of journal.h's
- * journal_progress_fn): the first call begins the notes for the device
+ * fp_progress_fn): the first call begins the notes for the device
  * named by arg (a string), later calls update them with the time since
  * that first call.  Call safety_restore_end() after the replay. */
 void safety_restore_note(void *arg, uint64_t done_bytes, uint64_t total_bytes);

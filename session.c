@@ -13,16 +13,13 @@
 #include <sys/stat.h>
 
 #include "dev.h"
+#include "devspec.h"
 #include "errmsg.h"
 #include "journal.h"
 #include "safety.h"
 #include "session.h"
 #include "units.h"
 
-static bool is_simulated(const char *device)
-{
-	return strncmp(device, "sim:", 4) == 0;
-}
 
 static bool writing(enum session_consent c)
 {
@@ -135,12 +132,11 @@ static int choose_journal(struct session *s, const struct session_opts *o,
 					       sizeof(s->journal), err, errlen))) {
 		return ret;
 	}
-	ret = safety_check_output("--journal", s->journal, o->device, err, errlen);
+	/* -EINVAL: on the device under test or in memory, a bad --journal
+	 * (exit 2) */
+	ret = journal_check_location(s->journal, o->device, err, errlen);
 	if (!ret && o->journal)
 		ret = check_existing_journal(s->journal, err, errlen);
-	/* -EINVAL: on the device under test, a bad --journal (exit 2) */
-	if (!ret)
-		ret = journal_check_location(s->journal, o->device, err, errlen);
 	return ret;
 }
 
@@ -152,7 +148,7 @@ int session_open(struct session *s, const struct session_opts *o, char *err,
 	memset(s, 0, sizeof(*s));
 	s->consent = o->consent;
 	s->notes = o->notes;
-	s->simulated = is_simulated(o->device);
+	s->simulated = devspec_is_sim(o->device);
 	if (o->consent == SESSION_NO_CONSENT && !s->simulated) {
 		snprintf(err, errlen, "%s writes to '%s': add --write (its data is "
 			 "backed up and restored) or --destructive (no backup)",
@@ -165,7 +161,7 @@ int session_open(struct session *s, const struct session_opts *o, char *err,
 		return ret;
 	if (s->consent == SESSION_WRITE && (ret = choose_journal(s, o, err, errlen)))
 		return ret;
-	ret = fp_dev_open(o->device, writing(s->consent) ? FP_OPEN_WRITE : FP_OPEN_READ,
+	ret = devspec_open(o->device, writing(s->consent) ? FP_OPEN_WRITE : FP_OPEN_READ,
 			  &s->raw, err, errlen);
 	if (ret)
 		return ret;
@@ -207,6 +203,7 @@ int session_protect(struct session *s, const char *what, uint64_t start,
 			sparse ? ", each block backed up before its first write" :
 			", backed up first");
 	s->wrote = true;
+	fp_dev_end_write_area(s->dev);	/* the previous test's, if any */
 	if (s->consent == SESSION_WRITE && !sparse)
 		return journal_backup_area(s->dev, start, end, err, errlen);
 	return fp_dev_set_write_area(s->dev, start, end);

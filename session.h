@@ -6,7 +6,9 @@
  *                      path, exclusive open and lock, confirmation, signal
  *                      handlers, journal;
  *   session_protect()  for each announced area, before writing it: back it
- *                      up (--write) and make it the only writable range;
+ *                      up (--write) and make it the only writable range
+ *                      (the one place that sets a test's write area: the
+ *                      analyzer then may only narrow it, see dev.h);
  *   ... the analyzer runs on session.dev ...
  *   session_finish()   restore and verify (--write), before any report:
  *                      a report that cannot be written must not cost data;

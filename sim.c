@@ -868,8 +868,6 @@ int sim_profile_parse(const char *spec, struct sim_profile *p, char *err,
 		fp_errf(err, errlen, "no simulated card given");
 		return -EINVAL;
 	}
-	if (strncmp(spec, "sim:", 4) == 0)
-		spec += 4;
 	comma = strchr(spec, ',');
 	nlen = comma ? (size_t)(comma - spec) : strlen(spec);
 	if (nlen == 0) {
@@ -1756,9 +1754,7 @@ int sim_open(const struct sim_profile *p, struct fp_dev **out)
  * which must not reach past a wrapper (a journal would miss it). */
 static struct sim *sim_here(const struct fp_dev *d)
 {
-	if (d == NULL || fp_dev_ops_of(d) != &sim_ops)
-		return NULL;
-	return fp_dev_priv(d);
+	return fp_dev_priv_if(d, &sim_ops);
 }
 
 /* The simulated card at the bottom of d's stack, or NULL: for questions

@@ -142,8 +142,8 @@ extern const struct sim_profile sim_profiles[];
 /* Find a built-in profile by name; NULL if unknown. */
 const struct sim_profile *sim_profile_find(const char *name);
 
-/* Parse "NAME" or "NAME,key=value,..." (the part after "sim:"; a leading
- * "sim:" is tolerated) into *p: start from the named built-in profile, then
+/* Parse "NAME" or "NAME,key=value,..." (the part after "sim:", see
+ * devspec_sim_body()) into *p: start from the named built-in profile, then
  * apply overrides in order (a repeated key wins last).  Keys:
  *   sizes (units_parse_size syntax): size, sector, page, raw_page, subau,
  *     erase, fat_start, fat, bad_start, bad;

@@ -225,6 +225,19 @@ uint64_t stats_rng_below(struct stats_rng *r, uint64_t n)
 	return x % n;
 }
 
+void stats_permutation(struct stats_rng *r, uint32_t *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		v[i] = (uint32_t)i;
+	for (size_t i = n; i > 1; i--) {
+		size_t j = (size_t)stats_rng_below(r, i);
+		uint32_t t = v[i - 1];
+
+		v[i - 1] = v[j];
+		v[j] = t;
+	}
+}
+
 uint64_t stats_hash64(uint64_t x)
 {
 	/* Offset first so that 0 does not map to 0. */

@@ -43,7 +43,10 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "devspec.h"
+#include "sysfs.h"
 #include "sysinfo.h"
+#include "util.h"
 
 #define KiB 1024ull
 #define MiB (1024ull * 1024ull)
@@ -726,70 +729,11 @@ const char *sysinfo_source_name(enum sysinfo_source source)
 /* ---------------------------------------------------------------- */
 /* sysfs plumbing */
 
-static int join(char *buf, size_t len, const char *dir, const char *name)
-{
-	int n = snprintf(buf, len, "%s/%s", dir, name);
-
-	return (n < 0 || (size_t)n >= len) ? -ENAMETOOLONG : 0;
-}
-
-static void copy_str(char *dst, size_t len, const char *src)
-{
-	size_t n = strlen(src);
-
-	if (n >= len)
-		n = len - 1;
-	memcpy(dst, src, n);
-	dst[n] = '\0';
-}
-
-/* Read a small attribute file into buf, surrounding white space removed.
- * -ENOENT etc. when absent, -EOVERFLOW when it does not fit. */
-static int read_attr(const char *dir, const char *name, char *buf, size_t len)
-{
-	char path[PATH_MAX];
-	ssize_t n;
-	size_t got = 0, start = 0;
-	int fd, err;
-
-	err = join(path, sizeof(path), dir, name);
-	if (err)
-		return err;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	while (got < len) {
-		n = read(fd, buf + got, len - got);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			err = -errno;
-			close(fd);
-			return err;
-		}
-		if (n == 0)
-			break;
-		got += (size_t)n;
-	}
-	close(fd);
-	if (got == len)
-		return -EOVERFLOW;
-	buf[got] = '\0';
-	while (got > 0 && (buf[got - 1] == '\n' || buf[got - 1] == ' ' ||
-			   buf[got - 1] == '\t' || buf[got - 1] == '\r'))
-		buf[--got] = '\0';
-	while (buf[start] == ' ' || buf[start] == '\t')
-		start++;
-	if (start)
-		memmove(buf, buf + start, got - start + 1);
-	return 0;
-}
-
 static bool exists(const char *dir, const char *name)
 {
 	char path[PATH_MAX];
 
-	return join(path, sizeof(path), dir, name) == 0 && access(path, F_OK) == 0;
+	return sysfs_join(path, sizeof(path), dir, name) == 0 && access(path, F_OK) == 0;
 }
 
 /* Whole string as an unsigned number; base 16 accepts "0x". */
@@ -850,7 +794,7 @@ static void read_value(const char *dir, const char *name, uint64_t mult,
 	char buf[64];
 	uint64_t n;
 
-	if (read_attr(dir, name, buf, sizeof(buf)) != 0)
+	if (sysfs_read_attr(dir, name, buf, sizeof(buf)) != 0)
 		return;
 	if (!parse_u64(buf, 10, &n) || (mult > 1 && n > UINT64_MAX / mult)) {
 		(*malformed)++;
@@ -867,7 +811,7 @@ static void read_flag(const char *dir, const char *name,
 	char buf[16];
 	uint64_t n;
 
-	if (read_attr(dir, name, buf, sizeof(buf)) != 0)
+	if (sysfs_read_attr(dir, name, buf, sizeof(buf)) != 0)
 		return;
 	if (!parse_u64(buf, 10, &n)) {
 		(*malformed)++;
@@ -884,7 +828,7 @@ static bool read_hex_attr(const char *dir, const char *name, uint8_t *out,
 	/* The largest is EXT_CSD: 1024 digits. */
 	char buf[2 * EXT_CSD_BYTES + 8];
 
-	if (read_attr(dir, name, buf, sizeof(buf)) != 0)
+	if (sysfs_read_attr(dir, name, buf, sizeof(buf)) != 0)
 		return false;
 	if (!parse_hex_bytes(buf, out, n)) {
 		(*malformed)++;
@@ -898,7 +842,7 @@ static bool read_num_attr(const char *dir, const char *name, uint64_t *out,
 {
 	char buf[64];
 
-	if (read_attr(dir, name, buf, sizeof(buf)) != 0)
+	if (sysfs_read_attr(dir, name, buf, sizeof(buf)) != 0)
 		return false;
 	if (!parse_num(buf, out)) {
 		(*malformed)++;
@@ -969,7 +913,7 @@ static void read_debugfs_ext_csd(struct sysinfo *si, const char *root,
 	uint8_t ext[EXT_CSD_BYTES];
 	int n;
 
-	copy_str(host, sizeof(host), card_dir);
+	util_copy_str(host, sizeof(host), card_dir);
 	parent_dir(host);
 	n = snprintf(dir, sizeof(dir), "%s/kernel/debug/%s/%s", root,
 		     base_name(host), base_name(card_dir));
@@ -1035,7 +979,7 @@ static void fill_ident(struct sysinfo *si, bool cid_decoded, uint64_t kmanfid,
 		id->source = SYSINFO_SRC_CARD;
 		id->manfid = si->cid.manfid;
 		id->oemid = si->cid.oemid;
-		copy_str(id->product, sizeof(id->product), si->cid.name);
+		util_copy_str(id->product, sizeof(id->product), si->cid.name);
 		id->hwrev = si->cid.prv >> 4;
 		id->fwrev = si->cid.prv & 0xf;
 		id->serial_present = true;
@@ -1049,7 +993,7 @@ static void fill_ident(struct sysinfo *si, bool cid_decoded, uint64_t kmanfid,
 		id->source = SYSINFO_SRC_KERNEL;
 		id->manfid = (unsigned)kmanfid;
 		id->oemid = has_koemid ? (uint16_t)koemid : 0;
-		copy_str(id->product, sizeof(id->product), si->kernel_name);
+		util_copy_str(id->product, sizeof(id->product), si->kernel_name);
 		id->hwrev = (unsigned)khwrev;
 		id->fwrev = (unsigned)kfwrev;
 		id->serial_present = has_kserial;
@@ -1096,7 +1040,7 @@ static void read_card(struct sysinfo *si, const char *root, const char *card_dir
 	uint64_t hc = 0;
 
 	si->has_card = true;
-	read_attr(card_dir, "type", si->card_type, sizeof(si->card_type));
+	sysfs_read_attr(card_dir, "type", si->card_type, sizeof(si->card_type));
 	sd = strcmp(si->card_type, "SD") == 0 ||
 		strcmp(si->card_type, "SDcombo") == 0;
 	mmc = strcmp(si->card_type, "MMC") == 0;
@@ -1111,10 +1055,10 @@ static void read_card(struct sysinfo *si, const char *root, const char *card_dir
 		si->has_ssr = read_hex_attr(card_dir, "ssr", si->raw_ssr,
 					    SSR_BYTES, &si->malformed);
 	}
-	if (read_attr(card_dir, "name", si->kernel_name,
+	if (sysfs_read_attr(card_dir, "name", si->kernel_name,
 		      sizeof(si->kernel_name)) != 0)
 		si->kernel_name[0] = '\0';
-	if (read_attr(card_dir, "date", si->kernel_date,
+	if (sysfs_read_attr(card_dir, "date", si->kernel_date,
 		      sizeof(si->kernel_date)) != 0)
 		si->kernel_date[0] = '\0';
 	has_manfid = read_num_attr(card_dir, "manfid", &manfid, &si->malformed);
@@ -1226,16 +1170,16 @@ static void read_usb_ids(struct sysinfo *si, const char *root, const char *dir)
 	uint64_t v, p;
 	size_t rootlen = strlen(root);
 
-	copy_str(d, sizeof(d), dir);
+	util_copy_str(d, sizeof(d), dir);
 	while (strlen(d) > rootlen && starts_with(d, root)) {
-		if (read_attr(d, "idVendor", buf, sizeof(buf)) == 0 &&
+		if (sysfs_read_attr(d, "idVendor", buf, sizeof(buf)) == 0 &&
 		    parse_u64(buf, 16, &v) && v <= 0xffff &&
-		    read_attr(d, "idProduct", buf, sizeof(buf)) == 0 &&
+		    sysfs_read_attr(d, "idProduct", buf, sizeof(buf)) == 0 &&
 		    parse_u64(buf, 16, &p) && p <= 0xffff) {
 			si->usb_id_present = true;
 			si->usb_vendor_id = (uint16_t)v;
 			si->usb_product_id = (uint16_t)p;
-			if (read_attr(d, "product", si->usb_product,
+			if (sysfs_read_attr(d, "product", si->usb_product,
 				      sizeof(si->usb_product)) != 0)
 				si->usb_product[0] = '\0';
 			return;
@@ -1246,9 +1190,9 @@ static void read_usb_ids(struct sysinfo *si, const char *root, const char *dir)
 
 static void read_scsi_strings(struct sysinfo *si, const char *dev_dir)
 {
-	if (read_attr(dev_dir, "vendor", si->vendor, sizeof(si->vendor)) != 0)
+	if (sysfs_read_attr(dev_dir, "vendor", si->vendor, sizeof(si->vendor)) != 0)
 		si->vendor[0] = '\0';
-	if (read_attr(dev_dir, "model", si->model, sizeof(si->model)) != 0)
+	if (sysfs_read_attr(dev_dir, "model", si->model, sizeof(si->model)) != 0)
 		si->model[0] = '\0';
 }
 
@@ -1307,18 +1251,18 @@ static int read_block(const char *sysfs_root, const char *link,
 		err = -ENAMETOOLONG;
 		goto out;
 	}
-	copy_str(si->sysfs_path, sizeof(si->sysfs_path), rel);
-	copy_str(si->name, sizeof(si->name), base_name(real));
+	util_copy_str(si->sysfs_path, sizeof(si->sysfs_path), rel);
+	util_copy_str(si->name, sizeof(si->name), base_name(real));
 
 	/* A partition: everything but the size describes its disk. */
-	copy_str(disk, sizeof(disk), real);
+	util_copy_str(disk, sizeof(disk), real);
 	if (exists(real, "partition")) {
 		si->is_partition = true;
 		parent_dir(disk);
 	}
-	copy_str(si->disk_name, sizeof(si->disk_name), base_name(disk));
+	util_copy_str(si->disk_name, sizeof(si->disk_name), base_name(disk));
 
-	if (read_attr(real, "dev", buf, sizeof(buf)) == 0 &&
+	if (sysfs_read_attr(real, "dev", buf, sizeof(buf)) == 0 &&
 	    sscanf(buf, "%u:%u", &ma, &mi) == 2) {
 		si->major = ma;
 		si->minor = mi;
@@ -1329,7 +1273,7 @@ static int read_block(const char *sysfs_root, const char *link,
 		   &si->malformed);
 	read_flag(real, "ro", &si->read_only, &si->malformed);
 	read_flag(disk, "removable", &si->removable, &si->malformed);
-	err = join(path, sizeof(path), disk, "queue");
+	err = sysfs_join(path, sizeof(path), disk, "queue");
 	if (err)
 		goto out;
 	read_queue(si, path);
@@ -1338,7 +1282,7 @@ static int read_block(const char *sysfs_root, const char *link,
 
 	/* device/: the SD/MMC card on a native host, or the SCSI device of a
 	 * USB reader, stick or disk. */
-	err = join(path, sizeof(path), disk, "device");
+	err = sysfs_join(path, sizeof(path), disk, "device");
 	if (err)
 		goto out;
 	dev = realpath(path, NULL);
@@ -1353,10 +1297,10 @@ static int read_block(const char *sysfs_root, const char *link,
 		read_usb_ids(si, root, disk);
 	} else if (starts_with(si->disk_name, "loop")) {
 		si->kind = SYSINFO_KIND_LOOP;
-		err = join(path, sizeof(path), disk, "loop");
+		err = sysfs_join(path, sizeof(path), disk, "loop");
 		if (err)
 			goto out;
-		if (read_attr(path, "backing_file", si->backing_file,
+		if (sysfs_read_attr(path, "backing_file", si->backing_file,
 			      sizeof(si->backing_file)) != 0)
 			si->backing_file[0] = '\0';
 	} else if (strstr(rel, "/devices/virtual/")) {
@@ -1384,15 +1328,15 @@ int sysinfo_read_name(const char *name, const char *sysfs_root,
 	reset(out);
 	if (!name || !*name || strchr(name, '/') || !sysfs_root)
 		return -EINVAL;
-	err = join(dir, sizeof(dir), sysfs_root, "block");
+	err = sysfs_join(dir, sizeof(dir), sysfs_root, "block");
 	if (!err)
-		err = join(path, sizeof(path), dir, name);
+		err = sysfs_join(path, sizeof(path), dir, name);
 	if (err)
 		return err;
 	if (access(path, F_OK) != 0) {
-		err = join(dir, sizeof(dir), sysfs_root, "class/block");
+		err = sysfs_join(dir, sizeof(dir), sysfs_root, "class/block");
 		if (!err)
-			err = join(path, sizeof(path), dir, name);
+			err = sysfs_join(path, sizeof(path), dir, name);
 		if (err)
 			return err;
 	}
@@ -1412,16 +1356,16 @@ int sysinfo_read(const char *dev_path, const char *sysfs_root,
 	reset(out);
 	if (!dev_path || !*dev_path || !sysfs_root)
 		return -EINVAL;
-	if (starts_with(dev_path, "sim:")) {
+	if (devspec_is_sim(dev_path)) {
 		out->kind = SYSINFO_KIND_SIM;
-		copy_str(out->name, sizeof(out->name), dev_path);
+		util_copy_str(out->name, sizeof(out->name), dev_path);
 		return 0;
 	}
 	if (stat(dev_path, &st) != 0)
 		return -errno;
 	if (S_ISREG(st.st_mode)) {
 		out->kind = SYSINFO_KIND_IMAGE;
-		copy_str(out->name, sizeof(out->name), dev_path);
+		util_copy_str(out->name, sizeof(out->name), dev_path);
 		out->size.bytes = (uint64_t)st.st_size;
 		out->size.source = SYSINFO_SRC_KERNEL;
 		out->size.present = true;
@@ -1448,18 +1392,18 @@ int sysinfo_partition_start(const char *sysfs_root, const struct sysinfo *si,
 
 	if (!si->is_partition || strchr(si->name, '/'))
 		return -EINVAL;
-	err = join(dir, sizeof(dir), sysfs_root, "class/block");
+	err = sysfs_join(dir, sizeof(dir), sysfs_root, "class/block");
 	if (!err)
-		err = join(part, sizeof(part), dir, si->name);
+		err = sysfs_join(part, sizeof(part), dir, si->name);
 	if (!err)
-		err = read_attr(part, "start", buf, sizeof(buf));
+		err = sysfs_read_attr(part, "start", buf, sizeof(buf));
 	if (err)
 		return err;
 	if (!parse_u64(buf, 10, &start) || start > UINT64_MAX / 512)
 		return -EINVAL;
 	*start_bytes = start * 512;	/* sysfs counts 512-byte units */
 	*number = 0;
-	if (read_attr(part, "partition", buf, sizeof(buf)) == 0 && parse_u64(buf, 10, &n) &&
+	if (sysfs_read_attr(part, "partition", buf, sizeof(buf)) == 0 && parse_u64(buf, 10, &n) &&
 	    n < 1u << 20)
 		*number = (unsigned)n;
 	return 0;

@@ -221,7 +221,7 @@ static int noisy_pread(void *priv, void *buf, size_t len, uint64_t off)
 {
 	struct noisy *n = priv;
 	uint64_t t0 = fp_dev_now_ns(n->inner);
-	int ret = fp_dev_ops_of(n->inner)->pread(fp_dev_priv(n->inner), buf, len, off);
+	int ret = fp_dev_read_timed(n->inner, buf, len, off, NULL);
 	double cost = (double)(fp_dev_now_ns(n->inner) - t0), f = 0;
 
 	switch (n->model) {
@@ -279,6 +279,7 @@ START_TEST(test_foreign_noise_models)
 	d = fp_dev_create(&noisy_ops, n, FP_DEV_SIM, "noisy", fp_dev_size_bytes(n->inner),
 			  fp_dev_sector_bytes(n->inner));
 	ck_assert_ptr_nonnull(d);
+	fp_dev_set_inner(d, n->inner);
 	ck_assert_int_eq(align_run(d, NULL, &r), 0);
 	ck_assert_msg(!r.erase_size_bytes || r.erase_size_bytes == p->erase_bytes,
 		      "%s, noise model %d: erase %llu", p->name, n->model,

@@ -638,8 +638,7 @@ END_TEST
 
 /* A pass-through device that records the extent of every request. */
 struct recorder {
-	const struct fp_dev_ops *ops;
-	void *priv;
+	struct fp_dev *inner;
 	uint64_t min_off, max_end;
 	uint64_t seq_write_bytes;
 };
@@ -657,7 +656,7 @@ static int rec_pread(void *priv, void *buf, size_t len, uint64_t off)
 	struct recorder *rec = priv;
 
 	record(rec, len, off);
-	return rec->ops->pread(rec->priv, buf, len, off);
+	return fp_dev_read_timed(rec->inner, buf, len, off, NULL);
 }
 
 static int rec_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
@@ -667,14 +666,14 @@ static int rec_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
 	record(rec, len, off);
 	if (len > 4096)
 		rec->seq_write_bytes += len;
-	return rec->ops->pwrite(rec->priv, buf, len, off);
+	return fp_dev_write_timed(rec->inner, buf, len, off, NULL);
 }
 
 static uint64_t rec_now(void *priv)
 {
 	struct recorder *rec = priv;
 
-	return rec->ops->now_ns(rec->priv);
+	return fp_dev_now_ns(rec->inner);
 }
 
 static const struct fp_dev_ops rec_ops = {
@@ -689,13 +688,14 @@ START_TEST(test_stays_inside_area)
 	struct benchio_opts o;
 	struct fp_dev *inner = open_sim("emmc"), *d;
 	struct recorder rec = {
-		.ops = fp_dev_ops_of(inner), .priv = fp_dev_priv(inner),
+		.inner = inner,
 		.min_off = UINT64_MAX,
 	};
 
 	d = fp_dev_create(&rec_ops, &rec, FP_DEV_SIM, "rec", fp_dev_size_bytes(inner),
 			  fp_dev_sector_bytes(inner));
 	ck_assert_ptr_nonnull(d);
+	fp_dev_set_inner(d, inner);
 	short_opts(&o);
 	/* an area on no block boundary at either end */
 	o.offset_bytes = 16 * MiB + 3 * 512;

@@ -15,6 +15,7 @@
 
 #include "capacity.h"
 #include "dev.h"
+#include "devspec.h"
 #include "journal.h"
 #include "jsonv.h"
 #include "sim.h"
@@ -32,7 +33,7 @@ static struct fp_dev *open_spec(const char *spec)
 	struct fp_dev *d = NULL;
 	char err[256] = "";
 
-	ck_assert_msg(fp_dev_open(spec, FP_OPEN_WRITE, &d, err, sizeof(err)) == 0,
+	ck_assert_msg(devspec_open(spec, FP_OPEN_WRITE, &d, err, sizeof(err)) == 0,
 		      "%s: %s", spec, err);
 	return d;
 }
@@ -318,7 +319,7 @@ struct flaky {
 static int flaky_pread(void *priv, void *buf, size_t len, uint64_t off)
 {
 	struct flaky *f = priv;
-	int rc = fp_dev_ops_of(f->inner)->pread(fp_dev_priv(f->inner), buf, len, off);
+	int rc = fp_dev_read_timed(f->inner, buf, len, off, NULL);
 
 	if (rc == 0 && stats_hash64(++f->reads) % 7 == 0)
 		memset(buf, 0, len);
@@ -329,7 +330,7 @@ static int flaky_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
 {
 	struct flaky *f = priv;
 
-	return fp_dev_ops_of(f->inner)->pwrite(fp_dev_priv(f->inner), buf, len, off);
+	return fp_dev_write_timed(f->inner, buf, len, off, NULL);
 }
 
 static uint64_t flaky_now(void *priv)
@@ -361,6 +362,7 @@ START_TEST(test_flaky_is_undetermined)
 	d = fp_dev_create(&flaky_ops, f, FP_DEV_SIM, "flaky", fp_dev_size_bytes(f->inner),
 			  fp_dev_sector_bytes(f->inner));
 	ck_assert_ptr_nonnull(d);
+	fp_dev_set_inner(d, f->inner);
 	capacity_opts_default(&o);
 	o.nonce = 5;
 	ck_assert_int_eq(capacity_plan(fp_dev_size_bytes(d), fp_dev_sector_bytes(d), &o, &plan), 0);

@@ -5,7 +5,7 @@
  * removed by the parent process even when a test fails) on a filesystem
  * with real O_DIRECT, and unlink each file right after opening it.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE		/* O_DIRECT */
 
 #include <dirent.h>
 #include <errno.h>
@@ -25,6 +25,7 @@
 #include "tests.h"
 #include "testutil.h"
 #include "dev.h"
+#include "devspec.h"
 
 #define DEV_TMPFS_MAGIC 0x01021994	/* linux/magic.h TMPFS_MAGIC */
 #define DEV_RAMFS_MAGIC 0x858458f6	/* linux/magic.h RAMFS_MAGIC */
@@ -187,26 +188,55 @@ START_TEST(test_read_back)
 }
 END_TEST
 
-/* O_DIRECT is really in effect: the backend itself, called past the
- * layer's checks, gets EINVAL from the kernel for a misaligned offset or
- * length, which the page cache would have served. */
+/* Whether a descriptor of this process on a file under dir has O_DIRECT
+ * set: its flags in /proc/self/fdinfo, octal as the kernel prints them. */
+static bool direct_fd_under(const char *dir)
+{
+	char link[300], target[PATH_MAX], line[128];
+	bool found = false;
+	struct dirent *e;
+	DIR *fds = opendir("/proc/self/fd");
+
+	ck_assert_ptr_nonnull(fds);
+	while (!found && (e = readdir(fds)) != NULL) {
+		unsigned long flags;
+		ssize_t n;
+		FILE *info;
+
+		snprintf(link, sizeof(link), "/proc/self/fd/%s", e->d_name);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = '\0';
+		if (strncmp(target, dir, strlen(dir)) != 0)
+			continue;
+		snprintf(link, sizeof(link), "/proc/self/fdinfo/%s", e->d_name);
+		if ((info = fopen(link, "r")) == NULL)
+			continue;
+		while (fgets(line, sizeof(line), info) != NULL)
+			if (sscanf(line, "flags: %lo", &flags) == 1 &&
+			    (flags & O_DIRECT))
+				found = true;
+		fclose(info);
+	}
+	closedir(fds);
+	return found;
+}
+
+/* O_DIRECT is really in effect: the kernel holds the device's descriptor
+ * with it (the page cache would serve misaligned reads and RAM-speed
+ * timings), and only the device's descriptor (the test's own has none). */
 START_TEST(test_o_direct_in_effect)
 {
-	const struct fp_dev_ops *ops;
-	unsigned char *buf;
 	struct fp_dev *d;
 	int fd;
 
 	REQUIRE_DIR();
-	buf = fp_dev_alloc_buf(8192);
 	d = open_file_dev(FP_OPEN_READ, &fd);
-	ops = fp_dev_ops_of(d);
-	ck_assert_int_eq(ops->pread(fp_dev_priv(d), buf, 512, 0), 0);
-	ck_assert_int_eq(ops->pread(fp_dev_priv(d), buf, 512, 1), -EINVAL);
-	ck_assert_int_eq(ops->pread(fp_dev_priv(d), buf, 100, 0), -EINVAL);
+	ck_assert(direct_fd_under(test_dir));
 	fp_dev_close(d);
+	ck_assert(!direct_fd_under(test_dir));
 	close(fd);
-	free(buf);
 }
 END_TEST
 
@@ -406,12 +436,12 @@ START_TEST(test_refusals)
 	snprintf(want, sizeof(want),
 		 "cannot open '%s': No such file or directory", missing);
 	expect_open_error(missing, FP_OPEN_READ, -ENOENT, want);
-	/* fp_dev_open() passes anything but "sim:" to the path backend */
-	ck_assert_int_eq(fp_dev_open(missing, FP_OPEN_READ, &d, err, sizeof(err)),
+	/* devspec_open() passes anything but "sim:" to the path backend */
+	ck_assert_int_eq(devspec_open(missing, FP_OPEN_READ, &d, err, sizeof(err)),
 			 -ENOENT);
 	ck_assert_str_eq(err, want);
 	ck_assert_ptr_null(d);
-	ck_assert_int_eq(fp_dev_open(NULL, FP_OPEN_READ, &d, err, sizeof(err)),
+	ck_assert_int_eq(devspec_open(NULL, FP_OPEN_READ, &d, err, sizeof(err)),
 			 -EINVAL);
 }
 END_TEST
@@ -551,6 +581,87 @@ static struct fp_dev *fake_dev(struct fake *f, enum fp_dev_kind kind)
 	return d;
 }
 
+/* A wrapper as the journal is one: its I/O goes through the inner
+ * device's checks. */
+static int pass_pread(void *priv, void *buf, size_t len, uint64_t off)
+{
+	return fp_dev_read_timed(priv, buf, len, off, NULL);
+}
+
+static int pass_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
+{
+	return fp_dev_write_timed(priv, buf, len, off, NULL);
+}
+
+static uint64_t pass_now_ns(void *priv)
+{
+	return fp_dev_now_ns(priv);
+}
+
+static const struct fp_dev_ops pass_ops = {
+	.pread = pass_pread, .pwrite = pass_pwrite, .now_ns = pass_now_ns,
+};
+
+static bool area_is(const struct fp_dev *d, uint64_t start, uint64_t end)
+{
+	uint64_t s, e;
+
+	return fp_dev_write_area(d, &s, &e) && s == start && e == end;
+}
+
+/* One write area for the whole stack, and it only narrows: code handed a
+ * device cannot widen what its caller allowed; only an end (the write
+ * authority's, between tests) starts over. */
+START_TEST(test_area_only_narrows)
+{
+	struct fake f;
+	struct fp_dev *inner = fake_dev(&f, FP_DEV_FILE), *d;
+	unsigned char buf[512];
+
+	memset(buf, 0x3c, sizeof(buf));
+	d = fp_dev_create(&pass_ops, inner, FP_DEV_FILE, "wrap", sizeof(f.data), 512);
+	ck_assert_ptr_nonnull(d);
+	fp_dev_set_inner(d, inner);
+	ck_assert(!fp_dev_may_write(d, 0, 512));
+	ck_assert_int_eq(fp_dev_set_write_area(d, 1024, 4096), 0);
+	ck_assert(area_is(d, 1024, 4096) && area_is(inner, 1024, 4096));
+	ck_assert(fp_dev_may_write(d, 1024, 4096));
+	ck_assert(!fp_dev_may_write(d, 512, 4096));
+	ck_assert(!fp_dev_may_write(d, 1024, 4608));
+
+	/* widening, at either end or both, is refused and changes nothing */
+	ck_assert_int_eq(fp_dev_set_write_area(d, 512, 4096), -EPERM);
+	ck_assert_int_eq(fp_dev_set_write_area(d, 1024, 4608), -EPERM);
+	ck_assert_int_eq(fp_dev_set_write_area(d, 0, 8192), -EPERM);
+	ck_assert_int_eq(fp_dev_set_write_area(inner, 0, 8192), -EPERM);
+	ck_assert(area_is(d, 1024, 4096) && area_is(inner, 1024, 4096));
+	ck_assert_int_eq(fp_dev_set_write_area(d, 1024, 4096), 0);	/* same */
+
+	/* narrowing holds for the whole stack */
+	ck_assert_int_eq(fp_dev_set_write_area(d, 2048, 4096), 0);
+	ck_assert(area_is(inner, 2048, 4096));
+	ck_assert_int_eq(fp_dev_write_timed(d, buf, 512, 1024, NULL), -EFAULT);
+	ck_assert_int_eq(fp_dev_write_timed(d, buf, 512, 2048, NULL), 0);
+	ck_assert_int_eq(f.writes, 1);
+	ck_assert_int_eq(memcmp(f.data + 2048, buf, 512), 0);
+	/* the inner device narrowed below the wrapper refuses on its own */
+	ck_assert_int_eq(fp_dev_set_write_area(inner, 2048, 3072), 0);
+	ck_assert_int_eq(fp_dev_write_timed(d, buf, 512, 3072, NULL), -EFAULT);
+	ck_assert_int_eq(f.writes, 1);
+
+	/* after an end nothing may be written, until a new area is set */
+	fp_dev_end_write_area(d);
+	ck_assert(!fp_dev_write_area(d, &(uint64_t){0}, &(uint64_t){0}));
+	ck_assert(!fp_dev_write_area(inner, &(uint64_t){0}, &(uint64_t){0}));
+	ck_assert_int_eq(fp_dev_write_timed(d, buf, 512, 2048, NULL), -EFAULT);
+	ck_assert_int_eq(fp_dev_set_write_area(d, 0, 8192), 0);
+	ck_assert_int_eq(fp_dev_write_timed(d, buf, 512, 0, NULL), 0);
+	ck_assert_int_eq(f.writes, 2);
+	fp_dev_close(d);
+	fp_dev_close(inner);
+}
+END_TEST
+
 START_TEST(test_fake_timing)
 {
 	static unsigned char buf[4096];
@@ -641,8 +752,9 @@ START_TEST(test_fake_accessors)
 	d = fake_dev(&f, FP_DEV_SIM);
 	ck_assert_str_eq(fp_dev_kind_name(d), "sim");
 	ck_assert_int_eq(fp_dev_kind(d), FP_DEV_SIM);
-	ck_assert_ptr_eq(fp_dev_ops_of(d), &fake_ops);
-	ck_assert_ptr_eq(fp_dev_priv(d), &f);
+	ck_assert_ptr_eq(fp_dev_priv_if(d, &fake_ops), &f);
+	ck_assert_ptr_null(fp_dev_priv_if(d, NULL));
+	ck_assert_ptr_null(fp_dev_priv_if(NULL, &fake_ops));
 	ck_assert_uint_eq(fp_dev_size_bytes(d), 8192);
 	ck_assert_uint_eq(fp_dev_sector_bytes(d), 512);
 	fp_dev_rt_enter(d);	/* virtual time: no real-time priority */
@@ -798,6 +910,7 @@ Suite *dev_suite(void)
 	TCase *tc = tcase_create("layer");
 
 	tcase_add_test(tc, test_fake_timing);
+	tcase_add_test(tc, test_area_only_narrows);
 	tcase_add_test(tc, test_fake_refused_not_called);
 	tcase_add_test(tc, test_fake_failure_no_time);
 	tcase_add_test(tc, test_fake_accessors);

@@ -263,6 +263,19 @@ static void gen_many_open(unsigned i, struct sim_profile *p)
 /* ------------------------------------------------------------------ */
 /* Checks */
 
+/* Plan o for d, grant the plan's area as the session does, and run. */
+static int plan_and_run(struct fp_dev *d, const struct findfat_opts *o,
+			struct findfat_result *r)
+{
+	struct findfat_plan plan;
+	int rc = findfat_plan(fp_dev_size_bytes(d), fp_dev_sector_bytes(d), o, &plan);
+
+	fp_dev_end_write_area(d);
+	if (rc == 0)
+		rc = fp_dev_set_write_area(d, plan.start_bytes, plan.end_bytes);
+	return rc < 0 ? rc : findfat_run(d, o, &plan, r);
+}
+
 static void run_auto(const struct sim_profile *p, uint64_t erase,
 		     struct findfat_result *r, struct recorder *rc)
 {
@@ -274,9 +287,9 @@ static void run_auto(const struct sim_profile *p, uint64_t erase,
 	o.erase_size_bytes = erase;
 	o.seed = p->seed * 31 + 1;
 	/* the plan is known before anything is written */
-	ck_assert_int_eq(findfat_plan(&o, p->size_bytes, p->sector_bytes, &plan), 0);
+	ck_assert_int_eq(findfat_plan(p->size_bytes, p->sector_bytes, &o, &plan), 0);
 	ck_assert_uint_eq(rc->writes, 0);
-	ck_assert_int_eq(findfat_run(d, &o, r), 0);
+	ck_assert_int_eq(plan_and_run(d, &o, r), 0);
 	ck_assert_mem_eq(&plan, &r->plan, sizeof(plan));
 
 	/* every write inside [start, end) of the plan, and within its bytes */
@@ -639,7 +652,7 @@ static void run_manual(const struct sim_profile *p, uint64_t erase,
 	o.blocksize_bytes = block;
 	o.units = units;
 	o.random = random;
-	ck_assert_int_eq(findfat_run(d, &o, r), 0);
+	ck_assert_int_eq(plan_and_run(d, &o, r), 0);
 	ck_assert_uint_le(rc.hi, (uint64_t)units * erase);
 	ck_assert_uint_eq(r->bytes_written,
 			  findfat_flashbench_bytes(erase, block, units));
@@ -703,26 +716,26 @@ START_TEST(test_plan_errors)
 	struct findfat_plan p;
 
 	findfat_opts_default(&o);
-	ck_assert_int_eq(findfat_plan(&o, 256 * MiB, 512, &p), -EINVAL);
+	ck_assert_int_eq(findfat_plan(256 * MiB, 512, &o, &p), -EINVAL);
 	o.erase_size_bytes = 4 * MiB + 512 / 2;
-	ck_assert_int_eq(findfat_plan(&o, 256 * MiB, 512, &p), -EINVAL);
+	ck_assert_int_eq(findfat_plan(256 * MiB, 512, &o, &p), -EINVAL);
 	o.erase_size_bytes = 4 * MiB;
 	o.blocksize_bytes = 12 * KiB;		/* does not divide 4 MiB */
-	ck_assert_int_eq(findfat_plan(&o, 256 * MiB, 512, &p), -EINVAL);
+	ck_assert_int_eq(findfat_plan(256 * MiB, 512, &o, &p), -EINVAL);
 	o.mode = FINDFAT_MANUAL;
-	ck_assert_int_eq(findfat_plan(&o, 256 * MiB, 512, &p), -EINVAL);
+	ck_assert_int_eq(findfat_plan(256 * MiB, 512, &o, &p), -EINVAL);
 	o.blocksize_bytes = 1024;		/* not a 4 KiB-sector multiple */
-	ck_assert_int_eq(findfat_plan(&o, 256 * MiB, 4096, &p), -EINVAL);
+	ck_assert_int_eq(findfat_plan(256 * MiB, 4096, &o, &p), -EINVAL);
 	o.blocksize_bytes = 0;
 	o.units = FINDFAT_MAX_UNITS + 1;
-	ck_assert_int_eq(findfat_plan(&o, 256 * MiB, 512, &p), -EINVAL);
+	ck_assert_int_eq(findfat_plan(256 * MiB, 512, &o, &p), -EINVAL);
 	o.units = 6;
-	ck_assert_int_eq(findfat_plan(&o, 16 * MiB, 512, &p), -ENOSPC);
+	ck_assert_int_eq(findfat_plan(16 * MiB, 512, &o, &p), -ENOSPC);
 	o.mode = FINDFAT_AUTO;
 	o.units = 0;
-	ck_assert_int_eq(findfat_plan(&o, 32 * MiB, 512, &p), -ENOSPC);
+	ck_assert_int_eq(findfat_plan(32 * MiB, 512, &o, &p), -ENOSPC);
 	o.blocksize_bytes = 1 * MiB;		/* too few chunks to sample */
-	ck_assert_int_eq(findfat_plan(&o, 256 * MiB, 512, &p), -EINVAL);
+	ck_assert_int_eq(findfat_plan(256 * MiB, 512, &o, &p), -EINVAL);
 }
 END_TEST
 
@@ -733,7 +746,7 @@ START_TEST(test_plan_defaults)
 
 	findfat_opts_default(&o);
 	o.erase_size_bytes = 4 * MiB;
-	ck_assert_int_eq(findfat_plan(&o, 1024 * MiB, 512, &p), 0);
+	ck_assert_int_eq(findfat_plan(1024 * MiB, 512, &o, &p), 0);
 	ck_assert_uint_eq(p.start_bytes, 0);
 	ck_assert_uint_eq(p.blocksize_bytes, 16 * KiB);
 	ck_assert_uint_eq(p.min_units, 8);
@@ -746,14 +759,14 @@ START_TEST(test_plan_defaults)
 	ck_assert_uint_lt(p.max_write_bytes, 216 * MiB);
 	/* small units get a smaller chunk so a unit still has 32 of them */
 	o.erase_size_bytes = 128 * KiB;
-	ck_assert_int_eq(findfat_plan(&o, 256 * MiB, 512, &p), 0);
+	ck_assert_int_eq(findfat_plan(256 * MiB, 512, &o, &p), 0);
 	ck_assert_uint_eq(p.blocksize_bytes, 4 * KiB);
 	/* the references lie 64 MiB in even for small units */
 	ck_assert_uint_ge(p.end_bytes - p.ref_units * 128 * KiB, 64 * MiB);
 	ck_assert_uint_le(p.max_lead_units + p.ref_units, FINDFAT_MAX_UNITS);
 	/* a small device bounds the area */
 	o.erase_size_bytes = 8 * MiB;
-	ck_assert_int_eq(findfat_plan(&o, 128 * MiB, 512, &p), 0);
+	ck_assert_int_eq(findfat_plan(128 * MiB, 512, &o, &p), 0);
 	ck_assert_uint_le(p.end_bytes, 128 * MiB);
 }
 END_TEST
@@ -785,7 +798,7 @@ START_TEST(test_io_error)
 	ck_assert_int_eq(sim_open(&p, &d), 0);
 	findfat_opts_default(&o);
 	o.erase_size_bytes = p.erase_bytes;
-	ck_assert_int_eq(findfat_run(d, &o, &r), -EIO);
+	ck_assert_int_eq(plan_and_run(d, &o, &r), -EIO);
 	fp_dev_close(d);
 }
 END_TEST
@@ -804,7 +817,11 @@ START_TEST(test_write_area_is_the_plan)
 	ck_assert_int_eq(sim_open(p, &d), 0);
 	findfat_opts_default(&o);
 	o.erase_size_bytes = p->erase_bytes;
-	ck_assert_int_eq(findfat_run(d, &o, &r), 0);
+	/* the plan alone grants nothing: the run refuses to start */
+	ck_assert_int_eq(findfat_plan(p->size_bytes, p->sector_bytes, &o, &r.plan), 0);
+	ck_assert_int_eq(findfat_run(d, &o, &r.plan, &r), -EFAULT);
+	ck_assert_uint_eq(fp_dev_bytes_written(d), 0);
+	ck_assert_int_eq(plan_and_run(d, &o, &r), 0);
 	ck_assert_int_eq(fp_dev_write_timed(d, buf, 512, r.plan.end_bytes - 512,
 					    NULL), 0);
 	ck_assert_int_eq(fp_dev_write_timed(d, buf, 512, r.plan.end_bytes, NULL),
@@ -842,7 +859,7 @@ START_TEST(test_progress)
 	o.erase_size_bytes = p->erase_bytes;
 	o.progress = log_progress;
 	o.progress_arg = &log;
-	ck_assert_int_eq(findfat_run(d, &o, &r), 0);
+	ck_assert_int_eq(plan_and_run(d, &o, &r), 0);
 	ck_assert_uint_gt(log.calls, 8);
 	ck_assert(log.monotonic);
 	ck_assert_uint_eq(log.last, r.bytes_written);

@@ -562,14 +562,6 @@ START_TEST(test_bad_input)
 }
 END_TEST
 
-static int allow_all(void *arg, const char *test, uint64_t start, uint64_t end,
-		     uint64_t max_bytes)
-{
-	(void)test;
-	(void)max_bytes;
-	return fp_dev_set_write_area(arg, start, end);
-}
-
 /* The probe's text for r with the identity read from tree/name. */
 static char *probe_text_with(struct fp_dev *d, struct probe_result *r,
 			     const char *tree, const char *name)
@@ -600,7 +592,7 @@ START_TEST(test_probe_conclusion_reader)
 	ck_assert_int_eq(sim_open(sim_profile_find("seed"), &d), 0);
 	o.device = "sim:seed";
 	o.sysfs_root = "/sys";
-	o.protect = allow_all;
+	o.protect = tu_allow_area;
 	o.protect_arg = d;
 	o.quick = true;
 	ck_assert_int_eq(probe_run(d, &o, r), 0);

@@ -26,6 +26,7 @@
 
 #include "blockfix.h"
 #include "dev.h"
+#include "devspec.h"
 #include "errmsg.h"
 #include "journal.h"
 #include "safety.h"
@@ -1282,7 +1283,8 @@ START_TEST(test_journal_is_not_the_image)
 					  sizeof(err)), 0);
 	ck_assert_int_eq(journal_check_location(img, img, err, sizeof(err)),
 			 -EINVAL);
-	ck_assert_ptr_nonnull(strstr(err, "device under test itself"));
+	ck_assert_msg(strstr(err, "is the device under test") && strstr(err, img),
+		      "%s", err);
 	ck_assert_int_eq(journal_open(d, img, &jd, err, sizeof(err)), -EINVAL);
 	ck_assert_ptr_null(jd);
 	fp_dev_close(d);
@@ -1373,7 +1375,7 @@ START_TEST(test_loop_roundtrip)
 	ck_assert_msg(scene.dev != NULL && scene.why[0] == '\0', "setup: %s",
 		      scene.why);
 	before = tu_checksum(scene.dev);
-	ck_assert_msg(fp_dev_open(scene.dev, FP_OPEN_WRITE, &d, err,
+	ck_assert_msg(devspec_open(scene.dev, FP_OPEN_WRITE, &d, err,
 				  sizeof(err)) == 0, "%s", err);
 	ck_assert_int_eq(fp_dev_kind(d), FP_DEV_BLOCK);
 	ck_assert_int_eq(journal_default_path(scene.dev, def, sizeof(def), err,
@@ -1384,7 +1386,7 @@ START_TEST(test_loop_roundtrip)
 	ck_assert_int_eq(journal_find_pending(scene.dev, found, sizeof(found),
 					      err, sizeof(err)), 1);
 	ck_assert_str_eq(found, def);
-	ck_assert_int_eq(fp_dev_open(scene.dev, FP_OPEN_WRITE, &d, err,
+	ck_assert_int_eq(devspec_open(scene.dev, FP_OPEN_WRITE, &d, err,
 				     sizeof(err)), 0);
 	ck_assert_msg(journal_restore(found, d, 0, NULL, NULL, &rep, err, sizeof(err)) == 0,
 		      "%s", err);
@@ -1394,7 +1396,7 @@ START_TEST(test_loop_roundtrip)
 	ck_assert_int_eq(journal_find_pending(scene.dev, found, sizeof(found),
 					      err, sizeof(err)), 0);
 	/* And a normal run: back up, write, finish. */
-	ck_assert_int_eq(fp_dev_open(scene.dev, FP_OPEN_WRITE, &d, err,
+	ck_assert_int_eq(devspec_open(scene.dev, FP_OPEN_WRITE, &d, err,
 				     sizeof(err)), 0);
 	jd = jopen(d, def);
 	ck_assert_int_eq(journal_backup_area(jd, 0, 8u * MIB, err, sizeof(err)),

@@ -16,14 +16,6 @@
 #include "tests.h"
 #include "xmlcheck.h"
 
-static int allow_area(void *arg, const char *test, uint64_t start, uint64_t end,
-		      uint64_t max_bytes)
-{
-	(void)test;
-	(void)max_bytes;
-	return fp_dev_set_write_area(arg, start, end);
-}
-
 /* Probe p; erase_bytes as --erasesize (0: none). */
 static struct probe_result *probe_card_erase(const struct sim_profile *p, bool writes,
 					     uint64_t erase_bytes, struct fp_dev **out)
@@ -38,7 +30,7 @@ static struct probe_result *probe_card_erase(const struct sim_profile *p, bool w
 	o.sysfs_root = "/sys";
 	o.writes_allowed = writes;
 	o.erase_bytes = erase_bytes;
-	o.protect = allow_area;
+	o.protect = tu_allow_area;
 	o.protect_arg = d;
 	ck_assert_int_eq(probe_run(d, &o, r), 0);
 	*out = d;

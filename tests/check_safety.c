@@ -27,9 +27,11 @@
 
 #include "blockfix.h"
 #include "dev.h"
+#include "devspec.h"
 #include "errmsg.h"
 #include "journal.h"
 #include "safety.h"
+#include "sysfs.h"
 #include "sim.h"
 #include "testutil.h"
 #include "tests.h"
@@ -137,7 +139,7 @@ START_TEST(test_gate_refuses_journal_file)
 	struct safety_report rep;
 	char path[PATH_MAX], err[512];
 
-	ck_assert_int_eq(fp_dev_open("sim:seed,size=16M", FP_OPEN_WRITE, &d, err,
+	ck_assert_int_eq(devspec_open("sim:seed,size=16M", FP_OPEN_WRITE, &d, err,
 				     sizeof(err)), 0);
 	in_dir(path, sizeof(path), "a.journal");
 	ck_assert_int_eq(journal_open(d, path, &jd, err, sizeof(err)), 0);
@@ -484,7 +486,7 @@ START_TEST(test_interruptible_wrapper)
 	uint64_t ns = 0;
 	char err[256];
 
-	ck_assert_int_eq(fp_dev_open("sim:seed,size=16M", FP_OPEN_WRITE, &d, err,
+	ck_assert_int_eq(devspec_open("sim:seed,size=16M", FP_OPEN_WRITE, &d, err,
 				     sizeof(err)), 0);
 	ck_assert_int_eq(safety_wrap_interruptible(d, &w), 0);
 	ck_assert_uint_eq(fp_dev_size_bytes(w), fp_dev_size_bytes(d));
@@ -512,6 +514,7 @@ END_TEST
 
 static char fake[PATH_MAX];	/* root of the fake tree, "" if not built */
 static char fake_sys[PATH_MAX + 8], fake_proc[PATH_MAX + 8];
+static const struct sysfs_roots fake_roots = { fake_sys, fake_proc };
 
 static bool fake_mkdir(const char *rel)
 {
@@ -599,7 +602,6 @@ static void fake_setup(void)
 
 static void fake_teardown(void)
 {
-	safety_set_roots(NULL, NULL);
 	if (fake[0] != '\0')
 		tu_rm_tree(fake);
 	fake[0] = '\0';
@@ -691,10 +693,9 @@ START_TEST(test_fake_card)
 
 	ck_assert_msg(fake[0] != '\0', "fake tree not built");
 	fake_apply(c);
-	safety_set_roots(fake_sys, fake_proc);
 	snprintf(node, sizeof(node), "%s/dev/%s", fake, c->target);
-	rc = safety_check_target(node, c->mode, &rep, err, sizeof(err));
-	safety_set_roots(NULL, NULL);
+	rc = safety_check_target_at(&fake_roots, node, c->mode, &rep, err,
+				    sizeof(err));
 	ck_assert_msg(rc == c->rc, "case %d: rc %d, want %d: %s", _i, rc, c->rc,
 		      err);
 	if (c->msg != NULL)
@@ -717,23 +718,24 @@ START_TEST(test_fake_card_report)
 
 	ck_assert_msg(fake[0] != '\0', "fake tree not built");
 	fake_apply(c);
-	safety_set_roots(fake_sys, fake_proc);
 	snprintf(node, sizeof(node), "%s/dev/mmcblk9", fake);
-	ck_assert_int_eq(safety_check_target(node, SAFETY_READ, &rep, err,
-					     sizeof(err)), 0);
+	ck_assert_int_eq(safety_check_target_at(&fake_roots, node, SAFETY_READ,
+						&rep, err, sizeof(err)), 0);
 	ck_assert(rep.mounted && rep.held && rep.readonly && !rep.swap);
 	ck_assert_int_eq(rep.target, SAFETY_TARGET_DISK);
 	ck_assert_uint_eq(rep.major, FAKE_MAJOR);
 	ck_assert_uint_eq(rep.minor, 0);
 	/* The journal's helpers see the same disk. */
-	ck_assert_int_eq(safety_dev_on_disk(node, FAKE_MAJOR, 2), 1);
-	ck_assert_int_eq(safety_dev_on_disk(node, FAKE_MAJOR, 0), 1);
-	ck_assert_int_eq(safety_dev_on_disk(node, 8, 1), 0);
+	ck_assert_int_eq(safety_dev_on_disk_at(&fake_roots, node, FAKE_MAJOR, 2), 1);
+	ck_assert_int_eq(safety_dev_on_disk_at(&fake_roots, node, FAKE_MAJOR, 0), 1);
+	ck_assert_int_eq(safety_dev_on_disk_at(&fake_roots, node, 8, 1), 0);
 	snprintf(node, sizeof(node), "%s/dev/mmcblk9p1", fake);
-	ck_assert_int_eq(safety_dev_on_disk(node, FAKE_MAJOR, 2), 1);
-	ck_assert_int_eq(safety_device_serial(node, cid, sizeof(cid)), 0);
+	ck_assert_int_eq(safety_dev_on_disk_at(&fake_roots, node, FAKE_MAJOR, 2), 1);
+	ck_assert_int_eq(sysfs_device_serial(fake_sys, node, cid,
+						 sizeof(cid)), 0);
 	ck_assert_str_eq(cid, "1b534d4542304d5310cafe0a5e00c001");
-	safety_set_roots(NULL, NULL);
+	/* the real roots know nothing of the fake tree's nodes' disk */
+	ck_assert_int_eq(safety_dev_on_disk(node, FAKE_MAJOR, 2) == 1, 0);
 }
 END_TEST
 
@@ -838,7 +840,7 @@ START_TEST(test_loop_mounted)
 	ck_assert(rep.mounted);
 	/* The second line of defence: the kernel refuses O_EXCL, a safety
 	 * refusal that says so. */
-	ck_assert_int_eq(fp_dev_open(scene.dev, FP_OPEN_WRITE, &d, err,
+	ck_assert_int_eq(devspec_open(scene.dev, FP_OPEN_WRITE, &d, err,
 				     sizeof(err)), -FP_EREFUSED);
 	ck_assert_msg(strstr(err, "held exclusively") != NULL, "%s", err);
 	ck_assert_uint_eq(tu_checksum(scene.dev), before);
@@ -920,7 +922,7 @@ START_TEST(test_loop_readonly)
 					     sizeof(err)), 0);
 	/* The kernel opens a read-only loop device for writing and only
 	 * fails the writes: why the gate asks BLKROGET first. */
-	if (fp_dev_open(scene.dev, FP_OPEN_WRITE, &d, err, sizeof(err)) == 0) {
+	if (devspec_open(scene.dev, FP_OPEN_WRITE, &d, err, sizeof(err)) == 0) {
 		unsigned char *buf = fp_dev_alloc_buf(4096);
 
 		ck_assert_int_eq(fp_dev_set_write_area(d, 0, 4096), 0);

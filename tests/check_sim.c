@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "dev.h"
+#include "devspec.h"
 #include "safety.h"
 #include "sim.h"
 #include "tests.h"
@@ -789,22 +790,43 @@ START_TEST(test_sector_4096)
 }
 END_TEST
 
+static int other_pread(void *priv, void *buf, size_t len, uint64_t off)
+{
+	(void)priv;
+	memset(buf, 0, len);
+	(void)off;
+	return 0;
+}
+
+static uint64_t other_now(void *priv)
+{
+	(void)priv;
+	return 0;
+}
+
 START_TEST(test_not_a_sim)
 {
-	struct fp_dev_ops real;
+	static const struct fp_dev_ops other_ops = {
+		.pread = other_pread, .now_ns = other_now,
+	};
 	struct fp_dev *d = open_spec("seed");
 	struct fp_dev *other;
 
-	/* another backend with the same functions is still not ours */
-	real = *fp_dev_ops_of(d);
-	other = fp_dev_create(&real, fp_dev_priv(d), FP_DEV_FILE, "x", MIB, 512);
+	/* another backend is not a simulated card, and cannot reach the
+	 * card's state (fp_dev_priv_if() gives it only to sim.c) */
+	ck_assert_ptr_null(fp_dev_priv_if(d, &other_ops));
+	other = fp_dev_create(&other_ops, NULL, FP_DEV_FILE, "x", MIB, 512);
 	ck_assert_ptr_nonnull(other);
 	ck_assert_ptr_null(sim_profile_of(other));
 	ck_assert_uint_eq(sim_mem_bytes(other), 0);
 	ck_assert_int_eq(sim_fill_random(other, 1), -EINVAL);
 	ck_assert_ptr_null(sim_profile_of(NULL));
-	/* free only the wrapper: the priv belongs to d */
-	real.close = NULL;
+	ck_assert(!devspec_dev_is_sim(other));
+	ck_assert(devspec_dev_is_sim(d));
+	/* a wrapper over the card is asked through to it */
+	fp_dev_set_inner(other, d);
+	ck_assert(devspec_dev_is_sim(other));
+	ck_assert_ptr_eq(sim_profile_of(other), sim_profile_of(d));
 	fp_dev_close(other);
 	fp_dev_close(d);
 }
@@ -815,13 +837,13 @@ START_TEST(test_open_through_dev)
 	struct fp_dev *d = NULL;
 	char err[256] = "";
 
-	ck_assert_int_eq(fp_dev_open("sim:readme,jitter=0,seed=9", FP_OPEN_WRITE, &d,
+	ck_assert_int_eq(devspec_open("sim:readme,jitter=0,seed=9", FP_OPEN_WRITE, &d,
 				     err, sizeof(err)), 0);
 	ck_assert_str_eq(sim_profile_of(d)->name, "readme");
 	ck_assert_uint_eq(sim_profile_of(d)->jitter_pct, 0);
 	ck_assert_uint_eq(sim_profile_of(d)->seed, 9);
 	fp_dev_close(d);
-	ck_assert_int_eq(fp_dev_open("sim:bogus", FP_OPEN_READ, &d, err, sizeof(err)),
+	ck_assert_int_eq(devspec_open("sim:bogus", FP_OPEN_READ, &d, err, sizeof(err)),
 			 -EINVAL);
 	ck_assert_str_eq(err, "unknown simulated card 'bogus' (see flashprobe list-sims)");
 }
@@ -836,7 +858,7 @@ START_TEST(test_profile_through_wrappers)
 	struct fp_dev *d = NULL, *w1 = NULL, *w2 = NULL;
 	char err[256] = "";
 
-	ck_assert_int_eq(fp_dev_open("sim:emmc", FP_OPEN_WRITE, &d, err,
+	ck_assert_int_eq(devspec_open("sim:emmc", FP_OPEN_WRITE, &d, err,
 				     sizeof(err)), 0);
 	ck_assert_int_eq(safety_wrap_interruptible(d, &w1), 0);
 	ck_assert_int_eq(safety_wrap_interruptible(w1, &w2), 0);
@@ -914,11 +936,18 @@ START_TEST(test_parse_overrides)
 	ck_assert_uint_eq(p.read_page_ns, 13);
 	ck_assert_uint_eq(p.raw_cross_ns, 1000);
 	ck_assert_uint_eq(p.subau_cross_ns, 2000);
-	/* plain name, and the "sim:" prefix tolerated */
+	/* a plain name; the "sim:" prefix is the device argument's, which
+	 * devspec takes off (and only devspec knows) */
 	ck_assert_int_eq(sim_profile_parse("emmc", &p, err, sizeof(err)), 0);
 	ck_assert_uint_eq(p.erase_bytes, sim_profile_find("emmc")->erase_bytes);
-	ck_assert_int_eq(sim_profile_parse("sim:flat", &p, err, sizeof(err)), 0);
+	ck_assert_int_eq(sim_profile_parse(devspec_sim_body("sim:flat"), &p, err,
+					   sizeof(err)), 0);
 	ck_assert_str_eq(p.name, "flat");
+	ck_assert_int_eq(sim_profile_parse("sim:flat", &p, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_null(devspec_sim_body("/dev/sdb"));
+	ck_assert_ptr_null(devspec_sim_body(NULL));
+	ck_assert(devspec_is_sim("sim:"));
+	ck_assert(!devspec_is_sim("./sim:flat"));
 }
 END_TEST
 

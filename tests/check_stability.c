@@ -19,6 +19,7 @@
 #include "sim.h"
 #include "tablecard.h"
 #include "tests.h"
+#include "testutil.h"
 #include "units.h"
 
 #define DEFAULT_SEEDS 20
@@ -125,14 +126,6 @@ static unsigned differing(const struct tally *t, const char **mode)
 	return t->n - best;
 }
 
-static int allow_area(void *arg, const char *test, uint64_t start, uint64_t end,
-		      uint64_t max_bytes)
-{
-	(void)test;
-	(void)max_bytes;
-	return fp_dev_set_write_area(arg, start, end);
-}
-
 /* The probe's verdicts on d (writes allowed when it is writable). */
 static void probe_verdicts(struct fp_dev *d, bool writes, uint64_t seed,
 			   struct tally *t)
@@ -146,7 +139,7 @@ static void probe_verdicts(struct fp_dev *d, bool writes, uint64_t seed,
 	o.writes_allowed = writes;
 	o.seed = seed;
 	o.seed_set = true;
-	o.protect = allow_area;
+	o.protect = tu_allow_area;
 	o.protect_arg = d;
 	ck_assert_int_eq(probe_run(d, &o, r), 0);
 	size_verdict(t[0].v[t[0].n++], r->geo.page.bytes);

@@ -1,12 +1,16 @@
 /* check_stats.c - robust statistics and the deterministic generator. */
 #define _POSIX_C_SOURCE 200809L
 
+#include <errno.h>
 #include <math.h>
+#include <stdbool.h>
+#include <unistd.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "tests.h"
 #include "stats.h"
+#include "util.h"
 
 #define TOL 1e-12
 
@@ -232,6 +236,75 @@ START_TEST(test_hash64)
 }
 END_TEST
 
+/* Every value once, the same order for the same seed, another for
+ * another seed, and every position reached over many seeds. */
+START_TEST(test_permutation)
+{
+	enum { N = 37 };
+	uint32_t a[N], b[N];
+	unsigned seen[N][N] = { { 0 } };
+	struct stats_rng r1, r2;
+	bool differ = false;
+
+	stats_rng_seed(&r1, 11);
+	stats_rng_seed(&r2, 11);
+	stats_permutation(&r1, a, N);
+	stats_permutation(&r2, b, N);
+	ck_assert_mem_eq(a, b, sizeof(a));
+	stats_rng_seed(&r2, 12);
+	stats_permutation(&r2, b, N);
+	for (unsigned i = 0; i < N; i++)
+		differ |= a[i] != b[i];
+	ck_assert(differ);
+	for (unsigned s = 0; s < 2000; s++) {
+		bool have[N] = { false };
+
+		stats_rng_seed(&r1, s);
+		stats_permutation(&r1, a, N);
+		for (unsigned i = 0; i < N; i++) {
+			ck_assert_uint_lt(a[i], N);
+			ck_assert(!have[a[i]]);
+			have[a[i]] = true;
+			seen[i][a[i]]++;
+		}
+	}
+	for (unsigned i = 0; i < N; i++)
+		for (unsigned v = 0; v < N; v++)
+			ck_assert_uint_gt(seen[i][v], 0);
+	stats_permutation(&r1, a, 0);	/* nothing to do, nothing touched */
+	stats_permutation(&r1, a, 1);
+	ck_assert_uint_eq(a[0], 0);
+}
+END_TEST
+
+START_TEST(test_util_helpers)
+{
+	char small[4];
+	int fds[2];
+	char got[8];
+
+	ck_assert_uint_eq(util_round_up(0, 512), 0);
+	ck_assert_uint_eq(util_round_up(1, 512), 512);
+	ck_assert_uint_eq(util_round_up(512, 512), 512);
+	ck_assert_uint_eq(util_round_up(UINT64_C(3) << 40 | 1, 4096),
+			  (UINT64_C(3) << 40) + 4096);
+	util_copy_str(small, sizeof(small), "abcdef");
+	ck_assert_str_eq(small, "abc");
+	util_copy_str(small, sizeof(small), "");
+	ck_assert_str_eq(small, "");
+	/* full loops: a short read only at end of file */
+	ck_assert_int_eq(pipe(fds), 0);
+	ck_assert_int_eq(util_write_full(fds[1], "hello", 5), 0);
+	close(fds[1]);
+	ck_assert_int_eq(util_read_full(fds[0], got, sizeof(got)), 5);
+	ck_assert_int_eq(memcmp(got, "hello", 5), 0);
+	ck_assert_int_eq(util_read_full(fds[0], got, sizeof(got)), 0);
+	close(fds[0]);
+	ck_assert_int_eq(util_read_full(-1, got, 1), -EBADF);
+	ck_assert_int_eq(util_pwrite_full(-1, got, 1, 0), -EBADF);
+}
+END_TEST
+
 Suite *stats_suite(void)
 {
 	Suite *s = suite_create("stats");
@@ -250,6 +323,10 @@ Suite *stats_suite(void)
 	tcase_add_test(tc, test_rng_uniform_normal);
 	tcase_add_test(tc, test_rng_below);
 	tcase_add_test(tc, test_hash64);
+	tcase_add_test(tc, test_permutation);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("util");
+	tcase_add_test(tc, test_util_helpers);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -97,14 +97,6 @@ static bool has_label(const struct xml_stats *st, const char *text)
 
 /* ---- every built-in card, every panel ---- */
 
-static int allow_area(void *arg, const char *test, uint64_t start, uint64_t end,
-		      uint64_t max_bytes)
-{
-	(void)test;
-	(void)max_bytes;
-	return fp_dev_set_write_area(arg, start, end);
-}
-
 static void run_bench(struct fp_dev *d, struct benchio_result *b)
 {
 	struct benchio_opts o;
@@ -115,8 +107,8 @@ static void run_bench(struct fp_dev *d, struct benchio_result *b)
 	o.allow_writes = true;
 	o.constant_fill = true;
 	o.repeats = 1;
-	ck_assert_int_eq(fp_dev_set_write_area(d, o.offset_bytes,
-					       o.offset_bytes + o.size_bytes), 0);
+	ck_assert_int_eq(tu_allow_area(d, "bench", o.offset_bytes,
+				       o.offset_bytes + o.size_bytes, 0), 0);
 	ck_assert_int_eq(benchio_run(d, &o, b), 0);
 }
 
@@ -127,7 +119,7 @@ START_TEST(test_every_card)
 	struct benchio_result *b = calloc(1, sizeof(*b));
 	struct xml_stats *st = malloc(sizeof(*st));
 	struct probe_opts o = { .device = "sim:test", .sysfs_root = "/sys",
-				.writes_allowed = true, .protect = allow_area };
+				.writes_allowed = true, .protect = tu_allow_area };
 	char why[256], want[64], size[32], *doc;
 	const char *problem;
 	struct fp_dev *d;

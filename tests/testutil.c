@@ -503,7 +503,7 @@ static int spy_pread(void *priv, void *buf, size_t len, uint64_t off)
 	struct policy_spy *s = priv;
 
 	count_policy(&s->counts->reads_rt, &s->counts->reads_other);
-	return fp_dev_ops_of(s->inner)->pread(fp_dev_priv(s->inner), buf, len, off);
+	return fp_dev_read_timed(s->inner, buf, len, off, NULL);
 }
 
 static int spy_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
@@ -511,7 +511,7 @@ static int spy_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
 	struct policy_spy *s = priv;
 
 	count_policy(&s->counts->writes_rt, &s->counts->writes_other);
-	return fp_dev_ops_of(s->inner)->pwrite(fp_dev_priv(s->inner), buf, len, off);
+	return fp_dev_write_timed(s->inner, buf, len, off, NULL);
 }
 
 static uint64_t spy_now_ns(void *priv)
@@ -534,6 +534,15 @@ static const struct fp_dev_ops policy_spy_ops = {
 	.close = spy_close,
 };
 
+int tu_allow_area(void *arg, const char *test, uint64_t start, uint64_t end,
+		  uint64_t max_bytes)
+{
+	(void)test;
+	(void)max_bytes;
+	fp_dev_end_write_area(arg);
+	return fp_dev_set_write_area(arg, start, end);
+}
+
 struct fp_dev *tu_policy_spy(struct fp_dev *inner, const char *path,
 			     struct tu_policy_counts *counts)
 {
@@ -548,6 +557,7 @@ struct fp_dev *tu_policy_spy(struct fp_dev *inner, const char *path,
 			  fp_dev_size_bytes(inner), fp_dev_sector_bytes(inner));
 	if (d == NULL)
 		free(s);
+	fp_dev_set_inner(d, inner);
 	return d;
 }
 

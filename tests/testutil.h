@@ -118,6 +118,11 @@ struct fp_dev;
  * with it) but looks like a regular file named path, so that the
  * real-time rules for real devices apply; each read and write counts the
  * scheduling policy it ran under into *counts.  NULL on ENOMEM. */
+/* A probe's protect callback over the device arg that grants each area as
+ * the session does (the previous test's area ends; nothing is backed up). */
+int tu_allow_area(void *arg, const char *test, uint64_t start, uint64_t end,
+		  uint64_t max_bytes);
+
 struct fp_dev *tu_policy_spy(struct fp_dev *inner, const char *path,
 			     struct tu_policy_counts *counts);
 

@@ -1,0 +1,74 @@
+/* util.c - see util.h. */
+#define _FILE_OFFSET_BITS 64
+
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util.h"
+
+uint64_t util_round_up(uint64_t x, uint64_t unit)
+{
+	return (x + unit - 1) / unit * unit;
+}
+
+void util_copy_str(char *dst, size_t len, const char *src)
+{
+	size_t n = strlen(src);
+
+	if (n >= len)
+		n = len - 1;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+/* One loop for all four: at is the file offset, or -1 for the file's own
+ * position; out says which way.  A read that gets nothing is the end of
+ * the file, a write that takes nothing is -EIO. */
+static ssize_t full_io(int fd, char *p, size_t n, int64_t at, bool out)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		off_t o = (off_t)at + (off_t)done;
+		ssize_t r = out ? (at < 0 ? write(fd, p + done, n - done) :
+				   pwrite(fd, p + done, n - done, o)) :
+				  (at < 0 ? read(fd, p + done, n - done) :
+				   pread(fd, p + done, n - done, o));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			return out ? -EIO : (ssize_t)done;
+		done += (size_t)r;
+	}
+	return (ssize_t)done;
+}
+
+ssize_t util_read_full(int fd, void *buf, size_t n)
+{
+	return full_io(fd, buf, n, -1, false);
+}
+
+ssize_t util_pread_full(int fd, void *buf, size_t n, uint64_t off)
+{
+	return full_io(fd, buf, n, (int64_t)off, false);
+}
+
+/* full_io() only reads from buf when out is true. */
+int util_write_full(int fd, const void *buf, size_t n)
+{
+	ssize_t rc = full_io(fd, (char *)buf, n, -1, true);
+
+	return rc < 0 ? (int)rc : 0;
+}
+
+int util_pwrite_full(int fd, const void *buf, size_t n, uint64_t off)
+{
+	ssize_t rc = full_io(fd, (char *)buf, n, (int64_t)off, true);
+
+	return rc < 0 ? (int)rc : 0;
+}

@@ -1,0 +1,38 @@
+/* util.h - small helpers shared by every layer: one progress-callback
+ * type, the fill byte, rounding, bounded string copies and full file
+ * I/O loops.  Libc only; nothing here knows about devices.
+ */
+#ifndef FLASHPROBE_UTIL_H
+#define FLASHPROBE_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Progress of a long step: done out of total, in the step's own unit
+ * (bytes written or restored, reads, device nanoseconds: each caller
+ * says which).  Called from the step, so it must not do I/O on the
+ * device being measured. */
+typedef void (*fp_progress_fn)(void *arg, uint64_t done, uint64_t total);
+
+/* What the writing tests write: flashbench's constant pattern (its
+ * WBUF_RAND), so results compare with flashbench's and the simulated card
+ * stores runs of it without memory. */
+#define FP_FILL_BYTE 0x5a
+
+/* x rounded up to a multiple of unit (unit > 0). */
+uint64_t util_round_up(uint64_t x, uint64_t unit);
+
+/* Copy src into dst of len bytes (len > 0), cut to fit, always ended. */
+void util_copy_str(char *dst, size_t len, const char *src);
+
+/* read()/pread()/write()/pwrite() until n bytes are done, retrying after
+ * EINTR.  The reads return the bytes read (fewer than n only at end of
+ * file) or a negative errno; the writes return 0, a negative errno, or
+ * -EIO when the file takes no more. */
+ssize_t util_read_full(int fd, void *buf, size_t n);
+ssize_t util_pread_full(int fd, void *buf, size_t n, uint64_t off);
+int util_write_full(int fd, const void *buf, size_t n);
+int util_pwrite_full(int fd, const void *buf, size_t n, uint64_t off);
+
+#endif
