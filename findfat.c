@@ -252,18 +252,7 @@ static uint64_t default_blocksize(uint64_t erase, uint32_t sector,
 static size_t manual_rows(uint64_t erase, uint64_t block, uint32_t sector,
 			  uint64_t *chunk)
 {
-	size_t n = 0;
-
-	for (uint64_t c = erase; c >= block && n < FINDFAT_MAX_ROWS; c /= 2) {
-		if (c % sector || erase % c)
-			break;
-		if (chunk)
-			chunk[n] = c;
-		n++;
-		if (c % 2)
-			break;
-	}
-	return n;
+	return util_chunk_ladder(erase, block, sector, chunk, FINDFAT_MAX_ROWS);
 }
 
 static int plan_manual(const struct findfat_opts *o, uint32_t sector,

@@ -213,15 +213,7 @@ static uint64_t default_offset(uint64_t e, bool manual)
 /* Manual mode: the chunk sizes flashbench uses, E, E/2, ... >= B. */
 static unsigned manual_rows(uint64_t e, uint64_t b, uint32_t sector)
 {
-	unsigned rows = 0;
-
-	for (uint64_t len = e; len >= b && len % sector == 0 && e % len == 0;
-	     len /= 2) {
-		rows++;
-		if (len % 2)
-			break;
-	}
-	return rows;
+	return (unsigned)util_chunk_ladder(e, b, sector, NULL, SIZE_MAX);
 }
 
 /* Automatic mode: the first chunk is E/64 but at least min(16 KiB, E/32),

@@ -72,3 +72,20 @@ int util_pwrite_full(int fd, const void *buf, size_t n, uint64_t off)
 
 	return rc < 0 ? (int)rc : 0;
 }
+
+size_t util_chunk_ladder(uint64_t erase, uint64_t block, uint32_t sector,
+			 uint64_t *chunk, size_t max)
+{
+	size_t n = 0;
+
+	for (uint64_t c = erase; c >= block && n < max; c /= 2) {
+		if (c % sector || erase % c)
+			break;
+		if (chunk)
+			chunk[n] = c;
+		n++;
+		if (c % 2)
+			break;
+	}
+	return n;
+}

@@ -23,6 +23,12 @@ typedef void (*fp_progress_fn)(void *arg, uint64_t done, uint64_t total);
 /* x rounded up to a multiple of unit (unit > 0). */
 uint64_t util_round_up(uint64_t x, uint64_t unit);
 
+/* flashbench's ladder of chunk sizes: erase, erase/2, ... down to block,
+ * while each stays a whole number of sectors dividing erase.  Stores at
+ * most max sizes in chunk (which may be NULL) and returns how many. */
+size_t util_chunk_ladder(uint64_t erase, uint64_t block, uint32_t sector,
+			 uint64_t *chunk, size_t max);
+
 /* Copy src into dst of len bytes (len > 0), cut to fit, always ended. */
 void util_copy_str(char *dst, size_t len, const char *src);
 

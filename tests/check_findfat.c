@@ -360,15 +360,20 @@ static unsigned builtin_count(void)
 	return n;
 }
 
+/* Each built-in card with several seeds of its noise (and so of the test's
+ * order): one lucky run is not an answer the card gives. */
+#define NSEEDS 3
+
 START_TEST(test_builtin_profiles)
 {
-	const struct sim_profile *p = &sim_profiles[_i];
+	struct sim_profile p = sim_profiles[_i / NSEEDS];
 	struct findfat_result r;
 	struct recorder rc;
 
-	run_auto(p, p->erase_bytes, &r, &rc);
-	trace_result(p, &r);
-	check_answer(p, &r);
+	p.seed += (uint64_t)(_i % NSEEDS) * 7919;
+	run_auto(&p, p.erase_bytes, &r, &rc);
+	trace_result(&p, &r);
+	check_answer(&p, &r);
 }
 END_TEST
 
@@ -1005,7 +1010,7 @@ Suite *findfat_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_set_timeout(gen, 30);
 	tcase_set_timeout(man, 30);
-	tcase_add_loop_test(tc, test_builtin_profiles, 0, (int)builtin_count());
+	tcase_add_loop_test(tc, test_builtin_profiles, 0, (int)(builtin_count() * NSEEDS));
 	tcase_add_loop_test(tc, test_speed_invariance, 0, 2);
 	tcase_add_test(tc, test_seed_with_4mib_units);
 	tcase_add_test(tc, test_no_contrast_confident_none);

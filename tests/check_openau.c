@@ -376,9 +376,18 @@ static size_t builtin_count(void)
 	return n;
 }
 
+/* Each built-in card with several seeds: a right answer on one run of the
+ * simulator's noise is not yet an answer the card gives. */
+static const uint64_t builtin_seeds[] = { 7, 101, 2027 };
+#define NSEEDS (sizeof(builtin_seeds) / sizeof(builtin_seeds[0]))
+
 START_TEST(test_builtin)
 {
-	check_card(&sim_profiles[_i], 7, false);
+	struct sim_profile p = sim_profiles[_i / NSEEDS];
+	uint64_t seed = builtin_seeds[_i % NSEEDS];
+
+	p.seed += seed;		/* the card's noise, and the test's order */
+	check_card(&p, seed, false);
 }
 END_TEST
 
@@ -1047,7 +1056,7 @@ Suite *openau_suite(void)
 	TCase *manual = tcase_create("manual");
 	TCase *out = tcase_create("output");
 
-	tcase_add_loop_test(cards, test_builtin, 0, (int)builtin_count());
+	tcase_add_loop_test(cards, test_builtin, 0, (int)(builtin_count() * NSEEDS));
 	tcase_add_loop_test(cards, test_scale_invariance, 0, 4);
 	tcase_add_test(cards, test_small_device_limit);
 	tcase_add_test(cards, test_max_open_option);
