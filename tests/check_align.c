@@ -142,6 +142,62 @@ START_TEST(test_generated_geometries)
 }
 END_TEST
 
+/* generate() past the analyzer's thresholds: a card from generate() with
+ * one more level the rules must not mistake for the page or the erase
+ * block.  Kind 0: a raw page below the page costing 0-3 % of a read, the
+ * band where align's sub-page rule (3 %) switches.  Kind 1: a multi-plane
+ * group at twice the page (up to 64 KiB).  Kind 2: a mapping step inside
+ * the erase block (half or a third of it).  Only right or undetermined
+ * is accepted. */
+#define WIDE_CASES 36
+
+static void generate_wide(unsigned i, struct sim_profile *p)
+{
+	struct stats_rng rng;
+	double base, au;
+
+	generate(5000 + i, p);
+	snprintf(p->name, sizeof(p->name), "wide-%u", i);
+	stats_rng_seed(&rng, 0xb1de + i);
+	base = (double)p->read_base_ns;
+	au = (double)p->au_cross_ns;
+	switch (i % 3) {
+	case 0:
+		if (p->page_bytes < 4 * KiB)
+			p->page_bytes = 4 * KiB;
+		p->raw_page_bytes = p->page_bytes / 2;
+		p->raw_cross_ns = (uint64_t)(base * 0.03 * stats_rng_uniform(&rng));
+		break;
+	case 1:
+		if (p->page_bytes > 32 * KiB || 2 * p->page_bytes >= p->erase_bytes)
+			p->page_bytes = 16 * KiB;
+		p->subau_bytes = 2 * p->page_bytes;
+		p->subau_cross_ns = (uint64_t)((double)p->page_cross_ns +
+			(au - (double)p->page_cross_ns) * (0.1 + 0.8 * stats_rng_uniform(&rng)));
+		break;
+	default:
+		p->subau_bytes = p->erase_bytes % 3 == 0 ? p->erase_bytes / 3
+							  : p->erase_bytes / 2;
+		if (p->subau_bytes <= 4 * p->page_bytes)
+			p->subau_bytes = 0;
+		else
+			p->subau_cross_ns = (uint64_t)((double)p->page_cross_ns +
+				(au - (double)p->page_cross_ns) * (0.1 + 0.8 * stats_rng_uniform(&rng)));
+		break;
+	}
+	p->ambiguous = true;
+}
+
+START_TEST(test_wide_geometries)
+{
+	struct sim_profile p;
+
+	generate_wide((unsigned)_i, &p);
+	ck_assert_msg(sim_profile_validate(&p, NULL, 0) == 0, "%s: invalid profile", p.name);
+	check_profile(&p);
+}
+END_TEST
+
 /* The same card ten times faster and ten times slower: same answer. */
 START_TEST(test_time_scale_invariance)
 {
@@ -524,6 +580,7 @@ Suite *align_suite(void)
 	suite_add_tcase(s, tc);
 	tcase_set_timeout(gen, 120);
 	tcase_add_loop_test(gen, test_generated_geometries, 0, GENERATED_CASES);
+	tcase_add_loop_test(gen, test_wide_geometries, 0, WIDE_CASES);
 	suite_add_tcase(s, gen);
 	tcase_set_timeout(props, 120);
 	tcase_add_test(props, test_time_scale_invariance);
