@@ -79,7 +79,7 @@ struct cli {
 	uint64_t blocksize_bytes, erase_bytes, offset_bytes;
 	bool offset_set;
 	uint64_t count, seed, open_au_nr, max_open, fat_nr;
-	uint64_t size_bytes, repeat, runtime_ms, warmup_ms;
+	uint64_t size_bytes, repeat, runtime_ns, warmup_ns;
 	bool warmup_set;
 	const char *workloads;
 	bool seed_set;
@@ -250,24 +250,23 @@ static int parse_count_option(const char *name, const char *arg,
 	return FP_EXIT_OK;
 }
 
-/* Seconds as a whole number, or with an ms or s suffix, into ms. */
-static int parse_seconds(const char *name, const char *arg, bool zero_ok,
-			 uint64_t *ms)
-{
-	const char *unit = arg + strspn(arg, "0123456789");
-	char digits[32];
-	uint64_t v;
-	size_t n = (size_t)(unit - arg);
+/* The longest --runtime or --warmup: a day; a runtime of less than 1ms
+ * measures nothing. */
+#define MAX_DURATION_NS (86400 * UINT64_C(1000000000))
+#define MIN_RUNTIME_NS UINT64_C(1000000)
 
-	if (n == 0 || n >= sizeof(digits) ||
-	    (*unit && strcmp(unit, "s") && strcmp(unit, "ms")))
-		return fail(FP_EXIT_USAGE, "%s '%s' is not a duration (e.g. 3, 3s, 500ms)",
-			    name, arg);
-	memcpy(digits, arg, n);
-	digits[n] = '\0';
-	if (units_parse_uint(digits, 86400000, &v) || (!v && !zero_ok))
-		return fail(FP_EXIT_USAGE, "%s '%s' is out of range", name, arg);
-	*ms = strcmp(unit, "ms") ? v * 1000 : v;
+/* A duration in seconds, or with a unit (500ms, 1.5s), into ns. */
+static int parse_duration_option(const char *name, const char *arg, bool zero_ok,
+				 uint64_t *ns)
+{
+	int ret = units_parse_duration(arg, UINT64_C(1000000000), ns);
+
+	if (ret == -EINVAL)
+		return fail(FP_EXIT_USAGE, "%s '%s' is not a duration (e.g. 3, 3s, "
+			    "500ms)", name, arg);
+	if (ret || *ns > MAX_DURATION_NS || (*ns < MIN_RUNTIME_NS && !zero_ok))
+		return fail(FP_EXIT_USAGE, "%s '%s' is out of range (%s to 86400s)",
+			    name, arg, zero_ok ? "0" : "1ms");
 	return FP_EXIT_OK;
 }
 
@@ -380,10 +379,10 @@ static int parse_option(struct cli *c, int opt, const char *arg, char **argv)
 	case OPT_REPEAT:
 		return parse_count_option("repeat", arg, BENCHIO_MAX_REPEATS, &c->repeat);
 	case OPT_RUNTIME:
-		return parse_seconds("runtime", arg, false, &c->runtime_ms);
+		return parse_duration_option("runtime", arg, false, &c->runtime_ns);
 	case OPT_WARMUP:
 		c->warmup_set = true;
-		return parse_seconds("warmup", arg, true, &c->warmup_ms);
+		return parse_duration_option("warmup", arg, true, &c->warmup_ns);
 	case OPT_PAGE:
 		return parse_size_option("page", arg, &c->page_bytes);
 	case OPT_FAT_AREA:
@@ -1217,10 +1216,10 @@ static int bench_options(const struct cli *c, struct fp_dev *d,
 	    o->offset_bytes + o->size_bytes < o->offset_bytes)
 		return fail(FP_EXIT_USAGE, "the test area must be sector aligned and inside "
 			    "'%s'", c->device);
-	if (c->runtime_ms)
-		o->runtime_ns = c->runtime_ms * 1000000ULL;
+	if (c->runtime_ns)
+		o->runtime_ns = c->runtime_ns;
 	if (c->warmup_set)
-		o->warmup_ns = c->warmup_ms * 1000000ULL;
+		o->warmup_ns = c->warmup_ns;
 	if (c->repeat)
 		o->repeats = (unsigned)c->repeat;
 	if (c->seed_set)
