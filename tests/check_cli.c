@@ -98,6 +98,20 @@ static const struct bad_case {
 	{ { "restore", "--svg=chart.svg", "sim:seed", NULL }, "commands that measure" },
 	{ { "list-sims", "--svg=chart.svg", NULL }, "commands that measure" },
 	{ { "align", "--json", "--svg=-", "sim:seed", NULL }, "standard output" },
+	/* a mistyped command is named as one, not taken for a device */
+	{ { "frobnicate", "sim:seed", NULL }, "unknown command 'frobnicate'" },
+	{ { "help", "frobnicate", NULL }, "unknown command 'frobnicate'" },
+	{ { "help", "align", "bench", NULL }, "unexpected argument 'bench'" },
+	/* options a command would ignore are refused, not ignored */
+	{ { "align", "--fat-nr=3", "sim:seed", NULL }, "--fat-nr only applies to find-fat" },
+	{ { "align", "--workload=all", "sim:seed", NULL }, "--workload only applies to bench" },
+	{ { "align", "--write", "sim:seed", NULL }, "(align only reads)" },
+	{ { "open-au", "--runtime=1", "sim:seed", NULL }, "--runtime only applies to bench" },
+	{ { "list-sims", "--seed=1", NULL }, "--seed only applies to" },
+	{ { "restore", "--journal=x", "sim:seed", NULL }, "--journal only applies to" },
+	/* sizes are binary: a decimal-looking unit is refused with the fix */
+	{ { "align", "--blocksize=4MB", "sim:seed", NULL }, "use 4M or 4MiB (binary units)" },
+	{ { "bench", "--runtime=0", "sim:seed", NULL }, "out of range (1ms to 86400s)" },
 };
 
 START_TEST(test_bad_input)
@@ -113,6 +127,126 @@ START_TEST(test_bad_input)
 	ck_assert_uint_le(tu_count_lines(r.err), 2);
 	ck_assert_str_eq(r.out, "");
 	tu_run_free(&r);
+}
+END_TEST
+
+/* The long options in the first column of a help text (not those its
+ * explanations mention), each once, space separated and framed by spaces. */
+static void help_options(const char *help, char *out, size_t len)
+{
+	snprintf(out, len, " ");
+	for (const char *line = help; line && *line; line = strchr(line, '\n') ?
+	     strchr(line, '\n') + 1 : NULL) {
+		const char *p = line;
+		size_t n;
+
+		if (strncmp(p, "  -", 3) && strncmp(p, "      --", 8))
+			continue;
+		p += strspn(p, " ");
+		if (p[1] != '-')
+			p += 4;		/* "-b, " */
+		if (strncmp(p, "--", 2))
+			continue;
+		n = strspn(p + 2, "abcdefghijklmnopqrstuvwxyz-");
+		snprintf(out + strlen(out), len - strlen(out), "%.*s ", (int)n, p + 2);
+	}
+}
+
+static const char *const command_names[] = {
+	"probe", "align", "open-au", "find-fat", "capacity", "identify", "bench",
+	"restore", "list-sims", "advise", "check",
+};
+
+/* COMMAND --help and help COMMAND print the same text: that command's
+ * usage and options.  Every option of the full help that a command's help
+ * leaves out is refused by that command (exit 2, before any device
+ * work); so the help cannot promise an option the parser ignores. */
+START_TEST(test_command_help)
+{
+	const char *cmd = command_names[_i];
+	char all[2048], mine[2048], usage[64], opt[80];
+	struct run_result r, h;
+
+	run(&r, (const char *const[]){ "--help", NULL });
+	help_options(r.out, all, sizeof(all));
+	tu_run_free(&r);
+	ck_assert_ptr_nonnull(strstr(all, " runtime "));
+	run(&r, (const char *const[]){ cmd, "--help", NULL });
+	run(&h, (const char *const[]){ "help", cmd, NULL });
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_int_eq(h.status, 0);
+	ck_assert_str_eq(r.out, h.out);
+	snprintf(usage, sizeof(usage), "Usage: flashprobe %s ", cmd);
+	ck_assert_msg(!strncmp(r.out, usage, strlen(usage)), "%s", r.out);
+	help_options(r.out, mine, sizeof(mine));
+	ck_assert_ptr_nonnull(strstr(mine, " help "));
+	ck_assert_msg(strlen(mine) < strlen(all), "%s --help lists every option", cmd);
+	tu_run_free(&r);
+	tu_run_free(&h);
+	for (char *p = all + 1, *end; *p; p = end + 1) {
+		char name[40];
+
+		end = strchr(p, ' ');
+		snprintf(name, sizeof(name), " %.*s ", (int)(end - p), p);
+		if (strstr(mine, name) || !strcmp(name, " help ") || !strcmp(name, " version "))
+			continue;
+		snprintf(opt, sizeof(opt), "--%.*s", (int)(end - p), p);
+		run(&r, (const char *const[]){ cmd, opt, "sim:seed", NULL });
+		if (r.status != 2 || !strstr(r.err, "only applies to")) {
+			tu_run_free(&r);
+			/* it takes a value: the refusal must not depend on it */
+			snprintf(opt + strlen(opt), sizeof(opt) - strlen(opt), "=1");
+			run(&r, (const char *const[]){ cmd, opt, "sim:seed", NULL });
+		}
+		ck_assert_msg(r.status == 2 && strstr(r.err, "only applies to") &&
+			      !strncmp(r.err, "flashprobe: --", 14),
+			      "%s %s: status %d, '%s'", cmd, opt, r.status, r.err);
+		ck_assert_str_eq(r.out, "");
+		tu_run_free(&r);
+	}
+}
+END_TEST
+
+/* bench's help names its options and no other command's. */
+START_TEST(test_bench_help_is_its_own)
+{
+	struct run_result r;
+	char mine[2048];
+
+	run(&r, (const char *const[]){ "bench", "--help", NULL });
+	help_options(r.out, mine, sizeof(mine));
+	for (const char *o = "runtime warmup repeat workload read-only offset size write"; *o; ) {
+		size_t n = strcspn(o, " ");
+		char name[32];
+
+		snprintf(name, sizeof(name), " %.*s ", (int)n, o);
+		ck_assert_msg(strstr(mine, name), "bench --help lacks --%s", name + 1);
+		o += n + (o[n] == ' ');
+	}
+	ck_assert(!strstr(mine, " fat-nr ") && !strstr(mine, " open-au-nr ") &&
+		  !strstr(mine, " sysfs-root ") && !strstr(mine, " blocksize "));
+	tu_run_free(&r);
+}
+END_TEST
+
+/* flashbench's -r is --random. */
+START_TEST(test_flashbench_random_spelling)
+{
+	const char *base[] = { "-O", NULL, "--open-au-nr=2", "-e", "4M", "-q", "sim:sdhc-4m", NULL };
+	struct run_result a, b, plain;
+
+	base[1] = "-r";
+	run(&a, base);
+	base[1] = "--random";
+	run(&b, base);
+	base[1] = "--flashbench";
+	run(&plain, base);
+	ck_assert_msg(a.status == 0, "-r: status %d, '%s'", a.status, a.err);
+	ck_assert_str_eq(a.out, b.out);
+	ck_assert_str_ne(a.out, plain.out);	/* the order changed the table */
+	tu_run_free(&a);
+	tu_run_free(&b);
+	tu_run_free(&plain);
 }
 END_TEST
 
@@ -532,6 +666,10 @@ Suite *cli_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_help_and_version);
 	tcase_add_test(tc, test_help_matches_man_page);
+	tcase_add_loop_test(tc, test_command_help, 0,
+			    (int)(sizeof(command_names) / sizeof(command_names[0])));
+	tcase_add_test(tc, test_bench_help_is_its_own);
+	tcase_add_test(tc, test_flashbench_random_spelling);
 	tcase_add_loop_test(tc, test_bad_input, 0,
 			    (int)(sizeof(bad_cases) / sizeof(bad_cases[0])));
 	tcase_add_test(tc, test_align_text_on_sim);
