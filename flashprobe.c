@@ -627,6 +627,7 @@ static int open_session(const struct cli *c, const char *test, bool writes,
 		.tty_in = isatty(STDIN_FILENO) ? stdin : NULL,
 		.tty_out = isatty(STDIN_FILENO) ? stderr : NULL,
 		.notes = stderr,
+		.quiet = c->quiet,
 	};
 	char err[512] = "";
 	int ret = session_open(s, &o, err, sizeof(err));

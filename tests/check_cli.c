@@ -250,6 +250,73 @@ START_TEST(test_flashbench_random_spelling)
 }
 END_TEST
 
+/* "96MiB", "160.39MiB", "1GiB" as printed, in bytes (0 when not a size). */
+static double printed_bytes(const char *p)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	char unit[4] = "";
+	double v;
+
+	if (sscanf(p, "%lf%3[BKMGTi]", &v, unit) != 2)
+		return 0;
+	for (size_t i = 0; i < 5; i++)
+		if (!strcmp(unit, units[i]))
+			return v * (double)(1ull << (10 * i));
+	return 0;
+}
+
+/* Each writing test announces its area as a sentence before it writes:
+ * "will write at most N within ..." only when N fits in the area (never
+ * more than the 1GiB card), else the total as a total.  -q silences the
+ * announcements; the JSON keeps the plan. */
+START_TEST(test_write_announcements)
+{
+	static const char *const tests[] = { "find-fat", "open-au", "capacity" };
+	const double card = 1024.0 * 1024 * 1024;
+	struct run_result r;
+	struct jsonv *doc;
+
+	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
+		char want[64];
+		const char *p, *within, *of;
+
+		run(&r, (const char *const[]){ tests[i], "sim:seed", NULL });
+		ck_assert_msg(r.status == 0, "%s: %d %s", tests[i], r.status, r.err);
+		snprintf(want, sizeof(want), "flashprobe: %s will write ", tests[i]);
+		p = strstr(r.err, want);
+		ck_assert_msg(p != NULL, "%s: no announcement in '%s'", tests[i], r.err);
+		p += strlen(want);
+		within = strstr(p, "within ");
+		of = strstr(p, " of 'sim:seed'");
+		ck_assert_msg(within && of && within < of, "%s: '%s'", tests[i], p);
+		if (!strncmp(p, "at most ", 8)) {
+			double most = printed_bytes(p + 8);
+			const char *end = strstr(within, " to ");
+			double area = printed_bytes(end && end < of ? end + 4 : within + 17);
+
+			ck_assert_msg(!strncmp(within, "within the first ", 17) || end,
+				      "%s: '%s'", tests[i], p);
+			ck_assert_msg(most > 0 && most <= area && most <= card,
+				      "%s: at most %.0f in %.0f: '%s'", tests[i], most, area, p);
+		} else {
+			ck_assert_msg(!strncmp(p, "within ", 7) && strstr(p, "in all"),
+				      "%s: '%s'", tests[i], p);
+		}
+		ck_assert_msg(!strstr(r.err, "writes 0B"), "%s", r.err);
+		tu_run_free(&r);
+	}
+	run(&r, (const char *const[]){ "find-fat", "-q", "--json", "sim:seed", NULL });
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_str_eq(r.err, "");
+	doc = jsonv_parse(r.out);
+	ck_assert_ptr_nonnull(doc);
+	ck_assert_ptr_nonnull(jsonv_get(doc, "fat_area.plan.max_write_bytes"));
+	ck_assert_ptr_nonnull(jsonv_get(doc, "fat_area.plan.end_bytes"));
+	jsonv_free(doc);
+	tu_run_free(&r);
+}
+END_TEST
+
 /* A file on tmpfs cannot bypass the page cache: refused with the cause. */
 START_TEST(test_tmpfs_refused)
 {
@@ -642,6 +709,23 @@ START_TEST(test_progress_only_on_terminal)
 	out = run_on_pty(args);
 	ck_assert_msg(strstr(out, "bench:") && strstr(out, "%") && strstr(out, "left"),
 		      "no progress line on a terminal: %s", out);
+	{
+		/* the last progress line is wiped (return, spaces, return)
+		 * before the report starts with the device's line */
+		const char *last = NULL, *p;
+		size_t blanks;
+
+		for (p = strstr(out, "s left"); p; p = strstr(p + 1, "s left"))
+			last = p;
+		p = last + 6;
+		p += strspn(p, " ");
+		ck_assert_msg(*p == '\r', "progress not wiped: '%s'", last);
+		blanks = strspn(p + 1, " ");
+		ck_assert_msg(blanks >= 20 && p[1 + blanks] == '\r', "not wiped: '%s'", last);
+		p += 2 + blanks;
+		ck_assert_msg(!strncmp(p, loop_dev, strlen(loop_dev)),
+			      "the report does not start on a clean line: '%s'", p);
+	}
 	free(out);
 	snprintf(args, sizeof(args), "bench --quiet --read-only --runtime=2 --warmup=0 "
 		 "--repeat=1 --workload=rand_read %s", loop_dev);
@@ -670,6 +754,7 @@ Suite *cli_suite(void)
 			    (int)(sizeof(command_names) / sizeof(command_names[0])));
 	tcase_add_test(tc, test_bench_help_is_its_own);
 	tcase_add_test(tc, test_flashbench_random_spelling);
+	tcase_add_test(tc, test_write_announcements);
 	tcase_add_loop_test(tc, test_bad_input, 0,
 			    (int)(sizeof(bad_cases) / sizeof(bad_cases[0])));
 	tcase_add_test(tc, test_align_text_on_sim);
