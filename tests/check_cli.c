@@ -317,6 +317,50 @@ START_TEST(test_write_announcements)
 }
 END_TEST
 
+/* A decimal rate ("13.5M/s", "49.4K/s") anywhere in s. */
+static bool has_decimal_rate(const char *s)
+{
+	for (const char *p = strstr(s, "/s"); p; p = strstr(p + 1, "/s"))
+		if (p - s >= 2 && strchr("KMGT", p[-1]) && p[-2] >= '0' && p[-2] <= '9')
+			return true;
+	return false;
+}
+
+/* The text reports give throughput in binary units, like their sizes
+ * (MiB/s), in one size style ("8MiB"); flashbench's table keeps its own
+ * decimal M/s for its users' scripts.  A bench without warm-up says so
+ * instead of "after 0ns of warm-up". */
+START_TEST(test_text_units)
+{
+	struct run_result r;
+
+	run(&r, (const char *const[]){ "find-fat", "-q", "sim:seed", NULL });
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "FAT area: first 8MiB"));
+	ck_assert_ptr_nonnull(strstr(r.out, "MiB/s\t"));
+	ck_assert_msg(!has_decimal_rate(r.out), "%s", r.out);
+	ck_assert_ptr_null(strstr(r.out, " MiB"));
+	tu_run_free(&r);
+	run(&r, (const char *const[]){ "open-au", "-q", "sim:seed", NULL });
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "MiB/s"));
+	ck_assert_msg(!has_decimal_rate(r.out), "%s", r.out);
+	tu_run_free(&r);
+	run(&r, (const char *const[]){ "find-fat", "-q", "--flashbench", "sim:seed", NULL });
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(has_decimal_rate(r.out) && !strstr(r.out, "iB/s"), "%s", r.out);
+	tu_run_free(&r);
+	run(&r, (const char *const[]){ "bench", "-q", "--warmup=0", "--runtime=100ms",
+				       "--repeat=1", "sim:seed", NULL });
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_ptr_nonnull(strstr(r.out, ", no warm-up;"));
+	ck_assert_ptr_null(strstr(r.out, "0ns of warm-up"));
+	ck_assert_ptr_nonnull(strstr(r.out, "MiB/s"));
+	ck_assert_msg(!has_decimal_rate(r.out), "%s", r.out);
+	tu_run_free(&r);
+}
+END_TEST
+
 /* A file on tmpfs cannot bypass the page cache: refused with the cause. */
 START_TEST(test_tmpfs_refused)
 {
@@ -755,6 +799,7 @@ Suite *cli_suite(void)
 	tcase_add_test(tc, test_bench_help_is_its_own);
 	tcase_add_test(tc, test_flashbench_random_spelling);
 	tcase_add_test(tc, test_write_announcements);
+	tcase_add_test(tc, test_text_units);
 	tcase_add_loop_test(tc, test_bad_input, 0,
 			    (int)(sizeof(bad_cases) / sizeof(bad_cases[0])));
 	tcase_add_test(tc, test_align_text_on_sim);
