@@ -361,6 +361,133 @@ START_TEST(test_text_units)
 }
 END_TEST
 
+/* make install into a DESTDIR (install-files: the binary under test,
+ * nothing rebuilt) puts the binary, the man page, the completion and the
+ * docs under PREFIX, and the installed binary runs; uninstall removes
+ * them all. */
+START_TEST(test_make_install_destdir)
+{
+	char dir[] = "/var/tmp/flashprobe-destdir.XXXXXX", destdir[128], bin[160];
+	char prefix[] = "PREFIX=/opt/fp";
+	static const char *const files[] = {
+		"/opt/fp/bin/flashprobe", "/opt/fp/share/man/man1/flashprobe.1",
+		"/opt/fp/share/bash-completion/completions/flashprobe",
+		"/opt/fp/share/doc/flashprobe/README.md",
+		"/opt/fp/share/doc/flashprobe/design.md",
+	};
+	struct run_result r;
+	char path[256];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(destdir, sizeof(destdir), "DESTDIR=%s", dir);
+	snprintf(bin, sizeof(bin), "INSTALL_BIN=%s", tu_binary());
+	tu_run_tool(&r, (const char *const[]){ "make", "-s", "--no-print-directory",
+					       "install-files", destdir, prefix, bin, NULL }, "");
+	ck_assert_msg(r.status == 0, "make install-files: %d %s", r.status, r.err);
+	tu_run_free(&r);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s%s", dir, files[i]);
+		ck_assert_msg(access(path, R_OK) == 0, "%s not installed", files[i]);
+	}
+	snprintf(path, sizeof(path), "%s/opt/fp/bin/flashprobe", dir);
+	tu_run_tool(&r, (const char *const[]){ path, "--version", NULL }, "");
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_int_eq(strncmp(r.out, "flashprobe ", 11), 0);
+	tu_run_free(&r);
+	tu_run_tool(&r, (const char *const[]){ "make", "-s", "--no-print-directory",
+					       "uninstall", destdir, prefix, NULL }, "");
+	ck_assert_int_eq(r.status, 0);
+	tu_run_free(&r);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s%s", dir, files[i]);
+		ck_assert_msg(access(path, F_OK) != 0, "%s left after uninstall", files[i]);
+	}
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(path), 0);
+}
+END_TEST
+
+/* What the bash completion offers for the words given (the last one is
+ * being completed), one per line; COMP_WORDS is built as bash builds it,
+ * ':' and '=' apart. */
+static char *complete_words(const char *words)
+{
+	char script[2048];
+	struct run_result r;
+	char *out;
+
+	snprintf(script, sizeof(script),
+		 "source completion/flashprobe.bash || exit 9\n"
+		 "COMP_WORDS=('%s' %s); COMP_CWORD=$((${#COMP_WORDS[@]} - 1))\n"
+		 "_flashprobe; printf '%%s\\n' \"${COMPREPLY[@]}\"\n", tu_binary(), words);
+	tu_run_tool(&r, (const char *const[]){ "bash", "-c", script, NULL }, "");
+	ck_assert_msg(r.status == 0, "bash: %d %s", r.status, r.err);
+	out = strdup(r.out);
+	tu_run_free(&r);
+	ck_assert_ptr_nonnull(out);
+	return out;
+}
+
+static bool offers(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = list; *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p))
+		if (!strncmp(p, word, n) && (p[n] == '\n' || !p[n]))
+			return true;
+	return false;
+}
+
+/* The completion registers itself and offers commands, a command's own
+ * options (exactly those of its help), simulated cards from list-sims,
+ * and the values of --label and --workload. */
+START_TEST(test_bash_completion)
+{
+	struct run_result r;
+	char *got, help[2048], listed[2048] = " ";
+
+	tu_run_tool(&r, (const char *const[]){ "bash", "-c",
+		"source completion/flashprobe.bash && complete -p flashprobe", NULL }, "");
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "complete -F _flashprobe flashprobe"));
+	tu_run_free(&r);
+
+	got = complete_words("be");
+	ck_assert_msg(offers(got, "bench"), "%s", got);
+	free(got);
+	got = complete_words("help fi");
+	ck_assert_msg(offers(got, "find-fat") && !offers(got, "bench"), "%s", got);
+	free(got);
+	got = complete_words("bench --ru");
+	ck_assert_msg(offers(got, "--runtime="), "%s", got);
+	free(got);
+	got = complete_words("align --ru");
+	ck_assert_str_eq(got, "\n");		/* printf of no words: one newline */
+	free(got);
+	got = complete_words("align sim : se");
+	ck_assert_msg(offers(got, "seed") && !offers(got, "sim:seed"), "%s", got);
+	free(got);
+	got = complete_words("advise --label = g");
+	ck_assert_msg(offers(got, "gpt") && !offers(got, "dos"), "%s", got);
+	free(got);
+
+	/* "bench --" offers exactly the options bench --help lists */
+	run(&r, (const char *const[]){ "bench", "--help", NULL });
+	help_options(r.out, help, sizeof(help));
+	tu_run_free(&r);
+	got = complete_words("bench --");
+	for (char *line = strtok(got, "\n"); line; line = strtok(NULL, "\n")) {
+		size_t n = strcspn(line + 2, "=");
+
+		ck_assert_int_eq(strncmp(line, "--", 2), 0);
+		snprintf(listed + strlen(listed), sizeof(listed) - strlen(listed), "%.*s ",
+			 (int)n, line + 2);
+	}
+	free(got);
+	ck_assert_str_eq(listed, help);
+}
+END_TEST
+
 /* A file on tmpfs cannot bypass the page cache: refused with the cause. */
 START_TEST(test_tmpfs_refused)
 {
@@ -800,6 +927,14 @@ Suite *cli_suite(void)
 	tcase_add_test(tc, test_flashbench_random_spelling);
 	tcase_add_test(tc, test_write_announcements);
 	tcase_add_test(tc, test_text_units);
+	if (tu_have_tool("make") && access("Makefile", R_OK) == 0)
+		tcase_add_test(tc, test_make_install_destdir);
+	else
+		tu_skip("cli/invocation: make install DESTDIR", "no make or no Makefile here");
+	if (tu_have_tool("bash"))
+		tcase_add_test(tc, test_bash_completion);
+	else
+		tu_skip("cli/invocation: bash completion", "no bash");
 	tcase_add_loop_test(tc, test_bad_input, 0,
 			    (int)(sizeof(bad_cases) / sizeof(bad_cases[0])));
 	tcase_add_test(tc, test_align_text_on_sim);
