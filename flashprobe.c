@@ -722,11 +722,32 @@ static int write_svg(const struct cli *c, const struct svg_evidence *e)
 	return FP_EXIT_OK;
 }
 
-static void begin_json(struct json_writer *w, struct fp_dev *d)
+/* "write_areas": what the session announced (also under -q, which
+ * silences the announcements on stderr); [] when nothing was to be
+ * written. */
+static void write_areas_json(struct json_writer *w, const struct session *s)
+{
+	json_array_begin(w, "write_areas");
+	for (size_t i = 0; i < s->nareas; i++) {
+		json_object_begin(w, NULL);
+		json_string(w, "test", s->areas[i].test);
+		json_uint(w, "start_bytes", s->areas[i].start_bytes);
+		json_uint(w, "end_bytes", s->areas[i].end_bytes);
+		json_uint(w, "max_write_bytes", s->areas[i].max_bytes);
+		json_object_end(w);
+	}
+	json_array_end(w);
+}
+
+/* The document's start: the device, and for a measuring command the
+ * areas its session announced. */
+static void begin_json(struct json_writer *w, struct fp_dev *d, const struct session *s)
 {
 	json_init(w, stdout);
 	json_object_begin(w, NULL);
 	report_device_json(w, d);
+	if (s)
+		write_areas_json(w, s);
 }
 
 static void end_json(struct json_writer *w)
@@ -769,7 +790,7 @@ struct measurement {
 	size_t result_bytes;
 	/* between open and restore; an exit status */
 	int (*measure)(const struct cli *c, struct session *s, void *result);
-	void (*print)(const struct cli *c, struct fp_dev *d, const void *result);
+	void (*print)(const struct cli *c, const struct session *s, const void *result);
 	/* what the chart shows, or NULL: the command draws none */
 	void (*evidence)(const void *result, struct svg_evidence *e);
 };
@@ -790,7 +811,7 @@ static int run_measurement(const struct cli *c, const struct measurement *m,
 	}
 	ret = finish_session(&s, m->measure(c, &s, r));
 	if (!ret)
-		m->print(c, s.dev, r);
+		m->print(c, &s, r);
 	if (!ret && c->svg && m->evidence) {	/* after the restore, like the report */
 		struct svg_evidence e = { .title = c->device };
 
@@ -820,14 +841,16 @@ static int run_status(const struct cli *c, const char *test, int ret)
 	return ret ? test_failed(test, c, ret, NULL) : FP_EXIT_OK;
 }
 
-static void print_align(const struct cli *c, struct fp_dev *d, const void *result)
+static void print_align(const struct cli *c, const struct session *s,
+			const void *result)
 {
+	struct fp_dev *d = s->dev;
 	const struct align_result *r = result;
 
 	if (c->json) {
 		struct json_writer w;
 
-		begin_json(&w, d);
+		begin_json(&w, d, s);
 		report_align_json(&w, r);
 		end_json(&w);
 	} else if (c->flashbench) {
@@ -919,14 +942,16 @@ static int plan_error(const struct cli *c, struct fp_dev *d, uint64_t erase,
 		    e, c->device);
 }
 
-static void print_open_au(const struct cli *c, struct fp_dev *d, const void *result)
+static void print_open_au(const struct cli *c, const struct session *s,
+			const void *result)
 {
+	struct fp_dev *d = s->dev;
 	const struct openau_result *r = result;
 
 	if (c->json) {
 		struct json_writer w;
 
-		begin_json(&w, d);
+		begin_json(&w, d, s);
 		report_openau_json(&w, r);
 		end_json(&w);
 	} else if (c->flashbench || r->manual) {
@@ -980,14 +1005,16 @@ static const struct measurement open_au_measurement = {
 	open_au_evidence,
 };
 
-static void print_find_fat(const struct cli *c, struct fp_dev *d, const void *result)
+static void print_find_fat(const struct cli *c, const struct session *s,
+			const void *result)
 {
+	struct fp_dev *d = s->dev;
 	const struct findfat_result *r = result;
 
 	if (c->json) {
 		struct json_writer w;
 
-		begin_json(&w, d);
+		begin_json(&w, d, s);
 		report_findfat_json(&w, r);
 		end_json(&w);
 	} else if (c->flashbench || r->mode == FINDFAT_MANUAL) {
@@ -1053,14 +1080,16 @@ static void fill_capacity_opts(const struct cli *c, struct capacity_opts *o)
 	}
 }
 
-static void print_capacity(const struct cli *c, struct fp_dev *d, const void *result)
+static void print_capacity(const struct cli *c, const struct session *s,
+			const void *result)
 {
+	struct fp_dev *d = s->dev;
 	const struct capacity_result *r = result;
 
 	if (c->json) {
 		struct json_writer w;
 
-		begin_json(&w, d);
+		begin_json(&w, d, s);
 		report_capacity_json(&w, r);
 		end_json(&w);
 	} else {
@@ -1111,14 +1140,18 @@ static int protect_area(void *arg, const char *test, uint64_t start,
 	return ret;
 }
 
-static void print_probe(const struct cli *c, struct fp_dev *d, const void *result)
+static void print_probe(const struct cli *c, const struct session *s,
+			const void *result)
 {
+	struct fp_dev *d = s->dev;
+
 	if (c->json) {
 		struct json_writer w;
 
 		json_init(&w, stdout);
 		json_object_begin(&w, NULL);
 		report_probe_json(&w, d, result);
+		write_areas_json(&w, s);
 		json_object_end(&w);
 		json_end(&w);
 	} else {
@@ -1207,12 +1240,15 @@ static bool bench_writes(const struct cli *c)
 	return !c->read_only && (c->write || c->destructive || is_simulated(c->device));
 }
 
-static void print_bench(const struct cli *c, struct fp_dev *d, const void *result)
+static void print_bench(const struct cli *c, const struct session *s,
+			const void *result)
 {
+	struct fp_dev *d = s->dev;
+
 	if (c->json) {
 		struct json_writer w;
 
-		begin_json(&w, d);
+		begin_json(&w, d, s);
 		report_bench_json(&w, result);
 		end_json(&w);
 	} else {
@@ -1455,7 +1491,7 @@ static int run_check(const struct cli *c)
 	} else if (c->json) {
 		struct json_writer w;
 
-		begin_json(&w, d);
+		begin_json(&w, d, NULL);
 		report_check_json(&w, r);
 		end_json(&w);
 	} else {

@@ -228,6 +228,8 @@ int session_protect(struct session *s, const char *what, uint64_t start,
 		    size_t errlen)
 {
 	announce(s, what, start, end, max_bytes, sparse);
+	if (s->nareas < SESSION_MAX_AREAS)
+		s->areas[s->nareas++] = (struct session_area){ what, start, end, max_bytes };
 	s->wrote = true;
 	if (s->consent == SESSION_WRITE && !sparse)
 		return journal_backup_area(s->dev, start, end, err, errlen);

@@ -46,6 +46,14 @@ struct session_opts {
 					 * (the JSON reports hold the plans) */
 };
 
+/* An area announced by session_protect(), kept for the reports. */
+struct session_area {
+	const char *test;		/* "find-fat" */
+	uint64_t start_bytes, end_bytes, max_bytes;
+};
+
+#define SESSION_MAX_AREAS 8		/* probe protects three */
+
 struct session {
 	struct fp_dev *raw;		/* the opened device */
 	struct fp_dev *dev;		/* what tests use: journal or guard */
@@ -63,6 +71,8 @@ struct session {
 	struct journal_restore_report restore;
 	FILE *notes;
 	bool quiet;			/* no announcements */
+	struct session_area areas[SESSION_MAX_AREAS];	/* as announced */
+	size_t nareas;
 };
 
 /* Open for the test.  Returns 0, or a negative errno with a one-line

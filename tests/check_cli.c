@@ -311,7 +311,27 @@ START_TEST(test_write_announcements)
 	doc = jsonv_parse(r.out);
 	ck_assert_ptr_nonnull(doc);
 	ck_assert_ptr_nonnull(jsonv_get(doc, "fat_area.plan.max_write_bytes"));
-	ck_assert_ptr_nonnull(jsonv_get(doc, "fat_area.plan.end_bytes"));
+	{
+		/* the announcement -q silenced, as data */
+		const struct jsonv *areas = jsonv_get(doc, "write_areas"), *a;
+
+		ck_assert(areas && areas->type == JSONV_ARRAY && jsonv_len(areas) == 1);
+		a = jsonv_at(areas, 0);
+		ck_assert_str_eq(jsonv_get(a, "test")->string, "find-fat");
+		ck_assert(jsonv_get(a, "start_bytes")->number == 0);
+		ck_assert(jsonv_get(a, "end_bytes")->number ==
+			  jsonv_get(doc, "fat_area.plan.end_bytes")->number);
+		ck_assert(jsonv_get(a, "max_write_bytes")->number ==
+			  jsonv_get(doc, "fat_area.plan.max_write_bytes")->number);
+	}
+	jsonv_free(doc);
+	tu_run_free(&r);
+	/* a reading command announces nothing: an empty list */
+	run(&r, (const char *const[]){ "align", "-q", "--json", "sim:seed", NULL });
+	doc = jsonv_parse(r.out);
+	ck_assert_ptr_nonnull(doc);
+	ck_assert(jsonv_get(doc, "write_areas") &&
+		  jsonv_len(jsonv_get(doc, "write_areas")) == 0);
 	jsonv_free(doc);
 	tu_run_free(&r);
 }
