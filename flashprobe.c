@@ -822,17 +822,29 @@ static int run_measurement(const struct cli *c, const struct measurement *m,
 	return close_session(&s, ret);
 }
 
+/* An area that could not be prepared: the reason (a backup stopped by a
+ * signal says that nothing was written), unless a signal stopped it
+ * before there was one to give (the interruption is reported once,
+ * after the restore). */
+static int protect_failed(const char *test, int ret, const char *err)
+{
+	if (!err[0] && ret == -EINTR && session_interrupted())
+		return FP_EXIT_FAILURE;
+	return fail(FP_EXIT_FAILURE, "cannot prepare %s: %s", test,
+		    err[0] ? err : strerror(-ret));
+}
+
 /* Announce [start, end) and make it the only writable area (backed up
  * first with --write); an exit status. */
-static int protect(const struct cli *c, struct session *s, const char *test,
-		   uint64_t start, uint64_t end, uint64_t max_bytes, bool sparse)
+static int protect(struct session *s, const char *test, uint64_t start,
+		   uint64_t end, uint64_t max_bytes, bool sparse)
 {
 	char err[512] = "";
 	int ret;
 
 	progress_done();
 	ret = session_protect(s, test, start, end, max_bytes, sparse, err, sizeof(err));
-	return ret ? test_failed(test, c, ret, err) : FP_EXIT_OK;
+	return ret ? protect_failed(test, ret, err) : FP_EXIT_OK;
 }
 
 /* An analyzer's return: 0, or the failure told once. */
@@ -991,7 +1003,7 @@ static int measure_open_au(const struct cli *c, struct session *s, void *result)
 		return ret;
 	if ((ret = openau_plan(s->dev, &o, &plan)))
 		return plan_error(c, s->dev, o.erase_size_bytes, o.blocksize_bytes, ret);
-	ret = protect(c, s, "open-au", plan.start_bytes, plan.end_bytes, plan.max_bytes, true);
+	ret = protect(s, "open-au", plan.start_bytes, plan.end_bytes, plan.max_bytes, true);
 	return ret ? ret : run_status(c, "open-au", openau_run(s->dev, &o, &plan, result));
 }
 
@@ -1052,7 +1064,7 @@ static int measure_find_fat(const struct cli *c, struct session *s, void *result
 	if ((ret = findfat_plan(&o, fp_dev_size_bytes(s->dev), fp_dev_sector_bytes(s->dev),
 				&plan)))
 		return plan_error(c, s->dev, o.erase_size_bytes, o.blocksize_bytes, ret);
-	ret = protect(c, s, "find-fat", plan.start_bytes, plan.end_bytes,
+	ret = protect(s, "find-fat", plan.start_bytes, plan.end_bytes,
 		      plan.max_write_bytes, true);
 	return ret ? ret : run_status(c, "find-fat", findfat_run(s->dev, &o, result));
 }
@@ -1111,7 +1123,7 @@ static int measure_capacity(const struct cli *c, struct session *s, void *result
 	if (capacity_plan(fp_dev_size_bytes(s->dev), fp_dev_sector_bytes(s->dev), &o, &plan))
 		return fail(FP_EXIT_USAGE, "'%s' is too small for the capacity check "
 			    "(at least 2MiB)", c->device);
-	ret = protect(c, s, "capacity", plan.start_bytes, plan.end_bytes, plan.max_bytes, true);
+	ret = protect(s, "capacity", plan.start_bytes, plan.end_bytes, plan.max_bytes, true);
 	if (ret)
 		return ret;
 	ret = capacity_run(s->dev, &o, &plan, r);
@@ -1134,9 +1146,8 @@ static int protect_area(void *arg, const char *test, uint64_t start,
 	progress_done();
 	/* the probe's write tests both touch a few AUs of a large area */
 	ret = session_protect(arg, test, start, end, max_bytes, true, err, sizeof(err));
-	if (ret && !(ret == -EINTR && session_interrupted()))
-		fail(FP_EXIT_FAILURE, "cannot prepare %s: %s", test,
-		     err[0] ? err : strerror(-ret));
+	if (ret)
+		protect_failed(test, ret, err);
 	return ret;
 }
 
@@ -1264,7 +1275,7 @@ static int measure_bench(const struct cli *c, struct session *s, void *result)
 
 	o.allow_writes = bench_writes(c);
 	if (!ret && o.allow_writes)
-		ret = protect(c, s, "bench", o.offset_bytes, o.offset_bytes + o.size_bytes,
+		ret = protect(s, "bench", o.offset_bytes, o.offset_bytes + o.size_bytes,
 			      o.size_bytes, false);
 	return ret ? ret : run_status(c, "bench", benchio_run(s->dev, &o, result));
 }
