@@ -230,16 +230,22 @@ static const struct rate_case rate_cases[] = {
 	{ NAN, "nan/s" },
 };
 
-START_TEST(test_format_rate_table)
+/* Each case of a table through one rate formatter. */
+static void check_rates(const struct rate_case *cases, size_t n,
+			char *(*format)(double, char *, size_t))
 {
 	char buf[32];
 
-	for (size_t i = 0; i < sizeof(rate_cases) / sizeof(rate_cases[0]); i++) {
-		units_format_rate(rate_cases[i].in, buf, sizeof(buf));
-		ck_assert_msg(strcmp(buf, rate_cases[i].out) == 0,
-			      "%g: \"%s\", want \"%s\"", rate_cases[i].in, buf,
-			      rate_cases[i].out);
+	for (size_t i = 0; i < n; i++) {
+		format(cases[i].in, buf, sizeof(buf));
+		ck_assert_msg(strcmp(buf, cases[i].out) == 0, "%g: \"%s\", want \"%s\"",
+			      cases[i].in, buf, cases[i].out);
 	}
+}
+
+START_TEST(test_format_rate_table)
+{
+	check_rates(rate_cases, sizeof(rate_cases) / sizeof(rate_cases[0]), units_format_rate);
 }
 END_TEST
 
@@ -258,14 +264,8 @@ static const struct rate_case binary_rate_cases[] = {
 /* The text reports' rates: 1024 multiples, the same names as the sizes. */
 START_TEST(test_format_rate_binary_table)
 {
-	char buf[32];
-
-	for (size_t i = 0; i < sizeof(binary_rate_cases) / sizeof(binary_rate_cases[0]); i++) {
-		units_format_rate_binary(binary_rate_cases[i].in, buf, sizeof(buf));
-		ck_assert_msg(strcmp(buf, binary_rate_cases[i].out) == 0,
-			      "%g: \"%s\", want \"%s\"", binary_rate_cases[i].in, buf,
-			      binary_rate_cases[i].out);
-	}
+	check_rates(binary_rate_cases, sizeof(binary_rate_cases) / sizeof(binary_rate_cases[0]),
+		    units_format_rate_binary);
 }
 END_TEST
 
