@@ -150,18 +150,48 @@ $(FZ)/lib/%.o: %.c | fuzz-toolchain
 $(FZ)/%: fuzz/%.c $(FUZZ_LIB) | fuzz-toolchain
 	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer -I. $< $(FUZZ_LIB) -o $@ $(LDLIBS)
 
+# `make install` builds, then copies: the binary, the man page, the bash
+# completion, README.md and docs/*.md.  install-files only copies
+# (INSTALL_BIN, default the built binary), so that a test can install an
+# already built binary into a DESTDIR without rebuilding anything.
+BINDIR     = $(PREFIX)/bin
+MANDIR     = $(PREFIX)/share/man/man1
+COMPLETDIR = $(PREFIX)/share/bash-completion/completions
+DOCDIR     = $(PREFIX)/share/doc/flashprobe
+INSTALL_BIN ?= $(B)/flashprobe
+DOCS       := README.md $(wildcard docs/*.md)
+
 install: $(B)/flashprobe
-	install -D -m 0755 $(B)/flashprobe $(DESTDIR)$(PREFIX)/bin/flashprobe
-	install -D -m 0644 docs/flashprobe.1 $(DESTDIR)$(PREFIX)/share/man/man1/flashprobe.1
-	install -D -m 0644 docs/json.md $(DESTDIR)$(PREFIX)/share/doc/flashprobe/json.md
+	@$(MAKE) --no-print-directory install-files
+
+install-files:
+	install -D -m 0755 $(INSTALL_BIN) $(DESTDIR)$(BINDIR)/flashprobe
+	install -D -m 0644 docs/flashprobe.1 $(DESTDIR)$(MANDIR)/flashprobe.1
+	install -D -m 0644 completion/flashprobe.bash $(DESTDIR)$(COMPLETDIR)/flashprobe
+	install -d $(DESTDIR)$(DOCDIR)
+	install -m 0644 $(DOCS) $(DESTDIR)$(DOCDIR)/
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/flashprobe $(DESTDIR)$(PREFIX)/share/man/man1/flashprobe.1
-	rm -f $(DESTDIR)$(PREFIX)/share/doc/flashprobe/json.md
+	rm -f $(DESTDIR)$(BINDIR)/flashprobe $(DESTDIR)$(MANDIR)/flashprobe.1 \
+	    $(DESTDIR)$(COMPLETDIR)/flashprobe
+	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,$(notdir $(DOCS)))
+	-rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null
+
+# make install into a scratch DESTDIR, and check what landed there.
+check-install: $(B)/flashprobe
+	rm -rf $(B)/destdir
+	@$(MAKE) --no-print-directory install-files DESTDIR=$(CURDIR)/$(B)/destdir PREFIX=/usr
+	$(B)/destdir/usr/bin/flashprobe --version
+	test -s $(B)/destdir/usr/share/man/man1/flashprobe.1
+	test -s $(B)/destdir/usr/share/bash-completion/completions/flashprobe
+	test -s $(B)/destdir/usr/share/doc/flashprobe/README.md
+	@$(MAKE) --no-print-directory uninstall DESTDIR=$(CURDIR)/$(B)/destdir PREFIX=/usr
+	test -z "$$(find $(B)/destdir -type f)"
+	rm -rf $(B)/destdir
 
 clean:
 	rm -rf $(B) flashprobe
 
-.PHONY: all check check-long check-run check-lib deps demo bench fuzz fuzz-toolchain install uninstall clean FORCE
+.PHONY: all check check-long check-run check-lib deps demo bench fuzz fuzz-toolchain install install-files uninstall check-install clean FORCE
 
 -include $(wildcard $(B)/*.d $(B)/tests/*.d $(S)/*.d $(S)/tests/*.d $(FZ)/*.d $(FZ)/lib/*.d)

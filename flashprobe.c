@@ -13,11 +13,12 @@
 #include <unistd.h>
 
 #include "align.h"
+#include "cliopts.h"
 #include "clock.h"
-#include "devspec.h"
 #include "benchio.h"
 #include "capacity.h"
 #include "dev.h"
+#include "devspec.h"
 #include "errmsg.h"
 #include "findfat.h"
 #include "journal.h"
@@ -54,33 +55,20 @@ enum fp_exit {
 	FP_EXIT_UNDETERMINED = 4,	/* a needed size could not be measured; nothing written */
 };
 
-enum fp_command {
-	CMD_NONE,
-	CMD_ALIGN,
-	CMD_OPEN_AU,
-	CMD_FIND_FAT,
-	CMD_PROBE,
-	CMD_BENCH,
-	CMD_RESTORE,
-	CMD_LIST_SIMS,
-	CMD_CAPACITY,
-	CMD_ADVISE,
-	CMD_CHECK,
-	CMD_IDENTIFY,
-};
-
 struct cli {
 	enum fp_command command;
 	bool flashbench_form;		/* invoked as -a, -O or -f */
 	const char *device;
-	bool json, flashbench, quiet, quick, read_only, no_realtime;
+	bool json, flashbench, quiet, quick, read_only, no_realtime, help;
+	bool given[CLIOPTS_MAX];	/* by cliopts index: what was typed */
+	const char *help_topic;		/* help COMMAND */
 	const char *svg;
 	bool write, destructive, yes, force, manual, random;
 	const char *journal;
 	uint64_t blocksize_bytes, erase_bytes, offset_bytes;
 	bool offset_set;
 	uint64_t count, seed, open_au_nr, max_open, fat_nr;
-	uint64_t size_bytes, repeat, runtime_ms, warmup_ms;
+	uint64_t size_bytes, repeat, runtime_ns, warmup_ns;
 	bool warmup_set;
 	const char *workloads;
 	bool seed_set;
@@ -93,102 +81,45 @@ struct cli {
 	enum advice_label label;
 };
 
-static const struct {
-	const char *name;
-	enum fp_command command;
-} commands[] = {
-	{ "align", CMD_ALIGN },
-	{ "open-au", CMD_OPEN_AU },
-	{ "find-fat", CMD_FIND_FAT },
-	{ "probe", CMD_PROBE },
-	{ "bench", CMD_BENCH },
-	{ "restore", CMD_RESTORE },
-	{ "list-sims", CMD_LIST_SIMS },
-	{ "capacity", CMD_CAPACITY },
-	{ "advise", CMD_ADVISE },
-	{ "check", CMD_CHECK },
-	{ "identify", CMD_IDENTIFY },
-};
+/* One progress line per phase on stderr (a terminal only: show_progress()):
+ * shown once the phase has taken a second, with percent and an estimate of
+ * the time left, and wiped before anything else is printed, so that no
+ * note, error or report starts after it. */
+static struct {
+	const char *phase;
+	uint64_t start_ns;
+	int width;		/* of the line shown, 0 when none is */
+} progress;
 
-static void usage(FILE *out)
+static void progress_done(void)
 {
-	fputs("Usage: flashprobe [COMMAND] [OPTIONS] DEVICE\n"
-	      "\n"
-	      "Infer the geometry of an SD card, eMMC or USB stick by timing it.\n"
-	      "DEVICE is a block device, an image file, or a simulated card\n"
-	      "written sim:NAME[,key=value...] (see list-sims).\n"
-	      "\n"
-	      "Commands:\n"
-	      "  probe                 the default: identity, geometry, advice; the\n"
-	      "                        write tests only with --write or --destructive\n"
-	      "  align, -a             read-only: the page and erase-block size\n"
-	      "  open-au, -O           writes: count the AUs kept open (linear, random)\n"
-	      "  find-fat, -f          writes from sector 0: find the FAT area\n"
-	      "  capacity              writes: is the capacity real (fake-card check)\n"
-	      "  identify              read-only, no timing: what the card and the\n"
-	      "                        kernel say about it, each value with its source\n"
-	      "  bench                 1MiB sequential and 4KiB random speed, latency\n"
-	      "  restore               replay an unfinished journal (JOURNAL or DEVICE)\n"
-	      "  list-sims             the built-in simulated cards and their truth\n"
-	      "  advise                partitioning advice from known numbers (--erasesize,\n"
-	      "                        --page, --fat-area, --size, --label); DEVICE optional\n"
-	      "  check                 read-only: does the card's partition table and file\n"
-	      "                        systems fit its geometry (--erasesize, --page, --fat-area\n"
-	      "                        or the card's AU or a read-only align run)\n"
-	      "\n"
-	      "Write consent (simulated cards need none):\n"
-	      "      --write           back the test area up, test, restore, verify\n"
-	      "      --destructive     test without a backup (blank cards)\n"
-	      "  -y, --yes             do not ask to type the device name (without a\n"
-	      "                        terminal: needed when the device holds data)\n"
-	      "      --journal=PATH    where --write keeps the backup\n"
-	      "      --force           restore: replay a damaged or foreign journal\n"
-	      "\n"
-	      "Measurement:\n"
-	      "  -b, --blocksize=SIZE  read size (align) or smallest chunk (writes)\n"
-	      "  -c, --count=N         align: at most N reads per position (default 48)\n"
-	      "  -e, --erasesize=SIZE  erase block for write tests (default: measured)\n"
-	      "      --open-au-nr=N    open-au: flashbench's manual run with N AUs\n"
-	      "      --max-open=N      open-au: search limit (default 32)\n"
-	      "      --random          manual runs: random order inside each AU\n"
-	      "      --offset=SIZE     open-au, bench: start of the test area\n"
-	      "      --fat-nr=N        find-fat: units examined (manual) or at least (auto)\n"
-	      "      --manual          find-fat: flashbench's table, no verdict\n"
-	      "      --quick           align, probe: cheaper, less certain\n"
-	      "      --cache-size=SIZE capacity, probe: write cache to defeat\n"
-	      "                        (default 32MiB; 0 = none)\n"
-	      "      --workload=LIST   bench: seq_read,seq_write,rand_read,rand_write or all\n"
-	      "      --runtime=TIME    bench: seconds per workload and repeat (default 3)\n"
-	      "      --warmup=TIME     bench: unrecorded I/O first (default 1)\n"
-	      "      --repeat=N        bench: repeats, median reported (default 3)\n"
-	      "      --size=SIZE       bench: test area size (default 256MiB)\n"
-	      "      --read-only       bench: only the read workloads\n"
-	      "      --seed=N          measurement order and simulated noise\n"
-	      "      --page=SIZE       advise, check: the page (program unit)\n"
-	      "      --fat-area=SIZE   advise, check: the FAT area at the start of the card\n"
-	      "      --size=SIZE       advise: the partition size (default: the device)\n"
-	      "      --label=dos|gpt   advise: the partition table (default: dos up to 2TiB)\n"
-	      "      --no-realtime     never raise to real-time priority (by default\n"
-	      "                        SCHED_FIFO 10 while timing I/O, when root)\n"
-	      "\n"
-	      "Output:\n"
-	      "  -j, --json            one JSON document on stdout\n"
-	      "      --flashbench      only flashbench's table\n"
-	      "      --svg=FILE        a chart of the evidence (FILE - : standard\n"
-	      "                        output, the report then goes to stderr)\n"
-	      "      --sysfs-root=DIR  identify: read a copied sysfs tree (tests,\n"
-	      "                        offline analysis); DEVICE is its kernel name\n"
-	      "  -q, --quiet           no progress or notes on stderr\n"
-	      "  -h, --help            this help\n"
-	      "  -V, --version         the version\n"
-	      "\n"
-	      "SIZE accepts 4194304, 0x400000, 4M, 4MiB; TIME 3, 3s or 500ms.\n"
-	      "Exit status: 0 done (also when a parameter is undetermined), 1 runtime\n"
-	      "error, 2 bad usage, 3 refused for safety, 4 a needed size could not be\n"
-	      "measured; with 2, 3 and 4 nothing was written.  128+N after signal N\n"
-	      "(the data restored first; a restore always finishes).\n"
-	      "\n"
-	      "See flashprobe(1).\n", out);
+	if (progress.width)
+		fprintf(stderr, "\r%*s\r", progress.width, "");
+	progress.phase = NULL;
+	progress.width = 0;
+}
+
+static void progress_line(void *arg, uint64_t done, uint64_t total)
+{
+	const char *phase = arg;
+	uint64_t now = clock_now_ns(), elapsed;
+	int n;
+
+	if (progress.phase != phase) {
+		progress_done();
+		progress.phase = phase;
+		progress.start_ns = now;
+	}
+	elapsed = now - progress.start_ns;
+	if (!total || elapsed < 1000000000ULL)
+		return;
+	done = done < total ? done : total;
+	n = fprintf(stderr, "\r%s: %3u%%", phase, (unsigned)(100 * done / total));
+	if (done)
+		n += fprintf(stderr, ", about %" PRIu64 " s left  ",
+			     (uint64_t)((double)elapsed * (double)(total - done) /
+					(double)done / 1e9));
+	progress.width = n > progress.width ? n : progress.width;
 }
 
 static int usage_error(const char *fmt, const char *arg)
@@ -201,17 +132,35 @@ static int usage_error(const char *fmt, const char *arg)
 
 static int fail(int status, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+static void note(const struct cli *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 static int fail(int status, const char *fmt, ...)
 {
 	va_list ap;
 
+	progress_done();
 	fputs("flashprobe: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 	return status;
+}
+
+/* A note on stderr, on a line of its own, unless -q. */
+static void note(const struct cli *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (c->quiet)
+		return;
+	progress_done();
+	fputs("flashprobe: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
 }
 
 static bool set_command(struct cli *c, enum fp_command cmd, bool flashbench_form)
@@ -223,18 +172,29 @@ static bool set_command(struct cli *c, enum fp_command cmd, bool flashbench_form
 	return true;
 }
 
-static enum fp_command command_named(const char *name)
+/* units_parse_size(), and for "4MB" the spelling to use instead: MB
+ * means 10^6 to some tools and 2^20 to others, and guessing could
+ * misplace a boundary; flashprobe's units are binary. */
+static int parse_size_arg(const char *name, const char *arg, uint64_t *out)
 {
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(commands[i].name, name))
-			return commands[i].command;
-	return CMD_NONE;
+	size_t digits = strspn(arg, "0123456789");
+
+	if (units_is_decimal_size(arg)) {
+		char unit = (char)(arg[digits] & ~0x20);	/* k -> K */
+
+		fail(FP_EXIT_USAGE, "%s '%s': use %.*s%c or %.*s%ciB (binary units)", name,
+		     arg, (int)digits, arg, unit, (int)digits, arg, unit);
+		return -EDOM;
+	}
+	return units_parse_size(arg, out);
 }
 
 static int parse_size_option(const char *name, const char *arg, uint64_t *out)
 {
-	int ret = units_parse_size(arg, out);
+	int ret = parse_size_arg(name, arg, out);
 
+	if (ret == -EDOM)
+		return FP_EXIT_USAGE;	/* told */
 	if (ret == -ERANGE)
 		return fail(FP_EXIT_USAGE, "%s '%s' is too large", name, arg);
 	if (ret || *out == 0)
@@ -251,88 +211,32 @@ static int parse_count_option(const char *name, const char *arg,
 	return FP_EXIT_OK;
 }
 
-/* Seconds as a whole number, or with an ms or s suffix, into ms. */
-static int parse_seconds(const char *name, const char *arg, bool zero_ok,
-			 uint64_t *ms)
-{
-	const char *unit = arg + strspn(arg, "0123456789");
-	char digits[32];
-	uint64_t v;
-	size_t n = (size_t)(unit - arg);
+/* The longest --runtime or --warmup: a day; a runtime of less than 1ms
+ * measures nothing. */
+#define MAX_DURATION_NS (86400 * UINT64_C(1000000000))
+#define MIN_RUNTIME_NS UINT64_C(1000000)
 
-	if (n == 0 || n >= sizeof(digits) ||
-	    (*unit && strcmp(unit, "s") && strcmp(unit, "ms")))
-		return fail(FP_EXIT_USAGE, "%s '%s' is not a duration (e.g. 3, 3s, 500ms)",
-			    name, arg);
-	memcpy(digits, arg, n);
-	digits[n] = '\0';
-	if (units_parse_uint(digits, 86400000, &v) || (!v && !zero_ok))
-		return fail(FP_EXIT_USAGE, "%s '%s' is out of range", name, arg);
-	*ms = strcmp(unit, "ms") ? v * 1000 : v;
+/* A duration in seconds, or with a unit (500ms, 1.5s), into ns. */
+static int parse_duration_option(const char *name, const char *arg, bool zero_ok,
+				 uint64_t *ns)
+{
+	int ret = units_parse_duration(arg, UINT64_C(1000000000), ns);
+
+	if (ret == -EINVAL)
+		return fail(FP_EXIT_USAGE, "%s '%s' is not a duration (e.g. 3, 3s, "
+			    "500ms)", name, arg);
+	if (ret || *ns > MAX_DURATION_NS || (*ns < MIN_RUNTIME_NS && !zero_ok))
+		return fail(FP_EXIT_USAGE, "%s '%s' is out of range (%s to 86400s)",
+			    name, arg, zero_ok ? "0" : "1ms");
 	return FP_EXIT_OK;
 }
 
-enum {
-	OPT_SEED = 256, OPT_FLASHBENCH, OPT_OPEN_AU_NR, OPT_MAX_OPEN, OPT_RANDOM,
-	OPT_OFFSET, OPT_FAT_NR, OPT_MANUAL, OPT_WRITE, OPT_DESTRUCTIVE,
-	OPT_JOURNAL, OPT_FORCE, OPT_SVG, OPT_QUICK, OPT_READ_ONLY, OPT_RUNTIME,
-	OPT_WARMUP, OPT_REPEAT, OPT_WORKLOAD, OPT_SIZE, OPT_CACHE_SIZE,
-	OPT_PAGE, OPT_FAT_AREA, OPT_LABEL, OPT_NO_REALTIME, OPT_SYSFS_ROOT,
-};
-
-static const struct option longopts[] = {
-	{ "align", no_argument, NULL, 'a' },
-	{ "open-au", no_argument, NULL, 'O' },
-	{ "findfat", no_argument, NULL, 'f' },
-	{ "find-fat", no_argument, NULL, 'f' },
-	{ "blocksize", required_argument, NULL, 'b' },
-	{ "count", required_argument, NULL, 'c' },
-	{ "erasesize", required_argument, NULL, 'e' },
-	{ "open-au-nr", required_argument, NULL, OPT_OPEN_AU_NR },
-	{ "max-open", required_argument, NULL, OPT_MAX_OPEN },
-	{ "random", no_argument, NULL, OPT_RANDOM },
-	{ "offset", required_argument, NULL, OPT_OFFSET },
-	{ "fat-nr", required_argument, NULL, OPT_FAT_NR },
-	{ "manual", no_argument, NULL, OPT_MANUAL },
-	{ "write", no_argument, NULL, OPT_WRITE },
-	{ "destructive", no_argument, NULL, OPT_DESTRUCTIVE },
-	{ "yes", no_argument, NULL, 'y' },
-	{ "journal", required_argument, NULL, OPT_JOURNAL },
-	{ "force", no_argument, NULL, OPT_FORCE },
-	{ "svg", required_argument, NULL, OPT_SVG },
-	{ "quick", no_argument, NULL, OPT_QUICK },
-	{ "read-only", no_argument, NULL, OPT_READ_ONLY },
-	{ "runtime", required_argument, NULL, OPT_RUNTIME },
-	{ "warmup", required_argument, NULL, OPT_WARMUP },
-	{ "repeat", required_argument, NULL, OPT_REPEAT },
-	{ "workload", required_argument, NULL, OPT_WORKLOAD },
-	{ "size", required_argument, NULL, OPT_SIZE },
-	{ "cache-size", required_argument, NULL, OPT_CACHE_SIZE },
-	{ "sysfs-root", required_argument, NULL, OPT_SYSFS_ROOT },
-	{ "seed", required_argument, NULL, OPT_SEED },
-	{ "page", required_argument, NULL, OPT_PAGE },
-	{ "fat-area", required_argument, NULL, OPT_FAT_AREA },
-	{ "label", required_argument, NULL, OPT_LABEL },
-	{ "no-realtime", no_argument, NULL, OPT_NO_REALTIME },
-	{ "json", no_argument, NULL, 'j' },
-	{ "flashbench", no_argument, NULL, OPT_FLASHBENCH },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, 'V' },
-	{ NULL, 0, NULL, 0 },
-};
-
 /* One option; returns an exit status (FP_EXIT_OK to go on). */
-static int parse_option(struct cli *c, int opt, const char *arg, char **argv)
+static int parse_option(struct cli *c, int opt, const char *arg)
 {
+	int ret;
+
 	switch (opt) {
-	case 'a':
-	case 'O':
-	case 'f':
-		if (!set_command(c, opt == 'a' ? CMD_ALIGN : opt == 'O' ? CMD_OPEN_AU
-									  : CMD_FIND_FAT, true))
-			return usage_error("%s", "more than one command given");
-		return FP_EXIT_OK;
 	case 'b':
 		return parse_size_option("blocksize", arg, &c->blocksize_bytes);
 	case 'c':
@@ -349,15 +253,16 @@ static int parse_option(struct cli *c, int opt, const char *arg, char **argv)
 		return parse_count_option("fat-nr", arg, FINDFAT_MAX_UNITS, &c->fat_nr);
 	case OPT_OFFSET:
 		c->offset_set = true;
-		if (units_parse_size(arg, &c->offset_bytes))
-			return fail(FP_EXIT_USAGE, "offset '%s' is not a size", arg);
+		if ((ret = parse_size_arg("offset", arg, &c->offset_bytes)))
+			return ret == -EDOM ? FP_EXIT_USAGE :
+			       fail(FP_EXIT_USAGE, "offset '%s' is not a size", arg);
 		return FP_EXIT_OK;
 	case OPT_SEED:
 		c->seed_set = true;
 		if (units_parse_uint(arg, UINT64_MAX, &c->seed))
 			return usage_error("seed '%s' is not a number", arg);
 		return FP_EXIT_OK;
-	case OPT_RANDOM: c->random = true; return FP_EXIT_OK;
+	case 'r': c->random = true; return FP_EXIT_OK;
 	case OPT_MANUAL: c->manual = true; return FP_EXIT_OK;
 	case OPT_WRITE: c->write = true; return FP_EXIT_OK;
 	case OPT_DESTRUCTIVE: c->destructive = true; return FP_EXIT_OK;
@@ -374,23 +279,25 @@ static int parse_option(struct cli *c, int opt, const char *arg, char **argv)
 		return parse_size_option("size", arg, &c->size_bytes);
 	case OPT_CACHE_SIZE:
 		c->cache_set = true;
-		if (units_parse_size(arg, &c->cache_bytes) ||
+		if ((ret = parse_size_arg("cache-size", arg, &c->cache_bytes)) ||
 		    c->cache_bytes > CAPACITY_MAX_CACHE_BYTES)
-			return fail(FP_EXIT_USAGE, "cache-size '%s' is not a size up to 1GiB", arg);
+			return ret == -EDOM ? FP_EXIT_USAGE :
+			       fail(FP_EXIT_USAGE, "cache-size '%s' is not a size up to 1GiB", arg);
 		return FP_EXIT_OK;
 	case OPT_REPEAT:
 		return parse_count_option("repeat", arg, BENCHIO_MAX_REPEATS, &c->repeat);
 	case OPT_RUNTIME:
-		return parse_seconds("runtime", arg, false, &c->runtime_ms);
+		return parse_duration_option("runtime", arg, false, &c->runtime_ns);
 	case OPT_WARMUP:
 		c->warmup_set = true;
-		return parse_seconds("warmup", arg, true, &c->warmup_ms);
+		return parse_duration_option("warmup", arg, true, &c->warmup_ns);
 	case OPT_PAGE:
 		return parse_size_option("page", arg, &c->page_bytes);
 	case OPT_FAT_AREA:
 		c->fat_area_set = true;
-		if (units_parse_size(arg, &c->fat_area_bytes))
-			return fail(FP_EXIT_USAGE, "fat-area '%s' is not a size", arg);
+		if ((ret = parse_size_arg("fat-area", arg, &c->fat_area_bytes)))
+			return ret == -EDOM ? FP_EXIT_USAGE :
+			       fail(FP_EXIT_USAGE, "fat-area '%s' is not a size", arg);
 		return FP_EXIT_OK;
 	case OPT_LABEL:
 		if (strcmp(arg, "dos") && strcmp(arg, "gpt"))
@@ -400,16 +307,9 @@ static int parse_option(struct cli *c, int opt, const char *arg, char **argv)
 	case 'j': c->json = true; return FP_EXIT_OK;
 	case OPT_FLASHBENCH: c->flashbench = true; return FP_EXIT_OK;
 	case 'q': c->quiet = true; return FP_EXIT_OK;
-	case 'h':
-		usage(stdout);
-		exit(FP_EXIT_OK);
-	case 'V':
-		printf("flashprobe %s\n", FLASHPROBE_VERSION);
-		exit(FP_EXIT_OK);
-	case ':':
-		return usage_error("option '%s' needs a value", argv[optind - 1]);
 	default:
-		return usage_error("unknown option '%s'", argv[optind - 1]);
+		return fail(FP_EXIT_FAILURE, "option %d is in the table but not parsed "
+			    "(a bug)", opt);
 	}
 }
 
@@ -463,22 +363,13 @@ static int check_svg_path(const char *path)
 	return FP_EXIT_OK;
 }
 
-/* The commands that draw their evidence. */
-static bool draws_chart(enum fp_command cmd)
-{
-	return cmd == CMD_ALIGN || cmd == CMD_OPEN_AU || cmd == CMD_FIND_FAT ||
-	       cmd == CMD_PROBE || cmd == CMD_BENCH;
-}
-
-/* Before anything is opened: a command that draws, a file that is not the
- * device under test (or on it) and that can be written. */
+/* Before anything is opened: a file that is not the device under test
+ * (or on it) and that can be written (the command is one that draws:
+ * cliopts' table). */
 static int check_svg(const struct cli *c)
 {
 	char err[512] = "";
 
-	if (!draws_chart(c->command))
-		return usage_error("%s applies only to commands that measure and draw "
-				   "(align, open-au, find-fat, probe, bench)", "--svg");
 	if (!strcmp(c->svg, "-"))
 		return c->json ? usage_error("%s: both want standard output",
 					     "--json and --svg=-") : FP_EXIT_OK;
@@ -487,33 +378,33 @@ static int check_svg(const struct cli *c)
 	return check_svg_path(c->svg);
 }
 
+/* Every option typed applies to the command (the table in cliopts.c):
+ * an ignored option would leave the user believing it took effect. */
+static int check_applicable(const struct cli *c)
+{
+	char why[512];
+
+	for (int i = 0; i < CLIOPTS_MAX; i++)
+		if (c->given[i] && !cliopts_applies(i, c->command)) {
+			cliopts_refusal(i, c->command, why, sizeof(why));
+			return usage_error("%s", why);
+		}
+	return FP_EXIT_OK;
+}
+
 static int check_combinations(const struct cli *c)
 {
 	if (c->json && c->flashbench)
 		return usage_error("%s: choose one output format", "--json and --flashbench");
 	if (c->write && c->destructive)
 		return usage_error("%s: choose one", "--write and --destructive");
+	if (c->read_only && (c->write || c->destructive))
+		return usage_error("%s: choose one", "--read-only and --write/--destructive");
 	if (c->command != CMD_LIST_SIMS && c->command != CMD_ADVISE && !c->device)
 		return usage_error("%s", "no device given");
 	if (c->command == CMD_LIST_SIMS && c->device)
 		return usage_error("unexpected argument '%s' (list-sims takes none)",
 				   c->device);
-	if (c->open_au_nr && c->command != CMD_OPEN_AU)
-		return usage_error("%s only applies to open-au", "--open-au-nr");
-	if (c->sysfs_root && c->command != CMD_IDENTIFY)
-		return usage_error("%s only applies to identify", "--sysfs-root");
-	if (c->cache_set && c->command != CMD_CAPACITY && c->command != CMD_PROBE)
-		return usage_error("%s only applies to capacity and probe", "--cache-size");
-	if (c->offset_set && c->command != CMD_OPEN_AU && c->command != CMD_BENCH)
-		return usage_error(c->command == CMD_FIND_FAT ?
-				   "%s only applies to open-au and bench (find-fat "
-				   "writes from sector 0)" :
-				   "%s only applies to open-au and bench", "--offset");
-	if ((c->page_bytes || c->fat_area_set) && c->command != CMD_ADVISE &&
-	    c->command != CMD_CHECK)
-		return usage_error("%s only apply to advise and check", "--page and --fat-area");
-	if (c->label != ADVICE_LABEL_AUTO && c->command != CMD_ADVISE)
-		return usage_error("%s only applies to advise", "--label");
 	if (c->svg && !c->svg[0])
 		return usage_error("%s", "--svg needs a file name (or - for standard output)");
 	if (check_paths(c))
@@ -521,29 +412,117 @@ static int check_combinations(const struct cli *c)
 	return c->svg ? check_svg(c) : FP_EXIT_OK;
 }
 
-static int parse_args(int argc, char **argv, struct cli *c)
+/* A first word that names neither a command nor a device, with more
+ * words after it: a mistyped command ('frobnicate sim:seed'), not a
+ * device with an unexpected argument. */
+static bool looks_like_command(const char *word)
 {
-	int opt, ret;
+	struct stat st;
 
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":aOfb:c:e:yjqhV", longopts, NULL)) != -1)
-		if ((ret = parse_option(c, opt, optarg, argv)))
-			return ret;
+	return !strchr(word, '/') && strncmp(word, "sim:", 4) && stat(word, &st);
+}
+
+/* The words after the options: the command (unless -a, -O or -f chose
+ * it), then the device (or the topic of help). */
+static int parse_words(int argc, char **argv, struct cli *c)
+{
 	for (int i = optind; i < argc; i++) {
-		enum fp_command cmd = c->command == CMD_NONE ? command_named(argv[i])
-							     : CMD_NONE;
+		enum fp_command cmd = c->command == CMD_NONE && !c->device ?
+				      cliopts_command_named(argv[i]) : CMD_NONE;
 
 		if (cmd != CMD_NONE)
 			c->command = cmd;
-		else if (!c->device)
+		else if (c->command == CMD_NONE && i + 1 < argc && looks_like_command(argv[i]))
+			return usage_error("unknown command '%s'", argv[i]);
+		else if (c->command == CMD_HELP && !c->help_topic)
+			c->help_topic = argv[i];
+		else if (!c->device && c->command != CMD_HELP)
 			c->device = argv[i];
 		else
 			return usage_error("unexpected argument '%s'", argv[i]);
 	}
+	return FP_EXIT_OK;
+}
+
+/* --help, COMMAND --help, help [COMMAND]: on stdout, exit 0. */
+static int print_help(const struct cli *c)
+{
+	enum fp_command topic = c->command == CMD_HELP ? CMD_NONE : c->command;
+
+	if (c->help_topic && (topic = cliopts_command_named(c->help_topic)) == CMD_NONE)
+		return usage_error("unknown command '%s'", c->help_topic);
+	cliopts_help(stdout, topic);
+	return -1;
+}
+
+/* An option as typed: its value is parsed once the command is known, so
+ * that an option the command does not take is refused as such. */
+struct typed_option {
+	int opt;
+	const char *arg;
+};
+
+/* First pass over one option: what getopt could not parse, the command
+ * forms -a, -O and -f, and --help are handled here; the others are kept
+ * in *t (t->opt 0 for none). */
+static int scan_option(struct cli *c, int opt, const char *arg, char **argv,
+		       struct typed_option *t)
+{
+	*t = (struct typed_option){ 0, NULL };
+	switch (opt) {
+	case ':':
+		return usage_error("option '%s' needs a value", argv[optind - 1]);
+	case '?':
+		return usage_error("unknown option '%s'", argv[optind - 1]);
+	case 'a':
+	case 'O':
+	case 'f':
+		if (!set_command(c, opt == 'a' ? CMD_ALIGN : opt == 'O' ? CMD_OPEN_AU
+									  : CMD_FIND_FAT, true))
+			return usage_error("%s", "more than one command given");
+		return FP_EXIT_OK;
+	case 'h':
+		c->help = true;
+		break;
+	case 'V':
+		printf("flashprobe %s\n", FLASHPROBE_VERSION);
+		exit(FP_EXIT_OK);
+	default:
+		*t = (struct typed_option){ opt, arg };
+		break;
+	}
+	if (cliopts_index(opt) >= 0)
+		c->given[cliopts_index(opt)] = true;
+	return FP_EXIT_OK;
+}
+
+/* FP_EXIT_OK to run c, -1 when the help was printed (exit 0), or the
+ * exit status of a usage error. */
+static int parse_args(int argc, char **argv, struct cli *c)
+{
+	struct typed_option typed[argc];
+	int opt, ret, ntyped = 0;
+
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, cliopts_shortopts(), cliopts_longopts(),
+				  NULL)) != -1)
+		if ((ret = scan_option(c, opt, optarg, argv, &typed[ntyped])))
+			return ret;
+		else if (typed[ntyped].opt)
+			ntyped++;
+	if ((ret = parse_words(argc, argv, c)))
+		return ret;
+	if (c->help || c->command == CMD_HELP)
+		return print_help(c);
 	if (c->command == CMD_NONE && !c->device)
 		return usage_error("%s", "no command and no device given");
 	if (c->command == CMD_NONE)
 		c->command = CMD_PROBE;	/* flashprobe DEVICE */
+	if ((ret = check_applicable(c)))
+		return ret;
+	for (int i = 0; i < ntyped; i++)
+		if ((ret = parse_option(c, typed[i].opt, typed[i].arg)))
+			return ret;
 	if ((ret = check_combinations(c)))
 		return ret;
 	if (c->device && c->seed_set && devspec_is_sim(c->device))
@@ -572,6 +551,7 @@ static int list_sims(const struct cli *c)
 		end_json(&w);
 		return FP_EXIT_OK;
 	}
+
 	printf("%-14s %8s %8s %8s %5s %5s %-10s %-16s %s\n", "name", "size", "erase",
 	       "page", "open", "rand", "fat area", "capacity", "description");
 	for (const struct sim_profile *sp = sim_profiles; sp->name[0]; sp++) {
@@ -593,64 +573,34 @@ static int list_sims(const struct cli *c)
 	return FP_EXIT_OK;
 }
 
-/* The exit status for a failure of session_open() or of a device. */
-static int status_for_error(int err, bool writing)
+/* Where a failure happened, for its exit status. */
+enum failure_stage {
+	STAGE_READ,		/* opening a device or a session to read */
+	STAGE_WRITE,		/* opening one to write */
+	STAGE_REPLAY,		/* replaying a journal whose arguments were checked */
+};
+
+/* The one mapping from a failure to an exit status.  A refusal (the
+ * journal of another device, a file that could have been planted, the
+ * gate) is always 3; during a replay anything else keeps the journal
+ * and is a runtime failure. */
+static int status_for_error(int err, enum failure_stage stage)
 {
+	if (err == -FP_EREFUSED)
+		return FP_EXIT_REFUSED;
+	if (stage == STAGE_REPLAY)
+		return FP_EXIT_FAILURE;
 	switch (err) {
 	case -FP_ENOCONSENT: case -EINVAL: case -ENOENT: case -EISDIR: case -ENOTBLK:
 	case -ENOTDIR: case -ENAMETOOLONG: case -ELOOP:
 		return FP_EXIT_USAGE;
-	case -FP_EREFUSED: case -EXDEV: case -EBUSY: case -EROFS: case -EALREADY:
-	case -ECANCELED:
+	case -EXDEV: case -EBUSY: case -EROFS: case -EALREADY: case -ECANCELED:
 		return FP_EXIT_REFUSED;
-	case -FP_ELOST:
-		return FP_EXIT_FAILURE;
 	case -EACCES:
-		return writing ? FP_EXIT_REFUSED : FP_EXIT_FAILURE;
+		return stage == STAGE_WRITE ? FP_EXIT_REFUSED : FP_EXIT_FAILURE;
 	default:
-		return FP_EXIT_FAILURE;
+		return FP_EXIT_FAILURE;	/* -FP_ELOST among them */
 	}
-}
-
-/* One progress line per phase on stderr: shown once the phase has taken
- * a second, with percent and an estimate of the time left. */
-static struct {
-	const char *phase;
-	uint64_t start_ns;
-	bool shown;
-} progress;
-
-static void progress_line(void *arg, uint64_t done, uint64_t total)
-{
-	const char *phase = arg;
-	uint64_t now = clock_now_ns(), elapsed;
-	unsigned pct;
-
-	if (progress.phase != phase) {
-		if (progress.shown)
-			fputc('\n', stderr);
-		progress.phase = phase;
-		progress.start_ns = now;
-		progress.shown = false;
-	}
-	elapsed = now - progress.start_ns;
-	if (!total || elapsed < 1000000000ULL)
-		return;
-	done = done < total ? done : total;
-	pct = (unsigned)(100 * done / total);
-	fprintf(stderr, "\r%s: %3u%%", phase, pct);
-	if (done)
-		fprintf(stderr, ", about %" PRIu64 " s left  ",
-			(uint64_t)((double)elapsed * (double)(total - done) / (double)done / 1e9));
-	progress.shown = true;
-}
-
-static void progress_done(void)
-{
-	if (progress.shown)
-		fputc('\n', stderr);
-	progress.phase = NULL;
-	progress.shown = false;
 }
 
 static void probe_progress(void *arg, const char *phase, uint64_t done,
@@ -685,12 +635,13 @@ static int open_session(const struct cli *c, const char *test, bool writes,
 		.tty_in = isatty(STDIN_FILENO) ? stdin : NULL,
 		.tty_out = isatty(STDIN_FILENO) ? stderr : NULL,
 		.notes = stderr,
+		.quiet = c->quiet,
 	};
 	char err[512] = "";
 	int ret = session_open(s, &o, err, sizeof(err));
 
 	if (ret)
-		return fail(status_for_error(ret, writes), "%s", err[0] ? err : strerror(-ret));
+		return fail(status_for_error(ret, writes ? STAGE_WRITE : STAGE_READ), "%s", err[0] ? err : strerror(-ret));
 	return FP_EXIT_OK;
 }
 
@@ -779,11 +730,32 @@ static int write_svg(const struct cli *c, const struct svg_evidence *e)
 	return FP_EXIT_OK;
 }
 
-static void begin_json(struct json_writer *w, struct fp_dev *d)
+/* "write_areas": what the session announced (also under -q, which
+ * silences the announcements on stderr); [] when nothing was to be
+ * written. */
+static void write_areas_json(struct json_writer *w, const struct session *s)
+{
+	json_array_begin(w, "write_areas");
+	for (size_t i = 0; i < s->nareas; i++) {
+		json_object_begin(w, NULL);
+		json_string(w, "test", s->areas[i].test);
+		json_uint(w, "start_bytes", s->areas[i].start_bytes);
+		json_uint(w, "end_bytes", s->areas[i].end_bytes);
+		json_uint(w, "max_write_bytes", s->areas[i].max_bytes);
+		json_object_end(w);
+	}
+	json_array_end(w);
+}
+
+/* The document's start: the device, and for a measuring command the
+ * areas its session announced. */
+static void begin_json(struct json_writer *w, struct fp_dev *d, const struct session *s)
 {
 	json_init(w, stdout);
 	json_object_begin(w, NULL);
 	report_device_json(w, d);
+	if (s)
+		write_areas_json(w, s);
 }
 
 static void end_json(struct json_writer *w)
@@ -819,13 +791,87 @@ static int align_error(const struct cli *c, int ret)
 		    strerror(-ret));
 }
 
-static void print_align(const struct cli *c, struct fp_dev *d,
-			const struct align_result *r)
+/* A command that measures, run by run_measurement(): the session opens,
+ * measure() plans, announces, protects and runs, the session restores,
+ * then print() reports and evidence() gives the chart its data. */
+struct measurement {
+	const char *test;		/* "open-au", for the session and messages */
+	size_t result_bytes;
+	/* between open and restore; an exit status */
+	int (*measure)(const struct cli *c, struct session *s, void *result);
+	void (*print)(const struct cli *c, const struct session *s, const void *result);
+	/* what the chart shows, or NULL: the command draws none */
+	void (*evidence)(const void *result, struct svg_evidence *e);
+};
+
+static int run_measurement(const struct cli *c, const struct measurement *m,
+			   bool writes)
 {
+	void *r = calloc(1, m->result_bytes);
+	struct session s;
+	int ret;
+
+	if (!r)
+		return fail(FP_EXIT_FAILURE, "out of memory");
+	ret = open_session(c, m->test, writes, &s);
+	if (ret) {
+		free(r);
+		return ret;
+	}
+	ret = finish_session(&s, m->measure(c, &s, r));
+	if (!ret)
+		m->print(c, &s, r);
+	if (!ret && c->svg && m->evidence) {	/* after the restore, like the report */
+		struct svg_evidence e = { .title = c->device };
+
+		m->evidence(r, &e);
+		ret = write_svg(c, &e);
+	}
+	free(r);
+	return close_session(&s, ret);
+}
+
+/* An area that could not be prepared: the reason (a backup stopped by a
+ * signal says that nothing was written), unless a signal stopped it
+ * before there was one to give (the interruption is reported once,
+ * after the restore). */
+static int protect_failed(const char *test, int ret, const char *err)
+{
+	if (!err[0] && ret == -EINTR && session_interrupted())
+		return FP_EXIT_FAILURE;
+	return fail(FP_EXIT_FAILURE, "cannot prepare %s: %s", test,
+		    err[0] ? err : strerror(-ret));
+}
+
+/* Announce [start, end) and make it the only writable area (backed up
+ * first with --write); an exit status. */
+static int protect(struct session *s, const char *test, uint64_t start,
+		   uint64_t end, uint64_t max_bytes, bool sparse)
+{
+	char err[512] = "";
+	int ret;
+
+	progress_done();
+	ret = session_protect(s, test, start, end, max_bytes, sparse, err, sizeof(err));
+	return ret ? protect_failed(test, ret, err) : FP_EXIT_OK;
+}
+
+/* An analyzer's return: 0, or the failure told once. */
+static int run_status(const struct cli *c, const char *test, int ret)
+{
+	return ret ? test_failed(test, c, ret, NULL) : FP_EXIT_OK;
+}
+
+static void print_align(const struct cli *c, const struct session *s,
+			const void *result)
+{
+	struct fp_dev *d = s->dev;
+	const struct align_result *r = result;
+
 	if (c->json) {
 		struct json_writer w;
 
-		begin_json(&w, d);
+		begin_json(&w, d, s);
 		report_align_json(&w, r);
 		end_json(&w);
 	} else if (c->flashbench) {
@@ -836,30 +882,25 @@ static void print_align(const struct cli *c, struct fp_dev *d,
 	}
 }
 
-static int run_align(const struct cli *c)
+static int measure_align(const struct cli *c, struct session *s, void *result)
 {
 	struct align_opts o;
-	struct align_result *r = calloc(1, sizeof(*r));
-	struct session s;
 	int ret;
 
-	if (!r)
-		return fail(FP_EXIT_FAILURE, "out of memory");
-	ret = open_session(c, "align", false, &s);
-	if (ret) {
-		free(r);
-		return ret;
-	}
 	fill_align_opts(c, &o);
-	ret = align_run(s.dev, &o, r);
-	ret = finish_session(&s, ret ? align_error(c, ret) : FP_EXIT_OK);
-	if (!ret)
-		print_align(c, s.dev, r);
-	if (!ret && c->svg)
-		ret = write_svg(c, &(struct svg_evidence){ .title = c->device, .align = r });
-	free(r);
-	return close_session(&s, ret);
+	ret = align_run(s->dev, &o, result);
+	return ret ? align_error(c, ret) : FP_EXIT_OK;
 }
+
+static void align_evidence(const void *result, struct svg_evidence *e)
+{
+	e->align = result;
+}
+
+static const struct measurement align_measurement = {
+	"align", sizeof(struct align_result), measure_align, print_align,
+	align_evidence,
+};
 
 /* The erase size write tests need: given, or measured read-only first. */
 static int erase_size_for(const struct cli *c, struct session *s, uint64_t *out)
@@ -886,10 +927,9 @@ static int erase_size_for(const struct cli *c, struct session *s, uint64_t *out)
 		ret = fail(FP_EXIT_UNDETERMINED, "the alignment test could not determine "
 			   "the erase-block size of '%s' (%s): give --erasesize; nothing written",
 			   c->device, r->note[0] ? r->note : "no clear step");
-	else if (!c->quiet)
-		fprintf(stderr, "flashprobe: erase block %s measured by the alignment "
-			"test (confidence %.2f)\n",
-			units_format_bytes(*out, buf, sizeof(buf)), r->erase_confidence);
+	else
+		note(c, "erase block %s measured by the alignment test (confidence %.2f)",
+		     units_format_bytes(*out, buf, sizeof(buf)), r->erase_confidence);
 	free(r);
 	return ret;
 }
@@ -923,13 +963,16 @@ static int plan_error(const struct cli *c, struct fp_dev *d, uint64_t erase,
 		    e, c->device);
 }
 
-static void print_open_au(const struct cli *c, struct fp_dev *d,
-			  const struct openau_result *r)
+static void print_open_au(const struct cli *c, const struct session *s,
+			const void *result)
 {
+	struct fp_dev *d = s->dev;
+	const struct openau_result *r = result;
+
 	if (c->json) {
 		struct json_writer w;
 
-		begin_json(&w, d);
+		begin_json(&w, d, s);
 		report_openau_json(&w, r);
 		end_json(&w);
 	} else if (c->flashbench || r->manual) {
@@ -940,67 +983,59 @@ static void print_open_au(const struct cli *c, struct fp_dev *d,
 	}
 }
 
-static int run_open_au(const struct cli *c)
+static void fill_openau_opts(const struct cli *c, struct openau_opts *o)
+{
+	openau_opts_default(o);
+	o->open_au_nr = (unsigned)c->open_au_nr;
+	o->blocksize_bytes = c->blocksize_bytes;
+	o->random = c->random;
+	o->offset_set = c->offset_set;
+	o->offset_bytes = c->offset_bytes;
+	if (c->max_open)
+		o->max_open = (unsigned)c->max_open;
+	if (c->seed_set)
+		o->seed = c->seed;
+	if (show_progress(c)) {
+		o->progress = progress_line;
+		o->progress_arg = "open-au";
+	}
+}
+
+static int measure_open_au(const struct cli *c, struct session *s, void *result)
 {
 	struct openau_opts o;
 	struct openau_plan plan;
-	struct openau_result *r = calloc(1, sizeof(*r));
-	struct session s;
-	char err[512] = "";
 	int ret;
 
-	if (!r)
-		return fail(FP_EXIT_FAILURE, "out of memory");
-	ret = open_session(c, "open-au", true, &s);
-	if (ret) {
-		free(r);
+	fill_openau_opts(c, &o);
+	if ((ret = erase_size_for(c, s, &o.erase_size_bytes)))
 		return ret;
-	}
-	openau_opts_default(&o);
-	o.open_au_nr = (unsigned)c->open_au_nr;
-	o.blocksize_bytes = c->blocksize_bytes;
-	o.random = c->random;
-	o.offset_set = c->offset_set;
-	o.offset_bytes = c->offset_bytes;
-	if (c->max_open)
-		o.max_open = (unsigned)c->max_open;
-	if (c->seed_set)
-		o.seed = c->seed;
-	if (show_progress(c)) {
-		o.progress = progress_line;
-		o.progress_arg = "open-au";
-	}
-	ret = erase_size_for(c, &s, &o.erase_size_bytes);
-	if (ret)
-		goto out;
-	ret = openau_plan(fp_dev_size_bytes(s.dev), fp_dev_sector_bytes(s.dev), &o, &plan);
-	if (ret) {
-		ret = plan_error(c, s.dev, o.erase_size_bytes, o.blocksize_bytes, ret);
-		goto out;
-	}
-	ret = session_protect(&s, "open-au", plan.start_bytes, plan.end_bytes,
-			      plan.max_bytes, true, err, sizeof(err));
-	if (!ret)
-		ret = openau_run(s.dev, &o, &plan, r);
-	if (ret)
-		ret = test_failed("open-au", c, ret, err);
-out:
-	ret = finish_session(&s, ret);
-	if (!ret)
-		print_open_au(c, s.dev, r);
-	if (!ret && c->svg)
-		ret = write_svg(c, &(struct svg_evidence){ .title = c->device, .openau = r });
-	free(r);
-	return close_session(&s, ret);
+	if ((ret = openau_plan(fp_dev_size_bytes(s->dev), fp_dev_sector_bytes(s->dev), &o, &plan)))
+		return plan_error(c, s->dev, o.erase_size_bytes, o.blocksize_bytes, ret);
+	ret = protect(s, "open-au", plan.start_bytes, plan.end_bytes, plan.max_bytes, true);
+	return ret ? ret : run_status(c, "open-au", openau_run(s->dev, &o, &plan, result));
 }
 
-static void print_find_fat(const struct cli *c, struct fp_dev *d,
-			   const struct findfat_result *r)
+static void open_au_evidence(const void *result, struct svg_evidence *e)
 {
+	e->openau = result;
+}
+
+static const struct measurement open_au_measurement = {
+	"open-au", sizeof(struct openau_result), measure_open_au, print_open_au,
+	open_au_evidence,
+};
+
+static void print_find_fat(const struct cli *c, const struct session *s,
+			const void *result)
+{
+	struct fp_dev *d = s->dev;
+	const struct findfat_result *r = result;
+
 	if (c->json) {
 		struct json_writer w;
 
-		begin_json(&w, d);
+		begin_json(&w, d, s);
 		report_findfat_json(&w, r);
 		end_json(&w);
 	} else if (c->flashbench || r->mode == FINDFAT_MANUAL) {
@@ -1011,56 +1046,47 @@ static void print_find_fat(const struct cli *c, struct fp_dev *d,
 	}
 }
 
-static int run_find_fat(const struct cli *c)
+static void fill_findfat_opts(const struct cli *c, struct findfat_opts *o)
+{
+	findfat_opts_default(o);
+	o->mode = c->manual || c->flashbench_form ? FINDFAT_MANUAL : FINDFAT_AUTO;
+	o->blocksize_bytes = c->blocksize_bytes;
+	o->units = (unsigned)c->fat_nr;
+	o->random = c->random;
+	if (c->seed_set)
+		o->seed = c->seed;
+	if (show_progress(c)) {
+		o->progress = progress_line;
+		o->progress_arg = "find-fat";
+	}
+}
+
+static int measure_find_fat(const struct cli *c, struct session *s, void *result)
 {
 	struct findfat_opts o;
 	struct findfat_plan plan;
-	struct findfat_result *r = calloc(1, sizeof(*r));
-	struct session s;
-	char err[512] = "";
 	int ret;
 
-	if (!r)
-		return fail(FP_EXIT_FAILURE, "out of memory");
-	ret = open_session(c, "find-fat", true, &s);
-	if (ret) {
-		free(r);
+	fill_findfat_opts(c, &o);
+	if ((ret = erase_size_for(c, s, &o.erase_size_bytes)))
 		return ret;
-	}
-	findfat_opts_default(&o);
-	o.mode = c->manual || c->flashbench_form ? FINDFAT_MANUAL : FINDFAT_AUTO;
-	o.blocksize_bytes = c->blocksize_bytes;
-	o.units = (unsigned)c->fat_nr;
-	o.random = c->random;
-	if (c->seed_set)
-		o.seed = c->seed;
-	if (show_progress(c)) {
-		o.progress = progress_line;
-		o.progress_arg = "find-fat";
-	}
-	ret = erase_size_for(c, &s, &o.erase_size_bytes);
-	if (ret)
-		goto out;
-	ret = findfat_plan(fp_dev_size_bytes(s.dev), fp_dev_sector_bytes(s.dev), &o, &plan);
-	if (ret) {
-		ret = plan_error(c, s.dev, o.erase_size_bytes, o.blocksize_bytes, ret);
-		goto out;
-	}
-	ret = session_protect(&s, "find-fat", plan.start_bytes, plan.end_bytes,
-			      plan.max_write_bytes, true, err, sizeof(err));
-	if (!ret)
-		ret = findfat_run(s.dev, &o, &plan, r);
-	if (ret)
-		ret = test_failed("find-fat", c, ret, err);
-out:
-	ret = finish_session(&s, ret);
-	if (!ret)
-		print_find_fat(c, s.dev, r);
-	if (!ret && c->svg)
-		ret = write_svg(c, &(struct svg_evidence){ .title = c->device, .findfat = r });
-	free(r);
-	return close_session(&s, ret);
+	if ((ret = findfat_plan(fp_dev_size_bytes(s->dev), fp_dev_sector_bytes(s->dev), &o,
+				&plan)))
+		return plan_error(c, s->dev, o.erase_size_bytes, o.blocksize_bytes, ret);
+	ret = protect(s, "find-fat", plan.start_bytes, plan.end_bytes,
+		      plan.max_write_bytes, true);
+	return ret ? ret : run_status(c, "find-fat", findfat_run(s->dev, &o, &plan, result));
 }
+
+static void find_fat_evidence(const void *result, struct svg_evidence *e)
+{
+	e->findfat = result;
+}
+
+static const struct measurement find_fat_measurement = {
+	"find-fat", sizeof(struct findfat_result), measure_find_fat, print_find_fat,
+	find_fat_evidence,
+};
 
 static void fill_capacity_opts(const struct cli *c, struct capacity_opts *o)
 {
@@ -1075,13 +1101,16 @@ static void fill_capacity_opts(const struct cli *c, struct capacity_opts *o)
 	}
 }
 
-static void print_capacity(const struct cli *c, struct fp_dev *d,
-			   const struct capacity_result *r)
+static void print_capacity(const struct cli *c, const struct session *s,
+			const void *result)
 {
+	struct fp_dev *d = s->dev;
+	const struct capacity_result *r = result;
+
 	if (c->json) {
 		struct json_writer w;
 
-		begin_json(&w, d);
+		begin_json(&w, d, s);
 		report_capacity_json(&w, r);
 		end_json(&w);
 	} else {
@@ -1092,118 +1121,101 @@ static void print_capacity(const struct cli *c, struct fp_dev *d,
 
 /* Writes over the whole device, sparsely: each 1 MiB block is backed up
  * before its first write (--write). */
-static int run_capacity(const struct cli *c)
+static int measure_capacity(const struct cli *c, struct session *s, void *result)
 {
-	struct capacity_result *r = calloc(1, sizeof(*r));
+	struct capacity_result *r = result;
 	struct capacity_opts o;
 	struct capacity_plan plan;
-	struct session s;
-	char err[512] = "";
 	int ret;
 
-	if (!r)
-		return fail(FP_EXIT_FAILURE, "out of memory");
-	ret = open_session(c, "capacity", true, &s);
-	if (ret) {
-		free(r);
-		return ret;
-	}
 	fill_capacity_opts(c, &o);
-	ret = capacity_plan(fp_dev_size_bytes(s.dev), fp_dev_sector_bytes(s.dev), &o, &plan);
-	if (ret) {
-		ret = fail(FP_EXIT_USAGE, "'%s' is too small for the capacity check "
-			   "(at least 2MiB)", c->device);
-		goto out;
-	}
-	ret = session_protect(&s, "capacity", plan.start_bytes, plan.end_bytes,
-			      plan.max_bytes, true, err, sizeof(err));
-	if (!ret)
-		ret = capacity_run(s.dev, &o, &plan, r);
-	s.may_alias = r->aliasing_seen;
+	if (capacity_plan(fp_dev_size_bytes(s->dev), fp_dev_sector_bytes(s->dev), &o, &plan))
+		return fail(FP_EXIT_USAGE, "'%s' is too small for the capacity check "
+			    "(at least 2MiB)", c->device);
+	ret = protect(s, "capacity", plan.start_bytes, plan.end_bytes, plan.max_bytes, true);
 	if (ret)
-		ret = test_failed("capacity", c, ret, err);
-out:
-	ret = finish_session(&s, ret);
-	if (!ret)
-		print_capacity(c, s.dev, r);
-	free(r);
-	return close_session(&s, ret);
+		return ret;
+	ret = capacity_run(s->dev, &o, &plan, r);
+	s->may_alias = r->aliasing_seen;
+	return run_status(c, "capacity", ret);
 }
 
+static const struct measurement capacity_measurement = {
+	"capacity", sizeof(struct capacity_result), measure_capacity, print_capacity,
+	NULL,
+};
+
+/* probe's callback for each write test's area. */
 static int protect_area(void *arg, const char *test, uint64_t start,
 			uint64_t end, uint64_t max_bytes)
 {
 	char err[512] = "";
-	/* the probe's write tests both touch a few AUs of a large area */
-	int ret = session_protect(arg, test, start, end, max_bytes, true, err,
-				  sizeof(err));
+	int ret;
 
-	if (ret && !(ret == -EINTR && session_interrupted()))
-		fprintf(stderr, "flashprobe: cannot prepare %s: %s\n", test,
-			err[0] ? err : strerror(-ret));
+	progress_done();
+	/* the probe's write tests both touch a few AUs of a large area */
+	ret = session_protect(arg, test, start, end, max_bytes, true, err, sizeof(err));
+	if (ret)
+		protect_failed(test, ret, err);
 	return ret;
 }
 
-static void print_probe(const struct cli *c, struct fp_dev *d,
-			const struct probe_result *r)
+static void print_probe(const struct cli *c, const struct session *s,
+			const void *result)
 {
+	struct fp_dev *d = s->dev;
+
 	if (c->json) {
 		struct json_writer w;
 
 		json_init(&w, stdout);
 		json_object_begin(&w, NULL);
-		report_probe_json(&w, d, r);
+		report_probe_json(&w, d, result);
+		write_areas_json(&w, s);
 		json_object_end(&w);
 		json_end(&w);
 	} else {
-		report_probe_text(stdout, d, r);
+		report_probe_text(stdout, d, result);
 	}
 }
 
-/* The whole job.  Write tests run when allowed: --write, --destructive,
- * or a simulated card (nothing to lose); else only the read-only part. */
-static int run_probe(const struct cli *c)
+/* The write tests run when allowed: --write, --destructive, or a
+ * simulated card (nothing to lose); else only the read-only part. */
+static bool probe_writes(const struct cli *c)
 {
-	bool writes = c->write || c->destructive || devspec_is_sim(c->device);
-	struct probe_result *r = calloc(1, sizeof(*r));
-	struct probe_opts o = { 0 };
-	struct session s;
-	int ret;
-
-	if (!r)
-		return fail(FP_EXIT_FAILURE, "out of memory");
-	ret = open_session(c, "probe", writes, &s);
-	if (ret) {
-		free(r);
-		return ret;
-	}
-	o.device = c->device;
-	o.sysfs_root = "/sys";
-	o.writes_allowed = writes;
-	o.quick = c->quick;
-	o.erase_bytes = c->erase_bytes;
-	o.cache_set = c->cache_set;
-	o.cache_bytes = c->cache_bytes;
-	o.seed = c->seed;
-	o.seed_set = c->seed_set;
-	o.protect = protect_area;
-	o.protect_arg = &s;
-	if (show_progress(c))
-		o.progress = probe_progress;
-	ret = probe_run(s.dev, &o, r);
-	s.may_alias = r->capacity.aliasing_seen;
-	progress_done();
-	ret = finish_session(&s, ret ? test_failed("probe", c, ret, NULL) : FP_EXIT_OK);
-	if (!ret)
-		print_probe(c, s.dev, r);
-	if (!ret && c->svg)	/* after the restore, like the report */
-		ret = write_svg(c, &(struct svg_evidence){
-			.title = c->device, .align = &r->align,
-			.openau = r->openau_done ? &r->openau : NULL,
-			.findfat = r->findfat_done ? &r->fat : NULL });
-	free(r);
-	return close_session(&s, ret);
+	return c->write || c->destructive || devspec_is_sim(c->device);
 }
+
+static int measure_probe(const struct cli *c, struct session *s, void *result)
+{
+	struct probe_result *r = result;
+	struct probe_opts o = {
+		.device = c->device, .sysfs_root = "/sys",
+		.writes_allowed = probe_writes(c), .quick = c->quick,
+		.erase_bytes = c->erase_bytes, .cache_set = c->cache_set,
+		.cache_bytes = c->cache_bytes, .seed = c->seed, .seed_set = c->seed_set,
+		.protect = protect_area, .protect_arg = s,
+		.progress = show_progress(c) ? probe_progress : NULL,
+	};
+	int ret = probe_run(s->dev, &o, r);
+
+	s->may_alias = r->capacity.aliasing_seen;
+	return run_status(c, "probe", ret);
+}
+
+static void probe_evidence(const void *result, struct svg_evidence *e)
+{
+	const struct probe_result *r = result;
+
+	e->align = &r->align;
+	e->openau = r->openau_done ? &r->openau : NULL;
+	e->findfat = r->findfat_done ? &r->fat : NULL;
+}
+
+static const struct measurement probe_measurement = {
+	"probe", sizeof(struct probe_result), measure_probe, print_probe,
+	probe_evidence,
+};
 
 static int bench_options(const struct cli *c, struct fp_dev *d,
 			 struct benchio_opts *o)
@@ -1225,10 +1237,10 @@ static int bench_options(const struct cli *c, struct fp_dev *d,
 	    o->offset_bytes + o->size_bytes < o->offset_bytes)
 		return fail(FP_EXIT_USAGE, "the test area must be sector aligned and inside "
 			    "'%s'", c->device);
-	if (c->runtime_ms)
-		o->runtime_ns = c->runtime_ms * 1000000ULL;
+	if (c->runtime_ns)
+		o->runtime_ns = c->runtime_ns;
 	if (c->warmup_set)
-		o->warmup_ns = c->warmup_ms * 1000000ULL;
+		o->warmup_ns = c->warmup_ns;
 	if (c->repeat)
 		o->repeats = (unsigned)c->repeat;
 	if (c->seed_set)
@@ -1243,59 +1255,49 @@ static int bench_options(const struct cli *c, struct fp_dev *d,
 
 /* Reads always; writes with --write, --destructive, or on a simulated
  * card unless --read-only. */
-static int run_bench(const struct cli *c)
+static bool bench_writes(const struct cli *c)
 {
-	bool writes = !c->read_only &&
-		      (c->write || c->destructive || devspec_is_sim(c->device));
-	struct benchio_result *r = calloc(1, sizeof(*r));
-	struct benchio_opts o;
-	struct session s;
-	char err[512] = "";
-	int ret;
+	return !c->read_only && (c->write || c->destructive || devspec_is_sim(c->device));
+}
 
-	if (!r)
-		return fail(FP_EXIT_FAILURE, "out of memory");
-	if (c->read_only && (c->write || c->destructive)) {
-		free(r);
-		return usage_error("%s: choose one", "--read-only and --write/--destructive");
-	}
-	ret = open_session(c, "bench", writes, &s);
-	if (ret) {
-		free(r);
-		return ret;
-	}
-	ret = bench_options(c, s.dev, &o);
-	o.allow_writes = writes;
-	if (!ret && writes && (ret = session_protect(&s, "bench", o.offset_bytes,
-						     o.offset_bytes + o.size_bytes,
-						     o.size_bytes, false, err, sizeof(err))))
-		ret = fail(FP_EXIT_FAILURE, "cannot prepare bench: %s", err);
-	if (!ret && (ret = benchio_run(s.dev, &o, r)))
-		ret = test_failed("bench", c, ret, NULL);
-	ret = finish_session(&s, ret);
-	if (!ret && c->json) {
+static void print_bench(const struct cli *c, const struct session *s,
+			const void *result)
+{
+	struct fp_dev *d = s->dev;
+
+	if (c->json) {
 		struct json_writer w;
 
-		begin_json(&w, s.dev);
-		report_bench_json(&w, r);
+		begin_json(&w, d, s);
+		report_bench_json(&w, result);
 		end_json(&w);
-	} else if (!ret) {
-		report_device_text(stdout, s.dev);
-		report_bench_text(stdout, r);
+	} else {
+		report_device_text(stdout, d);
+		report_bench_text(stdout, result);
 	}
-	if (!ret && c->svg)
-		ret = write_svg(c, &(struct svg_evidence){ .title = c->device, .bench = r });
-	free(r);
-	return close_session(&s, ret);
 }
 
-/* A replay that was refused (the journal of another device, a file that
- * could have been planted) is a safety refusal; any other failure keeps
- * the journal and is a runtime failure. */
-static int restore_status(int ret)
+static int measure_bench(const struct cli *c, struct session *s, void *result)
 {
-	return ret == -FP_EREFUSED ? FP_EXIT_REFUSED : FP_EXIT_FAILURE;
+	struct benchio_opts o;
+	int ret = bench_options(c, s->dev, &o);
+
+	o.allow_writes = bench_writes(c);
+	if (!ret && o.allow_writes)
+		ret = protect(s, "bench", o.offset_bytes, o.offset_bytes + o.size_bytes,
+			      o.size_bytes, false);
+	return ret ? ret : run_status(c, "bench", benchio_run(s->dev, &o, result));
 }
+
+static void bench_evidence(const void *result, struct svg_evidence *e)
+{
+	e->bench = result;
+}
+
+static const struct measurement bench_measurement = {
+	"bench", sizeof(struct benchio_result), measure_bench, print_bench,
+	bench_evidence,
+};
 
 /* restore JOURNAL or restore DEVICE (its pending journal).  Signals do
  * not stop a replay: they only print its progress (see safety.h), and the
@@ -1326,16 +1328,16 @@ static int run_restore(const struct cli *c)
 		ret = ret > 0 ? 0 : ret;
 	}
 	if (ret)
-		return fail(status_for_error(ret, true), "%s", err[0] ? err : strerror(-ret));
+		return fail(status_for_error(ret, STAGE_WRITE), "%s", err[0] ? err : strerror(-ret));
 	ret = devspec_open(device, FP_OPEN_WRITE, &d, err, sizeof(err));
 	if (ret)
-		return fail(status_for_error(ret, true), "%s", err);
+		return fail(status_for_error(ret, STAGE_WRITE), "%s", err);
 	ret = journal_restore(journal, d, c->force ? JOURNAL_RESTORE_FORCE : 0,
 			      safety_restore_note, device, &rep, err, sizeof(err));
 	safety_restore_end();
 	fp_dev_close(d);
 	if (ret)
-		return fail(restore_status(ret), "restore of '%s' from '%s' failed: %s",
+		return fail(status_for_error(ret, STAGE_REPLAY), "restore of '%s' from '%s' failed: %s",
 			    device, journal, err[0] ? err : strerror(-ret));
 	if (rep.nothing_written)
 		printf("the test of '%s' had written nothing yet: nothing to restore; "
@@ -1393,7 +1395,7 @@ static int run_advise(const struct cli *c)
 		ret = devspec_open(c->spec, FP_OPEN_READ, &d, err, sizeof(err));
 		if (ret) {
 			free(a);
-			return fail(status_for_error(ret, false), "%s", err);
+			return fail(status_for_error(ret, STAGE_READ), "%s", err);
 		}
 		g.device_bytes = fp_dev_size_bytes(d);
 		g.sector_bytes = fp_dev_sector_bytes(d);
@@ -1494,9 +1496,10 @@ static int run_check(const struct cli *c)
 	ret = devspec_open(c->spec, FP_OPEN_READ, &d, err, sizeof(err));
 	if (ret) {
 		free(r);
-		return fail(status_for_error(ret, false), "%s", err);
+		return fail(status_for_error(ret, STAGE_READ), "%s", err);
 	}
 	check_geometry_of(c, d, &g);
+	progress_done();	/* of its align run, before the report */
 	layoutcheck_disk_of(d, &disk);
 	if (partition_of(c, d, &offset, &number, disk_path, sizeof(disk_path)))
 		ret = layoutcheck_run_partition(&disk, &g, offset, number, r);
@@ -1508,7 +1511,7 @@ static int run_check(const struct cli *c)
 	} else if (c->json) {
 		struct json_writer w;
 
-		begin_json(&w, d);
+		begin_json(&w, d, NULL);
 		report_check_json(&w, r);
 		end_json(&w);
 	} else {
@@ -1533,7 +1536,7 @@ static int identify_error(const struct cli *c, const char *name, int err)
 	if (err == -ENOENT && !c->sysfs_root)
 		return fail(FP_EXIT_USAGE, "cannot identify '%s': no such device or "
 			    "file (or sysfs does not know it)", c->device);
-	return fail(status_for_error(err, false), "cannot identify '%s': %s",
+	return fail(status_for_error(err, STAGE_READ), "cannot identify '%s': %s",
 		    c->device, strerror(-err));
 }
 
@@ -1570,9 +1573,6 @@ static int run_identify(const struct cli *c)
 	struct sysinfo *si;
 	int ret;
 
-	if (c->write || c->destructive || c->svg || c->flashbench)
-		return usage_error("%s", "identify only reads: --write, --destructive, "
-				   "--svg and --flashbench do not apply");
 	si = calloc(1, sizeof(*si));
 	if (!si)
 		return fail(FP_EXIT_FAILURE, "out of memory");
@@ -1598,19 +1598,19 @@ static int run_command(const struct cli *c)
 	case CMD_LIST_SIMS:
 		return list_sims(c);
 	case CMD_ALIGN:
-		return run_align(c);
+		return run_measurement(c, &align_measurement, false);
 	case CMD_OPEN_AU:
-		return run_open_au(c);
+		return run_measurement(c, &open_au_measurement, true);
 	case CMD_FIND_FAT:
-		return run_find_fat(c);
+		return run_measurement(c, &find_fat_measurement, true);
 	case CMD_PROBE:
-		return run_probe(c);
+		return run_measurement(c, &probe_measurement, probe_writes(c));
 	case CMD_BENCH:
-		return run_bench(c);
+		return run_measurement(c, &bench_measurement, bench_writes(c));
 	case CMD_RESTORE:
 		return run_restore(c);
 	case CMD_CAPACITY:
-		return run_capacity(c);
+		return run_measurement(c, &capacity_measurement, true);
 	case CMD_ADVISE:
 		return run_advise(c);
 	case CMD_CHECK:
@@ -1649,7 +1649,7 @@ int main(int argc, char **argv)
 	int ret = parse_args(argc, argv, &c);
 
 	if (ret)
-		return ret;
+		return ret < 0 ? FP_EXIT_OK : ret;
 	if (c.svg && !strcmp(c.svg, "-") && (ret = claim_stdout_for_svg()))
 		return ret;
 	configure_realtime(&c);

@@ -119,13 +119,17 @@ void report_bench_text(FILE *out, const struct benchio_result *r)
 {
 	char a[32], b[32], c[32], d[32];
 
-	fprintf(out, "test area %s at %s; %u repeat%s of %s per workload after "
-		"%s of warm-up; queue depth 1\n",
+	fprintf(out, "test area %s at %s; %u repeat%s of %s per workload",
 		units_format_bytes(r->size_bytes, a, sizeof(a)),
 		units_format_bytes(r->offset_bytes, b, sizeof(b)),
 		r->repeats, r->repeats == 1 ? "" : "s",
-		units_format_ns((int64_t)r->runtime_ns, c, sizeof(c)),
-		units_format_ns((int64_t)r->warmup_ns, d, sizeof(d)));
+		units_format_ns((int64_t)r->runtime_ns, c, sizeof(c)));
+	if (r->warmup_ns)
+		fprintf(out, " after %s of warm-up",
+			units_format_ns((int64_t)r->warmup_ns, d, sizeof(d)));
+	else
+		fputs(", no warm-up", out);
+	fputs("; queue depth 1\n", out);
 	fprintf(out, "%-11s", "workload");
 	put_right(out, "block", 6);
 	put_right(out, "MiB/s", 9);

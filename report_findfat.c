@@ -12,20 +12,6 @@
 /* Below this the verdict is called undetermined. */
 #define REPORT_FINDFAT_LOW_CONFIDENCE 0.5
 
-/* "8 MiB": units_format_bytes() with a space before the unit, as people
- * write it in a sentence. */
-static char *spaced_bytes(uint64_t bytes, char *buf, size_t len)
-{
-	char tmp[32];
-	size_t i = 0;
-
-	units_format_bytes(bytes, tmp, sizeof(tmp));
-	while (tmp[i] && (tmp[i] == '.' || (tmp[i] >= '0' && tmp[i] <= '9')))
-		i++;
-	snprintf(buf, len, "%.*s %s", (int)i, tmp, tmp + i);
-	return buf;
-}
-
 static void print_verdict(FILE *out, const struct findfat_result *r)
 {
 	char size[64], start[64];
@@ -40,12 +26,12 @@ static void print_verdict(FILE *out, const struct findfat_result *r)
 			snprintf(units, sizeof(units), "unit %u", first);
 		else
 			snprintf(units, sizeof(units), "units %u-%u", first, last);
-		spaced_bytes(r->size_bytes, size, sizeof(size));
+		units_format_bytes(r->size_bytes, size, sizeof(size));
 		if (r->start_bytes == 0)
 			fprintf(out, "FAT area: first %s", size);
 		else
 			fprintf(out, "FAT area: %s at %s", size,
-				spaced_bytes(r->start_bytes, start, sizeof(start)));
+				units_format_bytes(r->start_bytes, start, sizeof(start)));
 		fprintf(out, " (%s), confidence %.2f%s\n", units, r->confidence,
 			r->confidence < REPORT_FINDFAT_LOW_CONFIDENCE ? " (low)" : "");
 	} else if (r->confidence >= REPORT_FINDFAT_LOW_CONFIDENCE) {
@@ -77,7 +63,9 @@ static void print_evidence(FILE *out, const struct findfat_result *r)
 		units_format_ns((int64_t)r->elapsed_ns, c, sizeof(c)));
 }
 
-void report_findfat_flashbench(FILE *out, const struct findfat_result *r)
+/* One row per chunk size, one rate per unit, in the given units. */
+static void print_table(FILE *out, const struct findfat_result *r,
+			char *(*rate)(double, char *, size_t))
 {
 	char buf[32];
 
@@ -86,10 +74,15 @@ void report_findfat_flashbench(FILE *out, const struct findfat_result *r)
 
 		fputs(units_format_bytes(row->chunk_bytes, buf, sizeof(buf)), out);
 		for (unsigned u = 0; u < r->ncols; u++)
-			fprintf(out, "\t%s", units_format_rate(row->bytes_per_sec[u],
-							      buf, sizeof(buf)));
+			fprintf(out, "\t%s", rate(row->bytes_per_sec[u], buf, sizeof(buf)));
 		fputc('\n', out);
 	}
+}
+
+/* flashbench's own decimal M/s, for its users' scripts. */
+void report_findfat_flashbench(FILE *out, const struct findfat_result *r)
+{
+	print_table(out, r, units_format_rate);
 }
 
 void report_findfat_text(FILE *out, const struct findfat_result *r)
@@ -115,7 +108,7 @@ void report_findfat_text(FILE *out, const struct findfat_result *r)
 	for (unsigned u = 0; u < r->ncols; u++)
 		fprintf(out, "\t%u", r->col_unit[u]);
 	fputc('\n', out);
-	report_findfat_flashbench(out, r);
+	print_table(out, r, units_format_rate_binary);	/* the sizes' units */
 }
 
 void report_findfat_json(struct json_writer *w, const struct findfat_result *r)

@@ -122,15 +122,15 @@ void report_openau_text(FILE *out, const struct openau_result *r)
 			units_format_bytes(r->chunk_bytes, a, sizeof(a)),
 			units_format_bytes(r->erase_size_bytes, b, sizeof(b)),
 			units_format_ns((int64_t)r->au_write_ns, c, sizeof(c)));
-	fprintf(out, "%4s  %-6s  %8s  %10s  %9s  %7s  %s\n", "N", "order",
+	fprintf(out, "%4s  %-6s  %8s  %11s  %9s  %7s  %s\n", "N", "order",
 		"chunk", "throughput", "per write", "excess", "verdict");
 	for (size_t i = 0; i < r->ntrials; i++) {
 		const struct openau_trial *t = &r->trials[i];
 
-		fprintf(out, "%4u  %-6s  %8s  %10s  %9s  %7.3f  %s%s\n", t->n,
+		fprintf(out, "%4u  %-6s  %8s  %11s  %9s  %7.3f  %s%s\n", t->n,
 			openau_order_name(t->order),
 			units_format_bytes(t->chunk_bytes, a, sizeof(a)),
-			units_format_rate(t->bytes_per_sec, b, sizeof(b)),
+			units_format_rate_binary(t->bytes_per_sec, b, sizeof(b)),
 			units_format_ns((int64_t)t->write_ns, c, sizeof(c)),
 			fabs(t->excess) < 0.0005 ? 0.0 : t->excess,
 			verdict_name(t->verdict),

@@ -148,6 +148,7 @@ int session_open(struct session *s, const struct session_opts *o, char *err,
 	memset(s, 0, sizeof(*s));
 	s->consent = o->consent;
 	s->notes = o->notes;
+	s->quiet = o->quiet;
 	s->simulated = devspec_is_sim(o->device);
 	if (o->consent == SESSION_NO_CONSENT && !s->simulated) {
 		snprintf(err, errlen, "%s writes to '%s': add --write (its data is "
@@ -188,20 +189,43 @@ fail:
 	return ret;
 }
 
+/* "find-fat will write at most 42MiB within the first 96MiB of 'DEV'".
+ * A test that rewrites blocks can plan more bytes of writes than its area
+ * holds: then what may change is the area, and the total is said as a
+ * total, never as an "at most" larger than the area (or the card). */
+static void announce(const struct session *s, const char *what, uint64_t start,
+		     uint64_t end, uint64_t max_bytes, bool sparse)
+{
+	char a[32], b[32], n[32], area[96];
+
+	if (!s->notes || s->quiet)
+		return;
+	units_format_bytes(end, b, sizeof(b));
+	if (start == 0)
+		snprintf(area, sizeof(area), "the first %s", b);
+	else
+		snprintf(area, sizeof(area), "%s to %s",
+			 units_format_bytes(start, a, sizeof(a)), b);
+	units_format_bytes(max_bytes, n, sizeof(n));
+	if (max_bytes <= end - start)
+		fprintf(s->notes, "flashprobe: %s will write at most %s within %s of '%s'",
+			what, n, area, fp_dev_path(s->raw));
+	else
+		fprintf(s->notes, "flashprobe: %s will write within %s of '%s' (%s of "
+			"writes in all: some blocks more than once)", what, area,
+			fp_dev_path(s->raw), n);
+	fprintf(s->notes, "%s\n", s->consent != SESSION_WRITE ? "" :
+		sparse ? "; each block is backed up before its first write" :
+		"; it is backed up first");
+}
+
 int session_protect(struct session *s, const char *what, uint64_t start,
 		    uint64_t end, uint64_t max_bytes, bool sparse, char *err,
 		    size_t errlen)
 {
-	char a[32], b[32], n[32];
-
-	if (s->notes)
-		fprintf(s->notes, "flashprobe: %s writes %s to %s of '%s' (at most %s)%s\n",
-			what, units_format_bytes(start, a, sizeof(a)),
-			units_format_bytes(end, b, sizeof(b)), fp_dev_path(s->raw),
-			units_format_bytes(max_bytes, n, sizeof(n)),
-			s->consent != SESSION_WRITE ? "" :
-			sparse ? ", each block backed up before its first write" :
-			", backed up first");
+	announce(s, what, start, end, max_bytes, sparse);
+	if (s->nareas < SESSION_MAX_AREAS)
+		s->areas[s->nareas++] = (struct session_area){ what, start, end, max_bytes };
 	s->wrote = true;
 	fp_dev_end_write_area(s->dev);	/* the previous test's, if any */
 	if (s->consent == SESSION_WRITE && !sparse)

@@ -44,7 +44,17 @@ struct session_opts {
 	const char *journal;		/* --journal, or NULL for the default */
 	FILE *tty_in, *tty_out;		/* where to ask (NULL: never ask) */
 	FILE *notes;			/* warnings and announcements (stderr) */
+	bool quiet;			/* -q: no announcements of write areas
+					 * (the JSON reports hold the plans) */
 };
+
+/* An area announced by session_protect(), kept for the reports. */
+struct session_area {
+	const char *test;		/* "find-fat" */
+	uint64_t start_bytes, end_bytes, max_bytes;
+};
+
+#define SESSION_MAX_AREAS 8		/* probe protects three */
 
 struct session {
 	struct fp_dev *raw;		/* the opened device */
@@ -62,6 +72,9 @@ struct session {
 	char journal[PATH_MAX];		/* --write: the journal file */
 	struct journal_restore_report restore;
 	FILE *notes;
+	bool quiet;			/* no announcements */
+	struct session_area areas[SESSION_MAX_AREAS];	/* as announced */
+	size_t nareas;
 };
 
 /* Open for the test.  Returns 0, or a negative errno with a one-line
@@ -80,8 +93,8 @@ struct session {
 int session_open(struct session *s, const struct session_opts *o, char *err,
 		 size_t errlen);
 
-/* Announce [start, end) (at most max_bytes written) on the notes stream
- * and make it writable.  With --write its content is saved in the journal
+/* Announce [start, end) and the bytes of writes planned there (max_bytes)
+ * on the notes stream, unless quiet, and make it writable.  With --write its content is saved in the journal
  * first, or, for a sparse test that writes only parts of a large area
  * (open-au, find-fat), each 1 MiB block just before its first write, with
  * that time kept out of the measurement.  0 or a negative errno with the

@@ -659,49 +659,6 @@ static const struct sim_key *sim_key_find(const char *name, size_t len)
 	return NULL;
 }
 
-/* "2", "2ns", "117us", "2.5ms", "1s": a decimal number of the unit that
- * must come out as a whole number of nanoseconds. */
-static int sim_parse_ns(const char *s, uint64_t *out)
-{
-	static const struct {
-		const char *suffix;
-		uint64_t ns;
-	} units[] = {
-		{ "", 1 }, { "ns", 1 }, { "us", SIM_US }, { "ms", SIM_MS },
-		{ "s", 1000 * SIM_MS },
-	};
-	uint64_t whole = 0, frac = 0, frac_div = 1, mult = 0;
-	const char *q = s;
-
-	if (*q < '0' || *q > '9')
-		return -EINVAL;
-	for (; *q >= '0' && *q <= '9'; q++) {
-		if (whole > (UINT64_MAX - 9) / 10)
-			return -ERANGE;
-		whole = whole * 10 + (uint64_t)(*q - '0');
-	}
-	if (*q == '.') {
-		if (*++q < '0' || *q > '9')
-			return -EINVAL;
-		for (; *q >= '0' && *q <= '9'; q++) {
-			if (frac_div >= UINT64_C(1000000000))
-				return -EINVAL;	/* finer than 1 ns anyway */
-			frac = frac * 10 + (uint64_t)(*q - '0');
-			frac_div *= 10;
-		}
-	}
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-		if (strcmp(q, units[i].suffix) == 0)
-			mult = units[i].ns;
-	if (mult == 0 || (frac * mult) % frac_div != 0)
-		return -EINVAL;
-	if (whole > UINT64_MAX / mult ||
-	    whole * mult > UINT64_MAX - frac * mult / frac_div)
-		return -ERANGE;
-	*out = whole * mult + frac * mult / frac_div;
-	return 0;
-}
-
 static int sim_parse_bool(const char *s, bool *out)
 {
 	static const char *const yes[] = { "1", "yes", "true", "on" };
@@ -734,7 +691,7 @@ static int sim_key_value(const struct sim_key *k, const char *val,
 		rc = units_parse_size(val, v);
 		return rc == 0 && *v > UINT32_MAX ? -ERANGE : rc;
 	case SIM_KEY_NS:
-		return sim_parse_ns(val, v);
+		return units_parse_duration(val, 1, v);	/* bare: ns */
 	case SIM_KEY_UINT:
 		return units_parse_uint(val, UINT_MAX, v);
 	case SIM_KEY_U64:

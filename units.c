@@ -124,6 +124,54 @@ int units_parse_uint(const char *s, uint64_t max, uint64_t *out)
 	return 0;
 }
 
+int units_parse_duration(const char *s, uint64_t bare_unit_ns, uint64_t *ns)
+{
+	static const struct {
+		const char *suffix;
+		uint64_t ns;
+	} units[] = {
+		{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 },
+	};
+	uint64_t whole, frac = 0, frac_div = 1, mult = bare_unit_ns;
+	bool overflow;
+
+	if (s == NULL || units_digit(s[0], 10) < 0 || bare_unit_ns == 0)
+		return -EINVAL;
+	units_scan(&s, 10, &whole, &overflow);
+	if (*s == '.') {
+		if (units_digit(*++s, 10) < 0)
+			return -EINVAL;
+		for (; units_digit(*s, 10) >= 0; s++) {
+			if (frac_div >= UINT64_C(1000000000))
+				return -EINVAL;	/* finer than 1 ns in any unit */
+			frac = frac * 10 + (uint64_t)(*s - '0');
+			frac_div *= 10;
+		}
+	}
+	if (*s) {
+		mult = 0;
+		for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+			if (strcmp(s, units[i].suffix) == 0)
+				mult = units[i].ns;
+	}
+	if (mult == 0 || (frac * mult) % frac_div != 0)
+		return -EINVAL;
+	if (overflow || whole > UINT64_MAX / mult ||
+	    whole * mult > UINT64_MAX - frac * mult / frac_div)
+		return -ERANGE;
+	*ns = whole * mult + frac * mult / frac_div;
+	return 0;
+}
+
+bool units_is_decimal_size(const char *s)
+{
+	if (s == NULL || units_digit(s[0], 10) < 0)
+		return false;
+	s += strspn(s, "0123456789");
+	return *s && strchr("kmgtKMGT", *s) && units_ascii_lower(s[1]) == 'b' &&
+	       s[2] == '\0';
+}
+
 char *units_format_bytes(uint64_t bytes, char *buf, size_t len)
 {
 	static const char *const names[] = {
@@ -193,9 +241,11 @@ char *units_format_ns(int64_t ns, char *buf, size_t len)
 	return buf;
 }
 
-char *units_format_rate(double bytes_per_sec, char *buf, size_t len)
+/* A rate with 1000 or 1024 multiples: the names are "", "K", "M"... or
+ * "B", "KiB", "MiB"... */
+static char *units_format_rate_in(double bytes_per_sec, double base,
+				  const char *const names[7], char *buf, size_t len)
 {
-	static const char *const names[] = { "", "K", "M", "G", "T", "P", "E" };
 	const char *sign = bytes_per_sec < 0 ? "-" : "";
 	double v = fabs(bytes_per_sec);
 	unsigned i = 0;
@@ -211,13 +261,29 @@ char *units_format_rate(double bytes_per_sec, char *buf, size_t len)
 		sign = "";	/* no "-0/s" */
 	if (v < 999.5) {
 		/* Below 1K/s a fractional byte count means nothing. */
-		snprintf(buf, len, "%s%.0f/s", sign, v);
+		snprintf(buf, len, "%s%.0f%s/s", sign, v, names[0]);
 		return buf;
 	}
 	while (i < 6 && v >= 999.5) {
-		v /= 1000.0;
+		v /= base;
 		i++;
 	}
 	snprintf(buf, len, "%s%.*f%s/s", sign, units_decimals(v), v, names[i]);
 	return buf;
+}
+
+char *units_format_rate(double bytes_per_sec, char *buf, size_t len)
+{
+	static const char *const names[] = { "", "K", "M", "G", "T", "P", "E" };
+
+	return units_format_rate_in(bytes_per_sec, 1000.0, names, buf, len);
+}
+
+char *units_format_rate_binary(double bytes_per_sec, char *buf, size_t len)
+{
+	static const char *const names[] = {
+		"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"
+	};
+
+	return units_format_rate_in(bytes_per_sec, 1024.0, names, buf, len);
 }

@@ -596,7 +596,7 @@ START_TEST(test_cli_text)
 				     "sim:fake-wrap"));
 	ck_assert_ptr_nonnull(strstr(r.out, "return the card"));
 	ck_assert_ptr_nonnull(strstr(r.out, "cache flushes of 32MiB"));
-	ck_assert_ptr_nonnull(strstr(r.err, "capacity writes"));
+	ck_assert_ptr_nonnull(strstr(r.err, "capacity will write"));
 	tu_run_free(&r);
 }
 END_TEST

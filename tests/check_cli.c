@@ -98,6 +98,20 @@ static const struct bad_case {
 	{ { "restore", "--svg=chart.svg", "sim:seed", NULL }, "commands that measure" },
 	{ { "list-sims", "--svg=chart.svg", NULL }, "commands that measure" },
 	{ { "align", "--json", "--svg=-", "sim:seed", NULL }, "standard output" },
+	/* a mistyped command is named as one, not taken for a device */
+	{ { "frobnicate", "sim:seed", NULL }, "unknown command 'frobnicate'" },
+	{ { "help", "frobnicate", NULL }, "unknown command 'frobnicate'" },
+	{ { "help", "align", "bench", NULL }, "unexpected argument 'bench'" },
+	/* options a command would ignore are refused, not ignored */
+	{ { "align", "--fat-nr=3", "sim:seed", NULL }, "--fat-nr only applies to find-fat" },
+	{ { "align", "--workload=all", "sim:seed", NULL }, "--workload only applies to bench" },
+	{ { "align", "--write", "sim:seed", NULL }, "(align only reads)" },
+	{ { "open-au", "--runtime=1", "sim:seed", NULL }, "--runtime only applies to bench" },
+	{ { "list-sims", "--seed=1", NULL }, "--seed only applies to" },
+	{ { "restore", "--journal=x", "sim:seed", NULL }, "--journal only applies to" },
+	/* sizes are binary: a decimal-looking unit is refused with the fix */
+	{ { "align", "--blocksize=4MB", "sim:seed", NULL }, "use 4M or 4MiB (binary units)" },
+	{ { "bench", "--runtime=0", "sim:seed", NULL }, "out of range (1ms to 86400s)" },
 };
 
 START_TEST(test_bad_input)
@@ -113,6 +127,384 @@ START_TEST(test_bad_input)
 	ck_assert_uint_le(tu_count_lines(r.err), 2);
 	ck_assert_str_eq(r.out, "");
 	tu_run_free(&r);
+}
+END_TEST
+
+/* The long options in the first column of a help text (not those its
+ * explanations mention), each once, space separated and framed by spaces. */
+static void help_options(const char *help, char *out, size_t len)
+{
+	snprintf(out, len, " ");
+	for (const char *line = help; line && *line; line = strchr(line, '\n') ?
+	     strchr(line, '\n') + 1 : NULL) {
+		const char *p = line;
+		size_t n;
+
+		if (strncmp(p, "  -", 3) && strncmp(p, "      --", 8))
+			continue;
+		p += strspn(p, " ");
+		if (p[1] != '-')
+			p += 4;		/* "-b, " */
+		if (strncmp(p, "--", 2))
+			continue;
+		n = strspn(p + 2, "abcdefghijklmnopqrstuvwxyz-");
+		snprintf(out + strlen(out), len - strlen(out), "%.*s ", (int)n, p + 2);
+	}
+}
+
+static const char *const command_names[] = {
+	"probe", "align", "open-au", "find-fat", "capacity", "identify", "bench",
+	"restore", "list-sims", "advise", "check",
+};
+
+/* COMMAND --help and help COMMAND print the same text: that command's
+ * usage and options.  Every option of the full help that a command's help
+ * leaves out is refused by that command (exit 2, before any device
+ * work); so the help cannot promise an option the parser ignores. */
+START_TEST(test_command_help)
+{
+	const char *cmd = command_names[_i];
+	char all[2048], mine[2048], usage[64], opt[80];
+	struct run_result r, h;
+
+	run(&r, (const char *const[]){ "--help", NULL });
+	help_options(r.out, all, sizeof(all));
+	tu_run_free(&r);
+	ck_assert_ptr_nonnull(strstr(all, " runtime "));
+	run(&r, (const char *const[]){ cmd, "--help", NULL });
+	run(&h, (const char *const[]){ "help", cmd, NULL });
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_int_eq(h.status, 0);
+	ck_assert_str_eq(r.out, h.out);
+	snprintf(usage, sizeof(usage), "Usage: flashprobe %s ", cmd);
+	ck_assert_msg(!strncmp(r.out, usage, strlen(usage)), "%s", r.out);
+	help_options(r.out, mine, sizeof(mine));
+	ck_assert_ptr_nonnull(strstr(mine, " help "));
+	ck_assert_msg(strlen(mine) < strlen(all), "%s --help lists every option", cmd);
+	tu_run_free(&r);
+	tu_run_free(&h);
+	for (char *p = all + 1, *end; *p; p = end + 1) {
+		char name[40];
+
+		end = strchr(p, ' ');
+		snprintf(name, sizeof(name), " %.*s ", (int)(end - p), p);
+		if (strstr(mine, name) || !strcmp(name, " help ") || !strcmp(name, " version "))
+			continue;
+		snprintf(opt, sizeof(opt), "--%.*s", (int)(end - p), p);
+		run(&r, (const char *const[]){ cmd, opt, "sim:seed", NULL });
+		if (r.status != 2 || !strstr(r.err, "only applies to")) {
+			tu_run_free(&r);
+			/* it takes a value: the refusal must not depend on it */
+			snprintf(opt + strlen(opt), sizeof(opt) - strlen(opt), "=1");
+			run(&r, (const char *const[]){ cmd, opt, "sim:seed", NULL });
+		}
+		ck_assert_msg(r.status == 2 && strstr(r.err, "only applies to") &&
+			      !strncmp(r.err, "flashprobe: --", 14),
+			      "%s %s: status %d, '%s'", cmd, opt, r.status, r.err);
+		ck_assert_str_eq(r.out, "");
+		tu_run_free(&r);
+	}
+}
+END_TEST
+
+/* bench's help names its options and no other command's. */
+START_TEST(test_bench_help_is_its_own)
+{
+	struct run_result r;
+	char mine[2048];
+
+	run(&r, (const char *const[]){ "bench", "--help", NULL });
+	help_options(r.out, mine, sizeof(mine));
+	for (const char *o = "runtime warmup repeat workload read-only offset size write"; *o; ) {
+		size_t n = strcspn(o, " ");
+		char name[32];
+
+		snprintf(name, sizeof(name), " %.*s ", (int)n, o);
+		ck_assert_msg(strstr(mine, name), "bench --help lacks --%s", name + 1);
+		o += n + (o[n] == ' ');
+	}
+	ck_assert(!strstr(mine, " fat-nr ") && !strstr(mine, " open-au-nr ") &&
+		  !strstr(mine, " sysfs-root ") && !strstr(mine, " blocksize "));
+	tu_run_free(&r);
+}
+END_TEST
+
+/* flashbench's -r is --random. */
+START_TEST(test_flashbench_random_spelling)
+{
+	const char *base[] = { "-O", NULL, "--open-au-nr=2", "-e", "4M", "-q", "sim:sdhc-4m", NULL };
+	struct run_result a, b, plain;
+
+	base[1] = "-r";
+	run(&a, base);
+	base[1] = "--random";
+	run(&b, base);
+	base[1] = "--flashbench";
+	run(&plain, base);
+	ck_assert_msg(a.status == 0, "-r: status %d, '%s'", a.status, a.err);
+	ck_assert_str_eq(a.out, b.out);
+	ck_assert_str_ne(a.out, plain.out);	/* the order changed the table */
+	tu_run_free(&a);
+	tu_run_free(&b);
+	tu_run_free(&plain);
+}
+END_TEST
+
+/* "96MiB", "160.39MiB", "1GiB" as printed, in bytes (0 when not a size). */
+static double printed_bytes(const char *p)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	char unit[4] = "";
+	double v;
+
+	if (sscanf(p, "%lf%3[BKMGTi]", &v, unit) != 2)
+		return 0;
+	for (size_t i = 0; i < 5; i++)
+		if (!strcmp(unit, units[i]))
+			return v * (double)(1ull << (10 * i));
+	return 0;
+}
+
+/* Each writing test announces its area as a sentence before it writes:
+ * "will write at most N within ..." only when N fits in the area (never
+ * more than the 1GiB card), else the total as a total.  -q silences the
+ * announcements; the JSON keeps the plan. */
+START_TEST(test_write_announcements)
+{
+	static const char *const tests[] = { "find-fat", "open-au", "capacity" };
+	const double card = 1024.0 * 1024 * 1024;
+	struct run_result r;
+	struct jsonv *doc;
+
+	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
+		char want[64];
+		const char *p, *within, *of;
+
+		run(&r, (const char *const[]){ tests[i], "sim:seed", NULL });
+		ck_assert_msg(r.status == 0, "%s: %d %s", tests[i], r.status, r.err);
+		snprintf(want, sizeof(want), "flashprobe: %s will write ", tests[i]);
+		p = strstr(r.err, want);
+		ck_assert_msg(p != NULL, "%s: no announcement in '%s'", tests[i], r.err);
+		p += strlen(want);
+		within = strstr(p, "within ");
+		of = strstr(p, " of 'sim:seed'");
+		ck_assert_msg(within && of && within < of, "%s: '%s'", tests[i], p);
+		if (!strncmp(p, "at most ", 8)) {
+			double most = printed_bytes(p + 8);
+			const char *end = strstr(within, " to ");
+			double area = printed_bytes(end && end < of ? end + 4 : within + 17);
+
+			ck_assert_msg(!strncmp(within, "within the first ", 17) || end,
+				      "%s: '%s'", tests[i], p);
+			ck_assert_msg(most > 0 && most <= area && most <= card,
+				      "%s: at most %.0f in %.0f: '%s'", tests[i], most, area, p);
+		} else {
+			ck_assert_msg(!strncmp(p, "within ", 7) && strstr(p, "in all"),
+				      "%s: '%s'", tests[i], p);
+		}
+		ck_assert_msg(!strstr(r.err, "writes 0B"), "%s", r.err);
+		tu_run_free(&r);
+	}
+	run(&r, (const char *const[]){ "find-fat", "-q", "--json", "sim:seed", NULL });
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_str_eq(r.err, "");
+	doc = jsonv_parse(r.out);
+	ck_assert_ptr_nonnull(doc);
+	ck_assert_ptr_nonnull(jsonv_get(doc, "fat_area.plan.max_write_bytes"));
+	{
+		/* the announcement -q silenced, as data */
+		const struct jsonv *areas = jsonv_get(doc, "write_areas"), *a;
+
+		ck_assert(areas && areas->type == JSONV_ARRAY && jsonv_len(areas) == 1);
+		a = jsonv_at(areas, 0);
+		ck_assert_str_eq(jsonv_get(a, "test")->string, "find-fat");
+		ck_assert(jsonv_get(a, "start_bytes")->number == 0);
+		ck_assert(jsonv_get(a, "end_bytes")->number ==
+			  jsonv_get(doc, "fat_area.plan.end_bytes")->number);
+		ck_assert(jsonv_get(a, "max_write_bytes")->number ==
+			  jsonv_get(doc, "fat_area.plan.max_write_bytes")->number);
+	}
+	jsonv_free(doc);
+	tu_run_free(&r);
+	/* a reading command announces nothing: an empty list */
+	run(&r, (const char *const[]){ "align", "-q", "--json", "sim:seed", NULL });
+	doc = jsonv_parse(r.out);
+	ck_assert_ptr_nonnull(doc);
+	ck_assert(jsonv_get(doc, "write_areas") &&
+		  jsonv_len(jsonv_get(doc, "write_areas")) == 0);
+	jsonv_free(doc);
+	tu_run_free(&r);
+}
+END_TEST
+
+/* A decimal rate ("13.5M/s", "49.4K/s") anywhere in s. */
+static bool has_decimal_rate(const char *s)
+{
+	for (const char *p = strstr(s, "/s"); p; p = strstr(p + 1, "/s"))
+		if (p - s >= 2 && strchr("KMGT", p[-1]) && p[-2] >= '0' && p[-2] <= '9')
+			return true;
+	return false;
+}
+
+/* The text reports give throughput in binary units, like their sizes
+ * (MiB/s), in one size style ("8MiB"); flashbench's table keeps its own
+ * decimal M/s for its users' scripts.  A bench without warm-up says so
+ * instead of "after 0ns of warm-up". */
+START_TEST(test_text_units)
+{
+	struct run_result r;
+
+	run(&r, (const char *const[]){ "find-fat", "-q", "sim:seed", NULL });
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "FAT area: first 8MiB"));
+	ck_assert_ptr_nonnull(strstr(r.out, "MiB/s\t"));
+	ck_assert_msg(!has_decimal_rate(r.out), "%s", r.out);
+	ck_assert_ptr_null(strstr(r.out, " MiB"));
+	tu_run_free(&r);
+	run(&r, (const char *const[]){ "open-au", "-q", "sim:seed", NULL });
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "MiB/s"));
+	ck_assert_msg(!has_decimal_rate(r.out), "%s", r.out);
+	tu_run_free(&r);
+	run(&r, (const char *const[]){ "find-fat", "-q", "--flashbench", "sim:seed", NULL });
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(has_decimal_rate(r.out) && !strstr(r.out, "iB/s"), "%s", r.out);
+	tu_run_free(&r);
+	run(&r, (const char *const[]){ "bench", "-q", "--warmup=0", "--runtime=100ms",
+				       "--repeat=1", "sim:seed", NULL });
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_ptr_nonnull(strstr(r.out, ", no warm-up;"));
+	ck_assert_ptr_null(strstr(r.out, "0ns of warm-up"));
+	ck_assert_ptr_nonnull(strstr(r.out, "MiB/s"));
+	ck_assert_msg(!has_decimal_rate(r.out), "%s", r.out);
+	tu_run_free(&r);
+}
+END_TEST
+
+/* make install into a DESTDIR (install-files: the binary under test,
+ * nothing rebuilt) puts the binary, the man page, the completion and the
+ * docs under PREFIX, and the installed binary runs; uninstall removes
+ * them all. */
+START_TEST(test_make_install_destdir)
+{
+	char dir[] = "/var/tmp/flashprobe-destdir.XXXXXX", destdir[128], bin[160];
+	char prefix[] = "PREFIX=/opt/fp";
+	static const char *const files[] = {
+		"/opt/fp/bin/flashprobe", "/opt/fp/share/man/man1/flashprobe.1",
+		"/opt/fp/share/bash-completion/completions/flashprobe",
+		"/opt/fp/share/doc/flashprobe/README.md",
+		"/opt/fp/share/doc/flashprobe/design.md",
+	};
+	struct run_result r;
+	char path[256];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(destdir, sizeof(destdir), "DESTDIR=%s", dir);
+	snprintf(bin, sizeof(bin), "INSTALL_BIN=%s", tu_binary());
+	tu_run_tool(&r, (const char *const[]){ "make", "-s", "--no-print-directory",
+					       "install-files", destdir, prefix, bin, NULL }, "");
+	ck_assert_msg(r.status == 0, "make install-files: %d %s", r.status, r.err);
+	tu_run_free(&r);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s%s", dir, files[i]);
+		ck_assert_msg(access(path, R_OK) == 0, "%s not installed", files[i]);
+	}
+	snprintf(path, sizeof(path), "%s/opt/fp/bin/flashprobe", dir);
+	tu_run_tool(&r, (const char *const[]){ path, "--version", NULL }, "");
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_int_eq(strncmp(r.out, "flashprobe ", 11), 0);
+	tu_run_free(&r);
+	tu_run_tool(&r, (const char *const[]){ "make", "-s", "--no-print-directory",
+					       "uninstall", destdir, prefix, NULL }, "");
+	ck_assert_int_eq(r.status, 0);
+	tu_run_free(&r);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s%s", dir, files[i]);
+		ck_assert_msg(access(path, F_OK) != 0, "%s left after uninstall", files[i]);
+	}
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(path), 0);
+}
+END_TEST
+
+/* What the bash completion offers for the words given (the last one is
+ * being completed), one per line; COMP_WORDS is built as bash builds it,
+ * ':' and '=' apart. */
+static char *complete_words(const char *words)
+{
+	char script[2048];
+	struct run_result r;
+	char *out;
+
+	snprintf(script, sizeof(script),
+		 "source completion/flashprobe.bash || exit 9\n"
+		 "COMP_WORDS=('%s' %s); COMP_CWORD=$((${#COMP_WORDS[@]} - 1))\n"
+		 "_flashprobe; printf '%%s\\n' \"${COMPREPLY[@]}\"\n", tu_binary(), words);
+	tu_run_tool(&r, (const char *const[]){ "bash", "-c", script, NULL }, "");
+	ck_assert_msg(r.status == 0, "bash: %d %s", r.status, r.err);
+	out = strdup(r.out);
+	tu_run_free(&r);
+	ck_assert_ptr_nonnull(out);
+	return out;
+}
+
+static bool offers(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = list; *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p))
+		if (!strncmp(p, word, n) && (p[n] == '\n' || !p[n]))
+			return true;
+	return false;
+}
+
+/* The completion registers itself and offers commands, a command's own
+ * options (exactly those of its help), simulated cards from list-sims,
+ * and the values of --label and --workload. */
+START_TEST(test_bash_completion)
+{
+	struct run_result r;
+	char *got, help[2048], listed[2048] = " ";
+
+	tu_run_tool(&r, (const char *const[]){ "bash", "-c",
+		"source completion/flashprobe.bash && complete -p flashprobe", NULL }, "");
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "complete -F _flashprobe flashprobe"));
+	tu_run_free(&r);
+
+	got = complete_words("be");
+	ck_assert_msg(offers(got, "bench"), "%s", got);
+	free(got);
+	got = complete_words("help fi");
+	ck_assert_msg(offers(got, "find-fat") && !offers(got, "bench"), "%s", got);
+	free(got);
+	got = complete_words("bench --ru");
+	ck_assert_msg(offers(got, "--runtime="), "%s", got);
+	free(got);
+	got = complete_words("align --ru");
+	ck_assert_str_eq(got, "\n");		/* printf of no words: one newline */
+	free(got);
+	got = complete_words("align sim : se");
+	ck_assert_msg(offers(got, "seed") && !offers(got, "sim:seed"), "%s", got);
+	free(got);
+	got = complete_words("advise --label = g");
+	ck_assert_msg(offers(got, "gpt") && !offers(got, "dos"), "%s", got);
+	free(got);
+
+	/* "bench --" offers exactly the options bench --help lists */
+	run(&r, (const char *const[]){ "bench", "--help", NULL });
+	help_options(r.out, help, sizeof(help));
+	tu_run_free(&r);
+	got = complete_words("bench --");
+	for (char *line = strtok(got, "\n"); line; line = strtok(NULL, "\n")) {
+		size_t n = strcspn(line + 2, "=");
+
+		ck_assert_int_eq(strncmp(line, "--", 2), 0);
+		snprintf(listed + strlen(listed), sizeof(listed) - strlen(listed), "%.*s ",
+			 (int)n, line + 2);
+	}
+	free(got);
+	ck_assert_str_eq(listed, help);
 }
 END_TEST
 
@@ -511,6 +903,23 @@ START_TEST(test_progress_only_on_terminal)
 	out = run_on_pty(args);
 	ck_assert_msg(strstr(out, "bench:") && strstr(out, "%") && strstr(out, "left"),
 		      "no progress line on a terminal: %s", out);
+	{
+		/* the last progress line is wiped (return, spaces, return)
+		 * before the report starts with the device's line */
+		const char *last = NULL, *p;
+		size_t blanks;
+
+		for (p = strstr(out, "s left"); p; p = strstr(p + 1, "s left"))
+			last = p;
+		p = last + 6;
+		p += strspn(p, " ");
+		ck_assert_msg(*p == '\r', "progress not wiped: '%s'", last);
+		blanks = strspn(p + 1, " ");
+		ck_assert_msg(blanks >= 20 && p[1 + blanks] == '\r', "not wiped: '%s'", last);
+		p += 2 + blanks;
+		ck_assert_msg(!strncmp(p, loop_dev, strlen(loop_dev)),
+			      "the report does not start on a clean line: '%s'", p);
+	}
 	free(out);
 	snprintf(args, sizeof(args), "bench --quiet --read-only --runtime=2 --warmup=0 "
 		 "--repeat=1 --workload=rand_read %s", loop_dev);
@@ -535,6 +944,20 @@ Suite *cli_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_help_and_version);
 	tcase_add_test(tc, test_help_matches_man_page);
+	tcase_add_loop_test(tc, test_command_help, 0,
+			    (int)(sizeof(command_names) / sizeof(command_names[0])));
+	tcase_add_test(tc, test_bench_help_is_its_own);
+	tcase_add_test(tc, test_flashbench_random_spelling);
+	tcase_add_test(tc, test_write_announcements);
+	tcase_add_test(tc, test_text_units);
+	if (tu_have_tool("make") && access("Makefile", R_OK) == 0)
+		tcase_add_test(tc, test_make_install_destdir);
+	else
+		tu_skip("cli/invocation: make install DESTDIR", "no make or no Makefile here");
+	if (tu_have_tool("bash"))
+		tcase_add_test(tc, test_bash_completion);
+	else
+		tu_skip("cli/invocation: bash completion", "no bash");
 	tcase_add_loop_test(tc, test_bad_input, 0,
 			    (int)(sizeof(bad_cases) / sizeof(bad_cases[0])));
 	tcase_add_test(tc, test_align_text_on_sim);

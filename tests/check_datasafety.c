@@ -316,7 +316,7 @@ static void start_bench(struct tu_child *ch, const char *const *extra, const cha
 	ck_assert_int_eq(tu_spawn(ch, argv, 0), 0);
 	if (ignore)
 		signal(ignore, SIG_DFL);
-	ck_assert_msg(child_said(ch, "bench writes", 10000), "bench did not start");
+	ck_assert_msg(child_said(ch, "bench will write", 10000), "bench did not start");
 }
 
 /* A second writer while a --destructive bench writes the same image is
@@ -963,7 +963,7 @@ START_TEST(test_interrupted_backup_message)
 
 		tu_run_free(&r);
 		ck_assert_int_eq(tu_spawn(&ch, argv, 0), 0);
-		ck_assert_msg(child_said(&ch, "bench writes", 10000), "bench did not start");
+		ck_assert_msg(child_said(&ch, "bench will write", 10000), "bench did not start");
 		kill(ch.pid, SIGINT);
 		tu_wait(&ch, &r);
 		caught = strstr(r.err, "backup") && strstr(r.err, "interrupted;");

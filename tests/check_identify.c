@@ -536,7 +536,7 @@ static const struct bad_case {
 	{ { "identify", "/nonexistent/flashprobe-dev", NULL }, "cannot identify" },
 	{ { "identify", "/tmp", NULL }, "is not a block device, an image file" },
 	{ { "identify", "sim:no-such-card", NULL }, "unknown simulated card" },
-	{ { "identify", "--write", "sim:seed", NULL }, "identify only reads" },
+	{ { "identify", "--write", "sim:seed", NULL }, "(identify only reads)" },
 	{ { "align", "--sysfs-root", "tests/data/sysfs/sd-seed", "sim:seed", NULL },
 	  "--sysfs-root only applies to identify" },
 };

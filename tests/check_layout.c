@@ -549,7 +549,7 @@ START_TEST(test_advise_check_usage)
 		{ { "advise", "-e", "4M", "--size", "1G", "--label", "mbr", NULL }, 2,
 		  "label 'mbr' is not dos or gpt" },
 		{ { "check", "-e", "4M", NULL }, 2, "no device given" },
-		{ { "probe", "--page", "16K", "sim:seed", NULL }, 2, "only apply to advise and check" },
+		{ { "probe", "--page", "16K", "sim:seed", NULL }, 2, "--page only applies to advise and check" },
 		{ { "check", "--label", "gpt", "sim:seed", NULL }, 2, "only applies to advise" },
 		{ { "advise", "-e", "4M", "--size", "1G", "--json", NULL }, 0, "\"device\": null" },
 	};

@@ -230,16 +230,108 @@ static const struct rate_case rate_cases[] = {
 	{ NAN, "nan/s" },
 };
 
-START_TEST(test_format_rate_table)
+/* Each case of a table through one rate formatter. */
+static void check_rates(const struct rate_case *cases, size_t n,
+			char *(*format)(double, char *, size_t))
 {
 	char buf[32];
 
-	for (size_t i = 0; i < sizeof(rate_cases) / sizeof(rate_cases[0]); i++) {
-		units_format_rate(rate_cases[i].in, buf, sizeof(buf));
-		ck_assert_msg(strcmp(buf, rate_cases[i].out) == 0,
-			      "%g: \"%s\", want \"%s\"", rate_cases[i].in, buf,
-			      rate_cases[i].out);
+	for (size_t i = 0; i < n; i++) {
+		format(cases[i].in, buf, sizeof(buf));
+		ck_assert_msg(strcmp(buf, cases[i].out) == 0, "%g: \"%s\", want \"%s\"",
+			      cases[i].in, buf, cases[i].out);
 	}
+}
+
+START_TEST(test_format_rate_table)
+{
+	check_rates(rate_cases, sizeof(rate_cases) / sizeof(rate_cases[0]), units_format_rate);
+}
+END_TEST
+
+static const struct rate_case binary_rate_cases[] = {
+	{ 0, "0B/s" },
+	{ 512, "512B/s" },
+	{ 999.6, "0.98KiB/s" },
+	{ 96700, "94.4KiB/s" },
+	{ 1048576, "1.00MiB/s" },
+	{ 12.4e6, "11.8MiB/s" },
+	{ 1.5 * 1073741824.0, "1.50GiB/s" },
+	{ -2560, "-2.50KiB/s" },
+	{ INFINITY, "inf/s" },
+};
+
+/* The text reports' rates: 1024 multiples, the same names as the sizes. */
+START_TEST(test_format_rate_binary_table)
+{
+	check_rates(binary_rate_cases, sizeof(binary_rate_cases) / sizeof(binary_rate_cases[0]),
+		    units_format_rate_binary);
+}
+END_TEST
+
+struct duration_case {
+	const char *in;
+	uint64_t bare_unit_ns;
+	int rc;
+	uint64_t ns;
+};
+
+static const struct duration_case duration_cases[] = {
+	{ "3", 1000000000, 0, 3000000000 },		/* the CLI: seconds */
+	{ "3s", 1000000000, 0, 3000000000 },
+	{ "500ms", 1000000000, 0, 500000000 },
+	{ "0", 1000000000, 0, 0 },
+	{ "1.5", 1000000000, 0, 1500000000 },
+	{ "2", 1, 0, 2 },				/* simulated cards: ns */
+	{ "2ns", 1, 0, 2 },
+	{ "117us", 1, 0, 117000 },
+	{ "2.5ms", 1, 0, 2500000 },
+	{ "0.000000001s", 1, 0, 1 },
+	{ "1.5ns", 1, -EINVAL, 0 },			/* not a whole ns */
+	{ "0.0000000001s", 1, -EINVAL, 0 },
+	{ "", 1, -EINVAL, 0 },
+	{ "-1s", 1, -EINVAL, 0 },
+	{ " 1s", 1, -EINVAL, 0 },
+	{ "1.s", 1, -EINVAL, 0 },
+	{ ".5s", 1, -EINVAL, 0 },
+	{ "3 s", 1, -EINVAL, 0 },
+	{ "3sec", 1, -EINVAL, 0 },
+	{ "3m", 1, -EINVAL, 0 },			/* minutes or metres: refused */
+	{ "18446744073709551615", 1, 0, UINT64_MAX },
+	{ "18446744073709551616", 1, -ERANGE, 0 },
+	{ "18446744074s", 1, -ERANGE, 0 },
+	{ "99999999999999999999999s", 1, -ERANGE, 0 },
+};
+
+START_TEST(test_parse_duration_table)
+{
+	for (size_t i = 0; i < sizeof(duration_cases) / sizeof(duration_cases[0]); i++) {
+		const struct duration_case *c = &duration_cases[i];
+		uint64_t v = 12345;
+		int rc = units_parse_duration(c->in, c->bare_unit_ns, &v);
+
+		ck_assert_msg(rc == c->rc, "'%s': rc %d, want %d", c->in, rc, c->rc);
+		ck_assert_msg(rc != 0 || v == c->ns, "'%s': %llu, want %llu", c->in,
+			      (unsigned long long)v, (unsigned long long)c->ns);
+		ck_assert_msg(rc == 0 || v == 12345, "'%s': *ns written on error", c->in);
+	}
+	ck_assert_int_eq(units_parse_duration(NULL, 1, &(uint64_t){ 0 }), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_decimal_size_spellings)
+{
+	static const char *const decimal[] = { "4MB", "4mb", "512kB", "1GB", "2TB" };
+	static const char *const other[] = { "4M", "4MiB", "4B", "MB", "4MBs", "0x4MB", "4XB" };
+	uint64_t v;
+
+	for (size_t i = 0; i < sizeof(decimal) / sizeof(decimal[0]); i++) {
+		ck_assert_msg(units_is_decimal_size(decimal[i]), "%s", decimal[i]);
+		ck_assert_int_eq(units_parse_size(decimal[i], &v), -EINVAL);
+	}
+	for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++)
+		ck_assert_msg(!units_is_decimal_size(other[i]), "%s", other[i]);
+	ck_assert(!units_is_decimal_size(NULL));
 }
 END_TEST
 
@@ -282,12 +374,15 @@ Suite *units_suite(void)
 	tcase_add_test(tc, test_parse_size_table);
 	tcase_add_test(tc, test_parse_size_null);
 	tcase_add_test(tc, test_parse_uint);
+	tcase_add_test(tc, test_parse_duration_table);
+	tcase_add_test(tc, test_decimal_size_spellings);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("format");
 	tcase_add_test(tc, test_format_bytes_table);
 	tcase_add_test(tc, test_format_ns_table);
 	tcase_add_test(tc, test_format_ns_extremes);
 	tcase_add_test(tc, test_format_rate_table);
+	tcase_add_test(tc, test_format_rate_binary_table);
 	tcase_add_test(tc, test_format_truncates);
 	suite_add_tcase(s, tc);
 	return s;
