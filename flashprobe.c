@@ -419,7 +419,7 @@ static bool looks_like_command(const char *word)
 {
 	struct stat st;
 
-	return !strchr(word, '/') && strncmp(word, "sim:", 4) && stat(word, &st);
+	return !strchr(word, '/') && !devspec_is_sim(word) && stat(word, &st);
 }
 
 /* The words after the options: the command (unless -a, -O or -f chose
@@ -434,6 +434,8 @@ static int parse_words(int argc, char **argv, struct cli *c)
 			c->command = cmd;
 		else if (c->command == CMD_NONE && i + 1 < argc && looks_like_command(argv[i]))
 			return usage_error("unknown command '%s'", argv[i]);
+		else if (c->command == CMD_NONE && looks_like_command(argv[i]))
+			return usage_error("'%s' is neither a command nor a device", argv[i]);
 		else if (c->command == CMD_HELP && !c->help_topic)
 			c->help_topic = argv[i];
 		else if (!c->device && c->command != CMD_HELP)

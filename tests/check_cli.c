@@ -101,6 +101,7 @@ static const struct bad_case {
 	/* a mistyped command is named as one, not taken for a device */
 	{ { "frobnicate", "sim:seed", NULL }, "unknown command 'frobnicate'" },
 	{ { "help", "frobnicate", NULL }, "unknown command 'frobnicate'" },
+	{ { "frobnicate", NULL }, "'frobnicate' is neither a command nor a device" },
 	{ { "help", "align", "bench", NULL }, "unexpected argument 'bench'" },
 	/* options a command would ignore are refused, not ignored */
 	{ { "align", "--fat-nr=3", "sim:seed", NULL }, "--fat-nr only applies to find-fat" },
