@@ -27,5 +27,6 @@ Suite *datasafety_suite(void);
 Suite *capacity_suite(void);
 Suite *svg_suite(void);
 Suite *identify_suite(void);
+Suite *auwrite_suite(void);
 
 #endif
