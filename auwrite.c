@@ -23,8 +23,11 @@
  * between, and too weak to judge when the expected copy is not well above
  * the base cost and its jitter.  The first opened candidate D is the AU if
  * 1.5 D is inside, 2 D opened and 2.5 D inside again (so neither D/2 nor
- * 2 D fits), and every smaller candidate dividing D was shown inside at
- * one of its multiples.  An opening write still costs an erase (when the
+ * 2 D fits), and every smaller candidate e dividing D is excluded by a
+ * pair test in D's fourth unit: a write at a multiple of e there, right
+ * after one a short gap g before it, costs the copy of g, neither nothing
+ * (an AU start) nor the closing of some half-written AU that can hide an
+ * AU start from the sweep.  An opening write still costs an erase (when the
  * pool is full), so "inside" counts as proof only where the copy cost at
  * least 2.5 times the costliest opening.  Anything else is undetermined: no answer is a
  * guess.
@@ -56,7 +59,7 @@
 #define DEFAULT_CHUNK_BYTES (4 * KIB)
 #define MIN_SEARCH_BYTES MIB		/* below this the search is not worth it */
 #define CALIBRATION_WRITES 6		/* the first opens the site's AU: unused */
-#define SPAN_FACTOR 3			/* the area reaches 3 x the largest candidate */
+#define SPAN_FACTOR 4			/* the area reaches 4 x the largest candidate */
 #define K_WINDOW 3			/* k: median of the last 3 gap points */
 
 /* Ratio of the cost above base to the expected gap copy. */
@@ -68,6 +71,13 @@
  * times what an opening write cost (its erase). */
 #define OPENING_MARGIN 2.5
 #define WEAK_BASES 2.0
+/* The pair test's short gap: a multiple of 32 KiB; its write must cost
+ * 0.6-1.7 times the gap's copy. */
+#define PAIR_GAP_GRAIN (32 * KIB)
+#define PAIR_RATIO_MAX 1.7
+/* At least 64 KiB: a gap of a few pages copies whole pages only, so much
+ * shorter gaps cost visibly less per byte than the long ones k came from. */
+#define PAIR_GAP_MIN (64 * KIB)
 #define WEAK_SPREADS 2.0
 
 static const uint64_t pre_points[] = { 32 * KIB, 64 * KIB, 96 * KIB };
@@ -128,7 +138,7 @@ static unsigned max_points(uint64_t max)
 	uint64_t c[AUWRITE_MAX_POINTS];
 
 	return CALIBRATION_WRITES + (unsigned)(sizeof(pre_points) / sizeof(pre_points[0])) +
-	       (unsigned)candidates(max, c, AUWRITE_MAX_POINTS) + 3;
+	       3 * (unsigned)candidates(max, c, AUWRITE_MAX_POINTS) + 3;
 }
 
 int auwrite_plan(uint64_t size, uint32_t sector, const struct auwrite_opts *o,
@@ -328,11 +338,8 @@ static bool clearly_inside(const struct auwrite_result *r, const struct auwrite_
 	       excess_ns(r, pt) >= OPENING_MARGIN * opening_excess(r);
 }
 
-/* Every candidate below d that divides it was shown inside an AU at one
- * of its multiples (else the AU could be that candidate, its boundaries
- * too weak to see), and so were 1.5 d and 2.5 d. */
-static bool smaller_excluded(const struct auwrite_result *r, const uint64_t *cand,
-			     size_t ncand, uint64_t d)
+/* 1.5 d and 2.5 d cost their gap copy well above an opening's cost. */
+static bool halves_inside(const struct auwrite_result *r, uint64_t d)
 {
 	for (size_t j = 0; j < r->npoints; j++) {
 		uint64_t off = r->points[j].offset_bytes;
@@ -340,18 +347,106 @@ static bool smaller_excluded(const struct auwrite_result *r, const uint64_t *can
 		if ((off == d * 3 / 2 || off == d * 5 / 2) && !clearly_inside(r, &r->points[j]))
 			return false;
 	}
-	for (size_t i = 0; i < ncand && cand[i] < d; i++) {
-		bool shown = false;
-
-		if (d % cand[i])
-			continue;
-		for (size_t j = 0; j < r->npoints && !shown; j++)
-			shown = r->points[j].offset_bytes % cand[i] == 0 &&
-				clearly_inside(r, &r->points[j]);
-		if (!shown)
-			return false;
-	}
 	return true;
+}
+
+/* A pair: a write at a multiple of e inside d's fourth unit [3 d, 4 d),
+ * right after one a short gap g before it in the same unit, costs just
+ * that gap's copy if e is not the AU.  An AU start there would cost
+ * nothing, or, when closing some half-written AU, far more than the short
+ * gap: an opening hidden by such a closing in the sweep cannot pass this.
+ * Returns whether the second write cost 0.6-1.7 times the gap's copy. */
+static int pair_inside(struct ctx *c, uint64_t at, uint64_t g, double k, bool *out)
+{
+	const struct auwrite_point *pt;
+	double ratio;
+	int rc = measure(c, at - g, &pt);
+
+	if (!rc)
+		rc = measure(c, at, &pt);
+	if (rc)
+		return rc;
+	ratio = ((double)pt->write_ns - (double)c->r->base_ns) / (k * (double)pt->gap_bytes);
+	*out = ratio >= INSIDE_MIN && ratio <= PAIR_RATIO_MAX;
+	return 0;
+}
+
+/* The short gap: its copy must stand above the jitter and well above
+ * what an opening costs, in whole 32 KiB, at least PAIR_GAP_MIN. */
+static uint64_t pair_gap(const struct ctx *c, double k)
+{
+	const struct auwrite_result *r = c->r;
+	double need = WEAK_BASES * (double)r->base_ns + WEAK_SPREADS * c->spread_ns;
+
+	uint64_t g;
+
+	if (OPENING_MARGIN * opening_excess(r) > need)
+		need = OPENING_MARGIN * opening_excess(r);
+	g = ((uint64_t)(need / k) + c->p->chunk_bytes + PAIR_GAP_GRAIN - 1) /
+	    PAIR_GAP_GRAIN * PAIR_GAP_GRAIN;
+	return g > PAIR_GAP_MIN ? g : PAIR_GAP_MIN;
+}
+
+#define PAIR_UNITS 16
+
+/* A place for e's pair in a unit u >= 3 of d: the highest multiple of e
+ * below that unit's limit that is not a multiple of d, with room for the
+ * short gap g inside the unit.  0 when no unit has room. */
+static uint64_t pair_place(uint64_t d, uint64_t e, uint64_t g, uint64_t chunk,
+			   uint64_t *limit, unsigned units)
+{
+	for (unsigned u = 3; u < units; u++) {
+		uint64_t at = limit[u] / e * e;
+
+		if (at % d == 0)
+			at -= e;
+		if (at <= u * d || at - g < u * d)
+			continue;
+		limit[u] = at - g - chunk;
+		return at;
+	}
+	return 0;
+}
+
+/* Every candidate below d that divides it is excluded by a pair test
+ * (else the AU could be that candidate, its starts hidden or too weak to
+ * see), and 1.5 d and 2.5 d were inside.  The pairs' places are chosen
+ * from the largest divisor down (d/2 has just one per unit, at its
+ * middle) in d's units from the fourth on, then written in ascending
+ * order. */
+static int smaller_excluded(struct ctx *c, const uint64_t *cand, size_t ncand,
+			    uint64_t d, bool *out)
+{
+	double k = c->r->copy_ns_per_byte;
+	uint64_t at[AUWRITE_MAX_POINTS], limit[PAIR_UNITS], g, chunk = c->p->chunk_bytes;
+	uint64_t span = c->p->end_bytes - c->p->site_bytes;
+	unsigned units = span / d < PAIR_UNITS ? (unsigned)(span / d) : PAIR_UNITS;
+	size_t n = 0;
+
+	*out = halves_inside(c->r, d) && k > 0;
+	if (!*out)
+		return 0;
+	g = pair_gap(c, k);
+	for (unsigned u = 0; u < units; u++)
+		limit[u] = (u + 1) * d - chunk;
+	for (size_t i = ncand; i-- > 0;) {
+		if (cand[i] >= d || d % cand[i])
+			continue;
+		at[n] = pair_place(d, cand[i], g, chunk, limit, units);
+		if (!at[n]) {
+			*out = false;
+			return 0;
+		}
+		n++;
+	}
+	qsort(at, n, sizeof(at[0]), cmp_u64);
+	for (size_t i = 0; *out && i < n; i++) {
+		int rc = pair_inside(c, at[i], g, k, out);
+
+		if (rc)
+			return rc;
+	}
+	return 0;
 }
 
 static void note(struct auwrite_result *r, const char *msg)
@@ -392,6 +487,7 @@ static int search(struct ctx *c)
 	for (size_t i = 0; !rc && i < sizeof(pre_points) / sizeof(pre_points[0]); i++)
 		rc = measure(c, pre_points[i], &pt);
 	for (size_t i = 0; !rc && i < ncand; i++) {
+		bool excluded = false;
 		double conf = 1;
 
 		rc = measure(c, cand[i], &pt);
@@ -401,7 +497,11 @@ static int search(struct ctx *c)
 		rc = confirm(c, cand[i], &conf);
 		if (rc < 0)
 			return rc;
-		if (rc > 0 || !smaller_excluded(c->r, cand, ncand, cand[i])) {
+		if (rc == 0)
+			rc = smaller_excluded(c, cand, ncand, cand[i], &excluded);
+		if (rc < 0)
+			return rc;
+		if (rc > 0 || !excluded) {
 			note(c->r, "the copy cost vanished once but the next AU starts "
 			     "did not confirm it");
 			return 0;

@@ -22,7 +22,7 @@ struct fp_dev;
 
 #define AUWRITE_MIN_AU (128u * 1024u)
 #define AUWRITE_MAX_AU (64u * 1024u * 1024u)
-#define AUWRITE_MAX_POINTS 48
+#define AUWRITE_MAX_POINTS 96
 
 /* Progress: done and total in timed writes (total is an upper bound). */
 typedef void (*auwrite_progress_fn)(void *arg, uint64_t done, uint64_t total);

@@ -88,14 +88,14 @@ START_TEST(test_plan_area)
 	ck_assert_uint_eq(p.max_au_bytes, 64 * MiB);
 	ck_assert_uint_eq(p.site_bytes % (192 * MiB), 0);
 	ck_assert_uint_ge(p.start_bytes, 16 * MiB);
-	ck_assert_uint_eq(p.end_bytes, p.site_bytes + 3 * p.max_au_bytes);
+	ck_assert_uint_eq(p.end_bytes, p.site_bytes + 4 * p.max_au_bytes);
 	ck_assert_uint_le(p.end_bytes, 1024 * MiB);
 	ck_assert_uint_eq(p.max_bytes, p.flush_bytes + p.max_points * p.chunk_bytes);
 	ck_assert_uint_le(p.max_bytes, 17 * MiB);
 	/* a small device searches smaller candidates */
 	ck_assert_int_eq(auwrite_plan(128 * MiB, 512, &o, &p), 0);
 	ck_assert_uint_lt(p.max_au_bytes, 64 * MiB);
-	ck_assert_uint_eq(p.site_bytes % (3 * p.max_au_bytes), 0);
+	ck_assert_uint_eq(p.site_bytes % (3 * (p.max_au_bytes / 2)), 0);
 	ck_assert_uint_le(p.end_bytes, 128 * MiB);
 	ck_assert_int_eq(auwrite_plan(24 * MiB, 512, &o, &p), -ENOSPC);
 	/* 4 KiB sectors: the chunk is a sector */
@@ -283,7 +283,8 @@ static void tally_card(unsigned i, struct tally *t)
 			i, (unsigned long long)p.erase_bytes, p.open_au_linear,
 			p.jitter_pct, p.location_pct, (unsigned long long)r.au_bytes,
 			r.confidence, r.note);
-	if (getenv("FLASHPROBE_AUWRITE_TRACE") && r.au_bytes && r.au_bytes != p.erase_bytes)
+	if (getenv("FLASHPROBE_AUWRITE_TRACE") && (getenv("FLASHPROBE_AUWRITE_ALL") ||
+						   (r.au_bytes && r.au_bytes != p.erase_bytes)))
 		for (size_t j = 0; j < r.npoints; j++)
 			fprintf(stderr, "  %8llu gap %8llu %10llu ns ratio %.2f %s\n",
 				(unsigned long long)r.points[j].offset_bytes,
