@@ -24,12 +24,13 @@
  * the base cost and its jitter.  The first opened candidate D is the AU if
  * 1.5 D is inside, 2 D opened and 2.5 D inside again (so neither D/2 nor
  * 2 D fits), and every smaller candidate e dividing D is excluded by a
- * pair test in D's fourth unit: a write at a multiple of e there, right
- * after one a short gap g before it, costs the copy of g, neither nothing
- * (an AU start) nor the closing of some half-written AU that can hide an
- * AU start from the sweep.  An opening write still costs an erase (when the
- * pool is full), so "inside" counts as proof only where the copy cost at
- * least 2.5 times the costliest opening.  Anything else is undetermined: no answer is a
+ * pair test in D's fourth unit (or a later one): a write at a multiple
+ * of e there, right after one a short gap g before it, costs the copy of
+ * g, neither nothing (an AU start) nor the closing of some half-written AU
+ * that can hide an AU start from the sweep.  An opening write still costs
+ * an erase (when the pool is full), so 1.5 D and 2.5 D count as inside,
+ * and g is long enough, only where the copy costs at least 2.5 times the
+ * costliest opening.  Anything else is undetermined: no answer is a
  * guess.
  *
  * Failure modes, all answered "undetermined": a card with one open AU

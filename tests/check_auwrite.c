@@ -202,7 +202,7 @@ END_TEST
 /* Card i: AU 128 KiB-24 MiB (3*2^n among them), a page that fits, open
  * AUs 1-32, random 0..open, a FAT area of 0-16 MiB at the start, costs
  * scaled 0.1x-10x, jitter and per-location noise 0-30 %, stalls, every
- * 16th card erased, every 5th with a read step at half the AU. */
+ * 17th card erased, every 5th with a read step at half the AU. */
 static void gen_card(unsigned i, struct sim_profile *p)
 {
 	static const uint64_t aus[] = {
@@ -253,7 +253,7 @@ static void gen_card(unsigned i, struct sim_profile *p)
 	p->location_pct = (unsigned)stats_rng_below(&g, 31);
 	p->stall_ppm = (unsigned)stats_rng_below(&g, 1000);
 	p->stall_ns = (uint64_t)(scale * (1000000 + stats_rng_below(&g, 9000000)));
-	p->fresh = i % 16 == 15;
+	p->fresh = i % 17 == 16;	/* 17: not tied to one AU size */
 	p->seed = 7000 + i;
 }
 
