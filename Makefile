@@ -87,9 +87,12 @@ check-run: check-lib $(B)/flashprobe $(B)/check_flashprobe $(S)/flashprobe $(S)/
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	    FLASHPROBE_BIN=$(CURDIR)/$(S)/flashprobe ./$(S)/check_flashprobe
 
-# The partition suite over every generated geometry, not a sample (minutes).
+# The partition suite over every generated geometry, not a sample (minutes),
+# and the write-based AU search on 4000 generated cards.
 check-long: check-lib $(B)/flashprobe $(B)/check_flashprobe
 	FLASHPROBE_LONG=1 CK_RUN_SUITE=partition FLASHPROBE_BIN=$(CURDIR)/$(B)/flashprobe \
+	    ./$(B)/check_flashprobe
+	FLASHPROBE_LONG=1 CK_RUN_SUITE=auwrite FLASHPROBE_BIN=$(CURDIR)/$(B)/flashprobe \
 	    ./$(B)/check_flashprobe
 
 demo: $(B)/flashprobe

@@ -50,6 +50,8 @@ const char *geo_source_name(enum geo_source s)
 		return "kernel_guess";
 	case GEO_GIVEN:
 		return "given";
+	case GEO_MEASURED_WRITES:
+		return "measured_writes";
 	default:
 		return "none";
 	}

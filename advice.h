@@ -20,9 +20,10 @@ enum geo_source {
 	GEO_CARD,		/* reported by the card's registers */
 	GEO_KERNEL_GUESS,	/* Linux's guess (preferred_erase_size without an AU) */
 	GEO_GIVEN,		/* given on the command line */
+	GEO_MEASURED_WRITES,	/* timed by flashprobe's write-based AU search */
 };
 
-/* "measured", "card", "kernel_guess", "given", "none" */
+/* "measured", "card", "kernel_guess", "given", "measured_writes", "none" */
 const char *geo_source_name(enum geo_source s);
 
 struct geo_size {

@@ -368,7 +368,8 @@ static const char footer[] =
 	"or 500ms.\n"
 	"Exit status: 0 done (also when a parameter is undetermined), 1 runtime\n"
 	"error, 2 bad usage, 3 refused for safety, 4 a needed size could not be\n"
-	"measured; with 2, 3 and 4 nothing was written.  128+N after signal N\n"
+	"measured; with 2, 3 and 4 nothing was changed (4: the AU search's area\n"
+	"restored).  128+N after signal N\n"
 	"(the data restored first; a restore always finishes).\n"
 	"\n"
 	"See flashprobe(1).\n";

@@ -14,6 +14,7 @@
 
 #include "align.h"
 #include "cliopts.h"
+#include "auwrite.h"
 #include "clock.h"
 #include "benchio.h"
 #include "capacity.h"
@@ -905,6 +906,50 @@ static const struct measurement align_measurement = {
 };
 
 /* The erase size write tests need: given, or measured read-only first. */
+/* The read test found no erase block: the write-based AU search, in its
+ * own announced area (the session allows writes: these are write tests).
+ * Exit 4 only when it is undetermined too. */
+static int au_from_writes(const struct cli *c, struct session *s,
+			  const char *why, uint64_t *out)
+{
+	struct auwrite_result *r = calloc(1, sizeof(*r));
+	struct auwrite_opts o;
+	struct auwrite_plan plan;
+	char err[512] = "", buf[32];
+	int ret;
+
+	if (!r)
+		return fail(FP_EXIT_FAILURE, "out of memory");
+	auwrite_opts_default(&o);
+	if (show_progress(c)) {
+		o.progress = progress_line;
+		o.progress_arg = "au-search";
+	}
+	ret = auwrite_plan(fp_dev_size_bytes(s->dev), fp_dev_sector_bytes(s->dev), &o, &plan);
+	if (!ret)
+		ret = session_protect(s, "au-search", plan.start_bytes, plan.end_bytes,
+				      plan.max_bytes, true, err, sizeof(err));
+	if (!ret)
+		ret = auwrite_run(s->dev, &o, &plan, r);
+	*out = r->au_bytes;
+	if (ret == -ENOSPC)
+		ret = fail(FP_EXIT_UNDETERMINED, "the alignment test could not determine "
+			   "the erase-block size of '%s' (%s) and the device is too small "
+			   "for the write-based AU search: give --erasesize", c->device, why);
+	else if (ret)
+		ret = test_failed("au-search", c, ret, err);
+	else if (!*out)
+		ret = fail(FP_EXIT_UNDETERMINED, "neither the alignment test (%s) nor the "
+			   "write-based AU search (%s) could determine the AU of '%s': give "
+			   "--erasesize", why, r->note, c->device);
+	else
+		note(c, "AU %s measured by the write-based AU search (confidence %.2f; "
+		     "the read test found no erase block)",
+		     units_format_bytes(*out, buf, sizeof(buf)), r->confidence);
+	free(r);
+	return ret;
+}
+
 static int erase_size_for(const struct cli *c, struct session *s, uint64_t *out)
 {
 	struct align_opts o;
@@ -926,9 +971,7 @@ static int erase_size_for(const struct cli *c, struct session *s, uint64_t *out)
 	if (ret)
 		ret = align_error(c, ret);
 	else if (!*out)
-		ret = fail(FP_EXIT_UNDETERMINED, "the alignment test could not determine "
-			   "the erase-block size of '%s' (%s): give --erasesize; nothing written",
-			   c->device, r->note[0] ? r->note : "no clear step");
+		ret = au_from_writes(c, s, r->note[0] ? r->note : "no clear step", out);
 	else
 		note(c, "erase block %s measured by the alignment test (confidence %.2f)",
 		     units_format_bytes(*out, buf, sizeof(buf)), r->erase_confidence);

@@ -7,10 +7,12 @@
  * Without consent only the card's registers can be compared with the
  * block device, which proves nothing (fakes program the fake size).
  *
- * The read-only alignment test comes first and gives the erase size the
- * write tests need; when it cannot, a size given on the command line or
- * reported by the card is used instead, and with none the write tests are
- * skipped rather than run on a guess.  The conclusion keeps every value's
+ * The read-only alignment test comes first; with writes allowed the
+ * write-based AU search follows (the AU the card manages, which reads may
+ * show only as its erase blocks or not at all).  The write tests use, in
+ * this order, a size given on the command line, the AU from writes, the
+ * read step, the card's reported AU; with none they are skipped rather
+ * than run on a guess.  The conclusion keeps every value's
  * source and says where sources disagree.
  */
 #include <errno.h>
@@ -150,25 +152,73 @@ static void skip_write_tests(struct probe_result *r, const char *reason)
 	skip_test(r, "find-fat", reason);
 }
 
+/* The write-based AU search, in its own announced area: it also runs
+ * when the read test found a step, because the AU the card manages can be
+ * a multiple of the erase block the reads show. */
+static int run_auwrite(struct fp_dev *d, const struct probe_opts *o,
+		       struct probe_result *r)
+{
+	struct phase_progress pp = { o, "au-search" };
+	struct auwrite_opts ao;
+	struct auwrite_plan *plan = &r->auwrite_plan;
+	int ret;
+
+	auwrite_opts_default(&ao);
+	if (o->progress) {
+		ao.progress = forward_progress;
+		ao.progress_arg = &pp;
+	}
+	if (auwrite_plan(fp_dev_size_bytes(d), fp_dev_sector_bytes(d), &ao, plan))
+		return 0;	/* too small: the read step or the card's AU decide */
+	ret = o->protect(o->protect_arg, "au-search", plan->start_bytes, plan->end_bytes,
+			 plan->max_bytes);
+	if (!ret)
+		ret = auwrite_run(d, &ao, plan, &r->auwrite);
+	r->auwrite_done = ret == 0;
+	return ret;
+}
+
 /* Erase size for the write tests, or 0 with the reason in r->skipped. */
 static uint64_t erase_for_writes(const struct probe_opts *o, struct probe_result *r)
 {
 	struct geo_size au = card_au(r);
+	uint64_t reads = r->align.erase_size_bytes;
+	char a[32], b[32];
 
 	if (o->erase_bytes) {
 		r->test_erase_origin = "given";
 		return o->erase_bytes;
 	}
-	if (r->align.erase_size_bytes) {
+	if (r->auwrite.au_bytes) {
+		r->test_erase_origin = "measured_writes";
+		units_format_bytes(r->auwrite.au_bytes, a, sizeof(a));
+		units_format_bytes(reads, b, sizeof(b));
+		if (!reads)
+			snprintf(r->decided_by, sizeof(r->decided_by), "the write-based AU "
+				 "search (%s); the read test found no erase block", a);
+		else if (reads == r->auwrite.au_bytes)
+			snprintf(r->decided_by, sizeof(r->decided_by), "the read test and "
+				 "the write-based AU search, which agree (%s)", a);
+		else
+			snprintf(r->decided_by, sizeof(r->decided_by), "the write-based AU "
+				 "search (%s AU) over the read test (%s erase block): the "
+				 "write tests and the advice use %s", a, b, a);
+		return r->auwrite.au_bytes;
+	}
+	if (reads) {
 		r->test_erase_origin = "measured";
-		return r->align.erase_size_bytes;
+		snprintf(r->decided_by, sizeof(r->decided_by), "the read test%s",
+			 r->auwrite_done ? " (the write-based AU search was undetermined)" : "");
+		return reads;
 	}
 	if (au.source == GEO_CARD) {
 		r->test_erase_origin = "card";
+		snprintf(r->decided_by, sizeof(r->decided_by), "the card's reported AU "
+			 "(neither the read test nor the write-based AU search found one)");
 		return au.bytes;
 	}
 	skip_write_tests(r, "the write tests were skipped: no erase-block size was "
-			 "measured or reported; run again with --erasesize");
+			 "measured by reads or writes or reported; run again with --erasesize");
 	return 0;
 }
 
@@ -274,7 +324,10 @@ static void conclude(const struct fp_dev *d, struct probe_result *r)
 	if (r->align.page_size_bytes)
 		g->page = (struct geo_size){ r->align.page_size_bytes,
 					     r->align.page_confidence, GEO_MEASURED };
-	if (r->align.erase_size_bytes)
+	if (r->auwrite.au_bytes)
+		g->erase = (struct geo_size){ r->auwrite.au_bytes, r->auwrite.confidence,
+					      GEO_MEASURED_WRITES };
+	else if (r->align.erase_size_bytes)
 		g->erase = (struct geo_size){ r->align.erase_size_bytes,
 					      r->align.erase_confidence, GEO_MEASURED };
 	g->card_au = card_au(r);
@@ -294,18 +347,32 @@ static void conclude(const struct fp_dev *d, struct probe_result *r)
 	advice_compute(g, &r->advice);
 }
 
-/* The read step and the card's AU disagree: common (two erase blocks per
- * AU), and worth saying which one the advice uses. */
+/* The read step and the AU from writes, or the measured size and the
+ * card's AU, disagree: common (two erase blocks per AU), and worth saying
+ * which one the advice uses. */
 static void note_conflict(struct probe_result *r)
 {
 	const struct geometry *g = &r->geo;
 	char e[32], c[32];
 
+	if (r->auwrite.au_bytes && r->align.erase_size_bytes &&
+	    r->auwrite.au_bytes != r->align.erase_size_bytes) {
+		bool nested = r->auwrite.au_bytes % r->align.erase_size_bytes == 0;
+
+		snprintf(r->conflict, sizeof(r->conflict), "the read test found a %s "
+			 "erase block, the write-based search a %s AU (%s); %.160s",
+			 units_format_bytes(r->align.erase_size_bytes, e, sizeof(e)),
+			 units_format_bytes(r->auwrite.au_bytes, c, sizeof(c)),
+			 nested ? "erase blocks inside a larger AU" : "they disagree",
+			 r->advice.align_reason);
+		return;
+	}
 	if (!g->erase.bytes || !g->card_au.bytes || g->erase.bytes == g->card_au.bytes)
 		return;
 	snprintf(r->conflict, sizeof(r->conflict),
-		 "the read test found a %s erase block, the %s says %s; %s",
-		 units_format_bytes(g->erase.bytes, e, sizeof(e)),
+		 "the %s found a %s erase block, the %s says %s; %.160s",
+		 g->erase.source == GEO_MEASURED_WRITES ? "write-based AU search" :
+		 "read test", units_format_bytes(g->erase.bytes, e, sizeof(e)),
 		 g->card_au.source == GEO_CARD ? "card's AU" : "kernel's guess",
 		 units_format_bytes(g->card_au.bytes, c, sizeof(c)),
 		 r->advice.align_reason);
@@ -344,16 +411,20 @@ int probe_run(struct fp_dev *d, const struct probe_opts *o,
 		skip_write_tests(r, "the write tests (open AUs, FAT area) were skipped: "
 				 "they need --write (data backed up and restored) or "
 				 "--destructive");
-	else if (!ret && !skip_for_capacity(r))
-		r->test_erase_bytes = erase_for_writes(o, r);
+	else if (!ret && !skip_for_capacity(r)) {
+		if (!o->erase_bytes)
+			ret = run_auwrite(d, o, r);
+		if (!ret)
+			r->test_erase_bytes = erase_for_writes(o, r);
+	}
 	if (!ret && r->test_erase_bytes)
 		ret = run_open_au(d, o, r);
 	if (!ret && r->test_erase_bytes)
 		ret = run_find_fat(d, o, r);
-	r->bytes_written = r->capacity.bytes_written + r->openau.bytes_written +
-			   r->fat.bytes_written;
+	r->bytes_written = r->capacity.bytes_written + r->auwrite.bytes_written +
+			   r->openau.bytes_written + r->fat.bytes_written;
 	r->elapsed_ns = r->capacity.elapsed_ns + r->align.elapsed_ns +
-			r->openau.elapsed_ns + r->fat.elapsed_ns;
+			r->auwrite.elapsed_ns + r->openau.elapsed_ns + r->fat.elapsed_ns;
 	conclude(d, r);
 	note_conflict(r);
 	return ret;

@@ -4,6 +4,12 @@
  * probe_run() never prints and never decides about consent: the caller
  * says whether writes are allowed and provides protect(), which announces
  * each write area and backs it up before the test writes it.
+ *
+ * With writes allowed and no --erasesize, the write-based AU search
+ * (auwrite.h) runs after the read-only alignment test; its AU, when found,
+ * is the erase size of the write tests and the advice, with source
+ * measured_writes, and a read step that differs from it is reported next
+ * to it.
  */
 #ifndef FLASHPROBE_PROBE_H
 #define FLASHPROBE_PROBE_H
@@ -14,6 +20,7 @@
 
 #include "advice.h"
 #include "align.h"
+#include "auwrite.h"
 #include "capacity.h"
 #include "findfat.h"
 #include "openau.h"
@@ -61,8 +68,12 @@ struct probe_result {
 	struct capacity_result capacity;
 	char capacity_note[320];	/* not verified: what the registers say */
 	struct align_result align;
+	bool auwrite_done;		/* the write-based AU search ran */
+	struct auwrite_plan auwrite_plan;
+	struct auwrite_result auwrite;
 	uint64_t test_erase_bytes;	/* erase size the write tests used */
-	const char *test_erase_origin;	/* "measured", "given", "card" */
+	const char *test_erase_origin;	/* "measured_writes", "measured", "given", "card" */
+	char decided_by[200];		/* which test decided the erase size, or "" */
 	bool openau_done;
 	struct openau_plan openau_plan;
 	struct openau_result openau;

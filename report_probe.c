@@ -76,6 +76,38 @@ static void fat_row(FILE *out, const struct probe_result *r)
 	row(out, "FAT area", v, g->fat_confidence, g->fat_tested ? GEO_MEASURED : GEO_NONE);
 }
 
+/* The write-based AU search: its answer and every timed write. */
+static void auwrite_text(FILE *out, const struct probe_result *r)
+{
+	const struct auwrite_result *a = &r->auwrite;
+	char x[32], y[32];
+
+	if (a->au_bytes)
+		fprintf(out, "AU %s from writes (confidence %.2f)\n",
+			units_format_bytes(a->au_bytes, x, sizeof(x)), a->confidence);
+	else
+		fprintf(out, "AU undetermined from writes: %s\n", a->note);
+	fprintf(out, "area %s to %s, write without a gap %s\n",
+		units_format_bytes(r->auwrite_plan.start_bytes, x, sizeof(x)),
+		units_format_bytes(r->auwrite_plan.end_bytes, y, sizeof(y)),
+		units_format_ns((int64_t)a->base_ns, (char[32]){ 0 }, 32));
+	fprintf(out, "%10s %10s %10s %7s  %s\n", "offset", "gap", "time", "ratio", "judged");
+	for (size_t i = 0; i < a->npoints; i++) {
+		const struct auwrite_point *p = &a->points[i];
+
+		if (p->cls == AUWRITE_PT_CALIBRATION)
+			continue;
+		fprintf(out, "%10s %10s %10s %7.2f  %s\n",
+			units_format_bytes(p->offset_bytes, x, sizeof(x)),
+			units_format_bytes(p->gap_bytes, y, sizeof(y)),
+			units_format_ns((int64_t)p->write_ns, (char[32]){ 0 }, 32),
+			p->ratio, auwrite_class_name(p->cls));
+	}
+	fprintf(out, "wrote %s in %s of device time\n",
+		units_format_bytes(a->bytes_written, x, sizeof(x)),
+		units_format_ns((int64_t)a->elapsed_ns, y, sizeof(y)));
+}
+
 /* The capacity finding leads: everything else is only as true as it. */
 static void capacity_line(FILE *out, const struct probe_result *r)
 {
@@ -101,12 +133,18 @@ void report_probe_text(FILE *out, struct fp_dev *d, const struct probe_result *r
 		"confidence", "source");
 	size_row(out, "page", &g->page, "undetermined");
 	size_row(out, "erase block", &g->erase, "undetermined");
+	if (g->erase.source == GEO_MEASURED_WRITES && r->align.erase_size_bytes &&
+	    r->align.erase_size_bytes != g->erase.bytes)
+		size_row(out, "read step", &(struct geo_size){ r->align.erase_size_bytes,
+			 r->align.erase_confidence, GEO_MEASURED }, "");
 	size_row(out, "card AU", &g->card_au, "not reported");
 	count_row(out, "open AUs linear", &g->open_linear, r->openau_done);
 	count_row(out, "open AUs random", &g->open_random, r->openau_done);
 	fat_row(out, r);
 	if (r->conflict[0])
 		fprintf(out, "  note: %s\n", r->conflict);
+	if (r->decided_by[0])
+		fprintf(out, "  erase size for the write tests decided by %s\n", r->decided_by);
 	for (size_t i = 0; i < r->nskipped; i++)	/* a shared reason once */
 		if (!i || strcmp(r->skipped[i].reason, r->skipped[i - 1].reason))
 			fprintf(out, "  %s\n", r->skipped[i].reason);
@@ -129,6 +167,10 @@ void report_probe_text(FILE *out, struct fp_dev *d, const struct probe_result *r
 	}
 	fprintf(out, "\nAlignment (read-only)\n");
 	report_align_text(out, &r->align);
+	if (r->auwrite_done) {
+		fprintf(out, "\nAU search (writes)\n");
+		auwrite_text(out, r);
+	}
 	if (r->openau_done) {
 		fprintf(out, "\nOpen AUs\n");
 		report_openau_text(out, &r->openau);
@@ -223,6 +265,21 @@ void report_probe_json(struct json_writer *w, struct fp_dev *d,
 	else
 		json_null(w, "capacity");
 	report_align_json(w, &r->align);
+	if (r->auwrite_done) {
+		json_object_begin(w, "au_search");
+		if (r->auwrite.au_bytes)
+			report_json_size(w, "au_size_bytes", r->auwrite.au_bytes,
+					 r->auwrite.confidence, "measured_writes");
+		else
+			json_null(w, "au_size_bytes");
+		json_uint(w, "bytes_written", r->auwrite.bytes_written);
+		json_uint(w, "elapsed_ns", r->auwrite.elapsed_ns);
+		json_string(w, "note", r->auwrite.note[0] ? r->auwrite.note : NULL);
+		json_object_end(w);
+	} else {
+		json_null(w, "au_search");
+	}
+	json_string(w, "erase_size_decided_by", r->decided_by[0] ? r->decided_by : NULL);
 	if (r->openau_done)
 		report_openau_json(w, &r->openau);
 	else

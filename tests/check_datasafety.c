@@ -30,6 +30,7 @@
 
 #define MIB (1024ull * 1024)
 #define IMG_BYTES (64 * MIB)
+#define AU_SEARCH_IMG_BYTES (128 * MIB)	/* room for a 16 MiB search */
 #define MAX_ARGS 16
 
 static char root[128];			/* private directory of a test case */
@@ -466,6 +467,34 @@ static void report_lost(const char *const *extra, int out)
 	assert_kept(img, before);
 	free(img);
 }
+
+/* The write-based AU search (probe --write, and open-au without a read
+ * step) writes its own area of an image and restores it: the image's
+ * checksum is unchanged and no journal is left. */
+START_TEST(test_au_search_image)
+{
+	static const char *const cmds[] = { "probe", "open-au" };
+	char *img = new_image(AU_SEARCH_IMG_BYTES, 71);
+	uint64_t before = tu_checksum(img);
+
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		const char *argv[] = { cmds[i], "--write", "--yes", img, NULL };
+		struct run_result r;
+
+		tu_run(&r, argv);
+		ck_assert_msg(r.status == 0 || r.status == 4, "%s: status %d: %s",
+			      cmds[i], r.status, r.err);
+		ck_assert_msg(strstr(r.err, "au-search writes") != NULL ||
+			      strstr(r.err, "erase block") != NULL, "%s: %s", cmds[i], r.err);
+		if (i == 0)
+			ck_assert_msg(strstr(r.err, "au-search writes") != NULL,
+				      "probe --write did not run the AU search: %s", r.err);
+		tu_run_free(&r);
+		assert_kept(img, before);
+	}
+	free(img);
+}
+END_TEST
 
 START_TEST(test_report_to_closed_pipe)
 {
@@ -1021,6 +1050,7 @@ Suite *datasafety_suite(void)
 	tcase_add_test(img, test_second_writer_journaled);
 	tcase_add_test(img, test_restore_refused_during_test);
 	tcase_add_test(img, test_sigpipe_on_notes);
+	tcase_add_test(img, test_au_search_image);
 	tcase_add_test(img, test_report_to_closed_pipe);
 	tcase_add_test(img, test_report_to_full_device);
 	tcase_add_loop_test(img, test_output_on_device, 0, NCASES(output_cases));

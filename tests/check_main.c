@@ -22,6 +22,7 @@ int main(void)
 	srunner_add_suite(sr, layout_suite());
 	srunner_add_suite(sr, openau_suite());
 	srunner_add_suite(sr, findfat_suite());
+	srunner_add_suite(sr, auwrite_suite());
 	srunner_add_suite(sr, safety_suite());
 	srunner_add_suite(sr, journal_suite());
 	srunner_add_suite(sr, benchio_suite());

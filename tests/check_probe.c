@@ -159,16 +159,24 @@ START_TEST(test_probe_read_only)
 }
 END_TEST
 
-/* Write tests need an erase size: none measured, none reported, none
- * given means they are skipped, not run on a guess. */
+/* Write tests need an erase size: none measured by reads or writes, none
+ * reported, none given means they are skipped, not run on a guess (one
+ * open AU hides the AU from the write-based search). */
 START_TEST(test_probe_skips_writes_without_erase_size)
 {
+	struct sim_profile p = *sim_profile_find("nopattern");
 	struct fp_dev *d;
-	struct probe_result *r = probe_card(sim_profile_find("nopattern"), true, &d);
+	struct probe_result *r;
 
+	p.open_au_linear = 1;
+	p.open_au_random = 0;
+	r = probe_card(&p, true, &d);
+	ck_assert(r->auwrite_done);
+	ck_assert_uint_eq(r->auwrite.au_bytes, 0);
 	ck_assert_uint_eq(r->geo.erase.bytes, 0);
 	ck_assert(!r->openau_done);
-	ck_assert_uint_eq(fp_dev_bytes_written(d), r->capacity.bytes_written);
+	ck_assert_uint_eq(fp_dev_bytes_written(d), r->capacity.bytes_written +
+			  r->auwrite.bytes_written);
 	ck_assert_ptr_nonnull(strstr(r->skipped[0].reason, "--erasesize"));
 	fp_dev_close(d);
 	free(r);
@@ -191,6 +199,56 @@ START_TEST(test_probe_small_card_reasons)
 	ck_assert_ptr_nonnull(strstr(r->skipped[0].reason, "open-AU test"));
 	ck_assert_str_eq(r->skipped[1].test, "find-fat");
 	ck_assert_ptr_nonnull(strstr(r->skipped[1].reason, "FAT-area test"));
+	fp_dev_close(d);
+	free(r);
+}
+END_TEST
+
+/* No read step, but the AU shows in writes: the write tests run with it
+ * and the conclusion names its source and the test that decided. */
+START_TEST(test_probe_au_from_writes)
+{
+	const struct sim_profile *p = sim_profile_find("nopattern");
+	struct fp_dev *d;
+	struct probe_result *r = probe_card(p, true, &d);
+
+	ck_assert_uint_eq(r->align.erase_size_bytes, 0);
+	ck_assert_uint_eq(r->geo.erase.bytes, p->erase_bytes);
+	ck_assert_int_eq(r->geo.erase.source, GEO_MEASURED_WRITES);
+	ck_assert_str_eq(geo_source_name(r->geo.erase.source), "measured_writes");
+	ck_assert_uint_eq(r->test_erase_bytes, p->erase_bytes);
+	ck_assert(r->openau_done && r->findfat_done);
+	check_count("open linear", p, &r->geo.open_linear, p->open_au_linear);
+	ck_assert_int_ge(r->geo.open_linear.value, 0);
+	ck_assert_ptr_nonnull(strstr(r->decided_by, "write-based"));
+	ck_assert_uint_eq(r->bytes_written, fp_dev_bytes_written(d));
+	ck_assert_uint_le(r->auwrite.bytes_written, r->auwrite_plan.max_bytes);
+	fp_dev_close(d);
+	free(r);
+}
+END_TEST
+
+/* Reads step at 2 MiB (erase blocks), writes at 4 MiB (the AU): both are
+ * reported, the write unit drives the write tests and the advice. */
+START_TEST(test_probe_reads_and_writes_disagree)
+{
+	struct sim_profile p;
+	char err[160];
+	struct fp_dev *d;
+	struct probe_result *r;
+
+	ck_assert_int_eq(sim_profile_parse("sdhc-4m,subau=2M,subau_cross=400us,"
+					   "au_cross=350us", &p, err, sizeof(err)), 0);
+	r = probe_card(&p, true, &d);
+	ck_assert_uint_eq(r->align.erase_size_bytes, 2 << 20);
+	ck_assert_uint_eq(r->auwrite.au_bytes, 4 << 20);
+	ck_assert_uint_eq(r->geo.erase.bytes, 4 << 20);
+	ck_assert_uint_eq(r->test_erase_bytes, 4 << 20);
+	ck_assert_uint_eq(r->advice.align_bytes % (4 << 20), 0);
+	ck_assert_ptr_nonnull(strstr(r->conflict, "2MiB"));
+	ck_assert_ptr_nonnull(strstr(r->conflict, "4MiB"));
+	ck_assert_ptr_nonnull(strstr(r->decided_by, "over the read test"));
+	check_count("open linear", &p, &r->geo.open_linear, p.open_au_linear);
 	fp_dev_close(d);
 	free(r);
 }
@@ -325,6 +383,8 @@ Suite *probe_suite(void)
 	tcase_add_loop_test(tc, test_probe_every_profile, 0, (int)n);
 	tcase_add_test(tc, test_probe_read_only);
 	tcase_add_test(tc, test_probe_skips_writes_without_erase_size);
+	tcase_add_test(tc, test_probe_au_from_writes);
+	tcase_add_test(tc, test_probe_reads_and_writes_disagree);
 	tcase_add_test(tc, test_probe_json);
 	tcase_add_test(tc, test_probe_small_card_reasons);
 	tcase_add_test(tc, test_xml_checker_rejects);

@@ -28,5 +28,6 @@ Suite *capacity_suite(void);
 Suite *svg_suite(void);
 Suite *identify_suite(void);
 Suite *schema_suite(void);
+Suite *auwrite_suite(void);
 
 #endif
