@@ -40,7 +40,7 @@
  * gap copy (small AUs with cheap copies); pools so large that their
  * closing victims are half-written AUs of earlier tests; cards that defer
  * garbage collection.  A write cache in front of the card hides
- * everything.  Writes use flashbench's constant 0x5a pattern.
+ * everything.  Writes use flashbench's constant pattern (FP_FILL_BYTE).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -50,10 +50,10 @@
 #include "auwrite.h"
 #include "dev.h"
 #include "stats.h"
+#include "util.h"
 
 #define KIB UINT64_C(1024)
 #define MIB (1024 * KIB)
-#define PATTERN_BYTE 0x5a
 #define FAT_SKIP_BYTES (16 * MIB)	/* FAT areas seen reach 16 MiB */
 #define DEFAULT_FLUSH_BYTES (16 * MIB)
 #define FLUSH_REQUEST_BYTES MIB
@@ -201,7 +201,7 @@ static int flush_pool(struct ctx *c)
 
 	if (!big)
 		return -ENOMEM;
-	memset(big, PATTERN_BYTE, FLUSH_REQUEST_BYTES);
+	memset(big, FP_FILL_BYTE, FLUSH_REQUEST_BYTES);
 	for (uint64_t off = c->p->start_bytes; off < c->p->site_bytes && !rc;
 	     off += FLUSH_REQUEST_BYTES)
 		rc = fp_dev_write_timed(c->d, big, FLUSH_REQUEST_BYTES, off, &dummy);
@@ -530,7 +530,7 @@ int auwrite_run(struct fp_dev *d, const struct auwrite_opts *o,
 	c.buf = fp_dev_alloc_buf(p->chunk_bytes);
 	if (!c.buf)
 		return -ENOMEM;
-	memset(c.buf, PATTERN_BYTE, p->chunk_bytes);
+	memset(c.buf, FP_FILL_BYTE, p->chunk_bytes);
 	ns0 = fp_dev_io_ns(d);
 	bytes0 = fp_dev_bytes_written(d);
 	io0 = fp_dev_io_count(d);

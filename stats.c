@@ -229,6 +229,11 @@ void stats_permutation(struct stats_rng *r, uint32_t *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		v[i] = (uint32_t)i;
+	stats_shuffle(r, v, n);
+}
+
+void stats_shuffle(struct stats_rng *r, uint32_t *v, size_t n)
+{
 	for (size_t i = n; i > 1; i--) {
 		size_t j = (size_t)stats_rng_below(r, i);
 		uint32_t t = v[i - 1];

@@ -47,6 +47,8 @@ double stats_rng_normal(struct stats_rng *r);		/* mean 0, sd 1 */
 uint64_t stats_rng_below(struct stats_rng *r, uint64_t n);	/* [0, n) */
 /* v[0..n) = a seeded random permutation of 0..n-1 (Fisher-Yates). */
 void stats_permutation(struct stats_rng *r, uint32_t *v, size_t n);
+/* Shuffle v[0..n) in place (Fisher-Yates), the draws of stats_permutation. */
+void stats_shuffle(struct stats_rng *r, uint32_t *v, size_t n);
 
 /* A 64-bit mix of x (stateless hash, for per-location noise). */
 uint64_t stats_hash64(uint64_t x);
