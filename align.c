@@ -33,7 +33,9 @@
  * first rounds a round reads only the sizes that can still change the
  * answer (sequentially, per candidate: a step is measured while its
  * confidence interval still overlaps a threshold that matters, and a
- * region while a step of its target size could hide there); a size whose
+ * region while a step of its target size could hide there: 2 % of a read
+ * up to twice the page, 3 % from E/3 to 3E around the erase block E, 9 %
+ * beyond); a size whose
  * spread is per-location noise gets more positions instead of repeats.
  * The run ends when the answer has held for half the rounds and nothing
  * is open, when nothing is worth reading, or at the budget, which the
@@ -92,6 +94,10 @@
  * smaller erase-block step would not be trusted fully anyway) */
 #define ALIGN_TARGET_REL_PAGE 0.02
 #define ALIGN_TARGET_REL_ERASE 0.03
+/* above the erase block's nearest multiples (2E, 3E) a level would be a
+ * larger AU, whose read step is typically tens of percent of a read
+ * (flash-model.md section 2): a coarser target there is enough */
+#define ALIGN_TARGET_REL_FAR 0.09
 /* --quick: both targets this much coarser (page steps under 3 % and
  * erase steps under 4.5 % of the read cost may go unseen), a budget of
  * about what flashbench -a reads on a 1 GiB card, and no confidence above
@@ -649,13 +655,16 @@ static double detectable_step(const struct align_state *st, const bool *only)
 	return ALIGN_Z_LEVEL * M_SQRT2 * typical_se(st, only) / st->base_ns;
 }
 
+enum { REGION_PAGE, REGION_ERASE, REGION_FAR, ALIGN_REGIONS };
+
 struct align_decision {
 	uint64_t page, erase;
 	double page_conf, erase_conf;
 	bool uncertain;			/* a reported level could firm up */
 	/* the smallest step a level test can see now, as a multiple of its
-	 * target, in the page region (0) and the erase region (1) */
-	double detectable[2];
+	 * target, in the page region (0), the erase region (1) and the
+	 * sizes beyond the erase block's nearest multiples (2) */
+	double detectable[ALIGN_REGIONS];
 	double detectable_worst;		/* the larger of the two */
 	/* per candidate (group index): its z, and whether more repeats
 	 * could still change what is reported about it */
@@ -665,7 +674,7 @@ struct align_decision {
 	bool focus[ALIGN_MAX_ROWS];
 	/* groups where a step not seen yet would change the verdict: only
 	 * they are measured to their region's target precision */
-	bool deciding[2][ALIGN_MAX_ROWS];
+	bool deciding[ALIGN_REGIONS][ALIGN_MAX_ROWS];
 	uint64_t levels[16];
 	double level_diff[16];
 	enum align_level_role roles[16];
@@ -970,11 +979,17 @@ static void mark_deciding(const struct align_state *st, struct align_decision *d
 	for (size_t i = 0; i < st->ngroups; i++) {
 		uint64_t s = st->groups[i].size;
 
-		dc->deciding[0][i] = s <= page_top;
-		dc->deciding[1][i] = E ? s >= E || s == E / 2 || (E % 3 == 0 && s == E / 3)
-				       : s >= ALIGN_ERASE_MIN;
+		dc->deciding[REGION_PAGE][i] = s <= page_top;
+		dc->deciding[REGION_ERASE][i] =
+			E ? (s >= E && s <= 3 * E) || s == E / 2 || (E % 3 == 0 && s == E / 3)
+			  : s >= ALIGN_ERASE_MIN;
+		dc->deciding[REGION_FAR][i] = E && s > 3 * E;
 	}
 }
+
+static const double region_target[ALIGN_REGIONS] = {
+	ALIGN_TARGET_REL_PAGE, ALIGN_TARGET_REL_ERASE, ALIGN_TARGET_REL_FAR,
+};
 
 static void decide(const struct align_state *st, struct align_decision *dc)
 {
@@ -1004,11 +1019,11 @@ static void decide(const struct align_state *st, struct align_decision *dc)
 		    is_borderline(&all[i], step_that_matters(st, dc, all[i].size, E)))
 			dc->borderline = dc->unresolved[i] = true;
 	mark_deciding(st, dc, E);
-	dc->detectable[0] = detectable_step(st, dc->deciding[0]) /
-			    (ALIGN_TARGET_REL_PAGE * st->target_scale);
-	dc->detectable[1] = detectable_step(st, dc->deciding[1]) /
-			    (ALIGN_TARGET_REL_ERASE * st->target_scale);
-	dc->detectable_worst = fmax(dc->detectable[0], dc->detectable[1]);
+	for (int r = 0; r < ALIGN_REGIONS; r++) {
+		dc->detectable[r] = detectable_step(st, dc->deciding[r]) /
+				    (region_target[r] * st->target_scale);
+		dc->detectable_worst = fmax(dc->detectable_worst, dc->detectable[r]);
+	}
 	for (size_t i = 1; i < st->ngroups; i++)
 		if (dc->unresolved[i])
 			mark_focus(st, dc, &all[i]);
@@ -1157,7 +1172,7 @@ static void focus_groups(struct align_state *st, const struct align_decision *dc
 	for (size_t i = 0; i < st->ngroups; i++) {
 		bool more = false;
 
-		for (int r = 0; r < 2; r++)
+		for (int r = 0; r < ALIGN_REGIONS; r++)
 			more |= dc->deciding[r][i] && (young || dc->detectable[r] > 1);
 		st->groups[i].focus = everywhere || dc->focus[i] || more;
 	}
