@@ -33,7 +33,11 @@
  * first rounds a round reads only the sizes that can still change the
  * answer (sequentially, per candidate: a step is measured while its
  * confidence interval still overlaps a threshold that matters, and a
- * region while a step of its target size could hide there); a size whose
+ * region while a step of its target size could hide there: 2 % of a read
+ * up to twice the page, 3 % from E/3 to 3E around the erase block E, 9 %
+ * beyond; a region without levels is flat once no size can hide such a
+ * step); sizes above the page sizes start with a third of the positions
+ * and get the rest once they are measured further; a size whose
  * spread is per-location noise gets more positions instead of repeats.
  * The run ends when the answer has held for half the rounds and nothing
  * is open, when nothing is worth reading, or at the budget, which the
@@ -55,7 +59,14 @@
 #include "dev.h"
 #include "stats.h"
 
-#define ALIGN_POSITIONS 24		/* positions per boundary size at first */
+/* Coarse to fine: the page sizes (up to ALIGN_PAGE_MAX), where a 2-3 %
+ * step decides, start with ALIGN_POSITIONS; larger sizes, whose steps
+ * (erase block, AU) are large against the noise, with a third of them,
+ * enough to tell whether a size matters at all.  A larger size still
+ * measured after the first rounds is brought up to ALIGN_POSITIONS (the
+ * same grid: its first positions are among them). */
+#define ALIGN_POSITIONS 24
+#define ALIGN_START_POSITIONS (ALIGN_POSITIONS / 3)
 #define ALIGN_MAX_POSITIONS 48		/* after extending against location noise */
 #define ALIGN_MIN_POSITIONS 3
 #define ALIGN_MAX_GROUP (128ULL << 20)	/* largest boundary worth testing */
@@ -92,13 +103,16 @@
  * smaller erase-block step would not be trusted fully anyway) */
 #define ALIGN_TARGET_REL_PAGE 0.02
 #define ALIGN_TARGET_REL_ERASE 0.03
+/* above the erase block's nearest multiples (2E, 3E) a level would be a
+ * larger AU, whose read step is typically tens of percent of a read
+ * (flash-model.md section 2): a coarser target there is enough */
+#define ALIGN_TARGET_REL_FAR 0.09
 /* --quick: both targets this much coarser (page steps under 3 % and
  * erase steps under 4.5 % of the read cost may go unseen), a budget of
  * about what flashbench -a reads on a 1 GiB card, and no confidence above
  * ALIGN_QUICK_CONF_CAP, since a smaller step may have been missed */
 #define ALIGN_QUICK_TARGET_SCALE 1.5
 #define ALIGN_QUICK_MAX_READS 3000
-#define ALIGN_QUICK_POSITIONS 8		/* so that the first rounds fit that budget */
 #define ALIGN_QUICK_CONF_CAP 0.8
 /* a run the budget stopped before its answer settled trusts that answer
  * at most this much (still above ALIGN_REPORT_MIN: it is the best the
@@ -197,7 +211,7 @@ struct align_state {
 	unsigned rounds;		/* rounds done */
 	bool extended;			/* positions were added against location noise */
 	double target_scale;		/* 1, or ALIGN_QUICK_TARGET_SCALE */
-	unsigned start_positions;	/* per group at first */
+	unsigned full_positions;	/* per group once it is measured further */
 	struct align_group groups[ALIGN_MAX_ROWS];
 	size_t ngroups;
 	double base_ns;
@@ -280,7 +294,9 @@ static void add_group(struct align_state *st, uint64_t s, uint64_t size)
 	memset(g, 0, sizeof(*g));
 	g->size = s;
 	g->focus = true;
-	g->npos = pick_positions(s, st->bs, size, st->start_positions, g->pos);
+	g->npos = pick_positions(s, st->bs, size,
+				 s <= ALIGN_PAGE_MAX ? st->full_positions : ALIGN_START_POSITIONS,
+				 g->pos);
 	if (g->npos >= ALIGN_MIN_POSITIONS)
 		st->ngroups++;
 }
@@ -649,14 +665,17 @@ static double detectable_step(const struct align_state *st, const bool *only)
 	return ALIGN_Z_LEVEL * M_SQRT2 * typical_se(st, only) / st->base_ns;
 }
 
+enum { REGION_PAGE, REGION_ERASE, REGION_FAR, ALIGN_REGIONS };
+
 struct align_decision {
 	uint64_t page, erase;
 	double page_conf, erase_conf;
 	bool uncertain;			/* a reported level could firm up */
 	/* the smallest step a level test can see now, as a multiple of its
-	 * target, in the page region (0) and the erase region (1) */
-	double detectable[2];
-	double detectable_worst;		/* the larger of the two */
+	 * target, in the page region (0), the erase region (1) and the
+	 * sizes beyond the erase block's nearest multiples (2) */
+	double detectable[ALIGN_REGIONS];
+	double detectable_worst;		/* the largest of them */
 	/* per candidate (group index): its z, and whether more repeats
 	 * could still change what is reported about it */
 	double z[ALIGN_MAX_ROWS];
@@ -665,7 +684,7 @@ struct align_decision {
 	bool focus[ALIGN_MAX_ROWS];
 	/* groups where a step not seen yet would change the verdict: only
 	 * they are measured to their region's target precision */
-	bool deciding[2][ALIGN_MAX_ROWS];
+	bool deciding[ALIGN_REGIONS][ALIGN_MAX_ROWS];
 	uint64_t levels[16];
 	double level_diff[16];
 	enum align_level_role roles[16];
@@ -814,6 +833,18 @@ static bool hidden_level(const struct align_state *st, struct align_decision *dc
 	return suspected;
 }
 
+/* The plateau's groups (see page_scale_of) decide whether the steps keep
+ * growing above Q: measure them. */
+static void focus_plateau(const struct align_state *st, struct align_decision *dc,
+			  uint64_t Q, uint64_t next)
+{
+	for (size_t i = 0; i < st->ngroups; i++) {
+		uint64_t s = st->groups[i].size;
+
+		dc->focus[i] |= s >= Q && s < next && divides(Q, s);
+	}
+}
+
 /* The page among the levels up to ALIGN_PAGE_MAX (lv[0..npage)): the
  * smallest one whose step reaches the plateau, every smaller one being a
  * sub-page level.  Returns its index, or -1 with dc->note set when the
@@ -835,6 +866,7 @@ static int choose_page(const struct align_state *st, struct align_decision *dc,
 			dc->note = "the steps keep growing above the largest "
 				   "page-size level: the page may be larger";
 			dc->unresolved[idx[i]] = dc->uncertain = true;
+			focus_plateau(st, dc, lv[npage - 1].size, next);
 			return -1;
 		}
 		if (k == STEP_AMBIGUOUS) {
@@ -970,11 +1002,45 @@ static void mark_deciding(const struct align_state *st, struct align_decision *d
 	for (size_t i = 0; i < st->ngroups; i++) {
 		uint64_t s = st->groups[i].size;
 
-		dc->deciding[0][i] = s <= page_top;
-		dc->deciding[1][i] = E ? s >= E || s == E / 2 || (E % 3 == 0 && s == E / 3)
-				       : s >= ALIGN_ERASE_MIN;
+		dc->deciding[REGION_PAGE][i] = s <= page_top;
+		dc->deciding[REGION_ERASE][i] =
+			E ? (s >= E && s <= 3 * E) || s == E / 2 || (E % 3 == 0 && s == E / 3)
+			  : s >= ALIGN_ERASE_MIN;
+		dc->deciding[REGION_FAR][i] = E && s > 3 * E;
 	}
 }
+
+/* A region without levels is settled as flat once no size in it can hide
+ * a step of its target: the largest upper bound of a step over the
+ * smallest size, as a fraction of the read cost (INFINITY while a level
+ * or an open candidate lies in the region).  The far region's steps
+ * stand on the erase block's, not on the smallest size's: not used there. */
+static double flat_bound(const struct align_state *st, const struct align_decision *dc,
+			 int region, const struct align_level *lv, size_t n)
+{
+	const struct align_group *floor = &st->groups[0];
+	double worst = 0;
+
+	for (size_t j = 0; j < n; j++)
+		if (dc->deciding[region][lv[j].self - st->groups])
+			return INFINITY;
+	for (size_t i = 1; i < st->ngroups; i++) {
+		const struct align_group *g = &st->groups[i];
+
+		if (!dc->deciding[region][i])
+			continue;
+		if (dc->unresolved[i] || st->base_ns <= 0)
+			return INFINITY;
+		worst = fmax(worst, (g->d - floor->d +
+				     ALIGN_Z_HINT * sqrt(g->se * g->se + floor->se * floor->se)) /
+				    st->base_ns);
+	}
+	return worst;
+}
+
+static const double region_target[ALIGN_REGIONS] = {
+	ALIGN_TARGET_REL_PAGE, ALIGN_TARGET_REL_ERASE, ALIGN_TARGET_REL_FAR,
+};
 
 static void decide(const struct align_state *st, struct align_decision *dc)
 {
@@ -1004,11 +1070,15 @@ static void decide(const struct align_state *st, struct align_decision *dc)
 		    is_borderline(&all[i], step_that_matters(st, dc, all[i].size, E)))
 			dc->borderline = dc->unresolved[i] = true;
 	mark_deciding(st, dc, E);
-	dc->detectable[0] = detectable_step(st, dc->deciding[0]) /
-			    (ALIGN_TARGET_REL_PAGE * st->target_scale);
-	dc->detectable[1] = detectable_step(st, dc->deciding[1]) /
-			    (ALIGN_TARGET_REL_ERASE * st->target_scale);
-	dc->detectable_worst = fmax(dc->detectable[0], dc->detectable[1]);
+	for (int r = 0; r < ALIGN_REGIONS; r++) {
+		double target = region_target[r] * st->target_scale;
+
+		dc->detectable[r] = detectable_step(st, dc->deciding[r]) / target;
+		if (r != REGION_FAR)
+			dc->detectable[r] = fmin(dc->detectable[r],
+						 flat_bound(st, dc, r, lv, n) / target);
+		dc->detectable_worst = fmax(dc->detectable_worst, dc->detectable[r]);
+	}
 	for (size_t i = 1; i < st->ngroups; i++)
 		if (dc->unresolved[i])
 			mark_focus(st, dc, &all[i]);
@@ -1096,7 +1166,8 @@ static int setup(struct align_state *st, struct fp_dev *d,
 	if (st->min_repeats > st->max_repeats)
 		st->min_repeats = st->max_repeats;
 	st->target_scale = o->quick ? ALIGN_QUICK_TARGET_SCALE : 1.0;
-	st->start_positions = o->quick ? ALIGN_QUICK_POSITIONS : ALIGN_POSITIONS;
+	/* --quick keeps the start positions, so that its rounds fit its budget */
+	st->full_positions = o->quick ? ALIGN_START_POSITIONS : ALIGN_POSITIONS;
 	stats_rng_seed(&st->rng, o->seed);
 	plan_groups(st, max_group);
 	if (st->ngroups < 3)
@@ -1142,6 +1213,37 @@ static bool still_improving(const struct align_state *st,
 	return n == 0 || stats_median(ratio, n) >= ALIGN_PROGRESS_RATIO;
 }
 
+/* Bring group g up to want positions.  New positions interleave with the
+ * old ones, still coprime-to-30 multiples. */
+static size_t add_positions(struct align_state *st, struct align_group *g,
+			    unsigned want)
+{
+	uint64_t more[ALIGN_MAX_POSITIONS];
+	unsigned n = pick_positions(g->size, st->bs, fp_dev_size_bytes(st->dev),
+				    want, more);
+	size_t added = 0;
+
+	for (unsigned j = 0; j < n && g->npos < want; j++) {
+		bool known = false;
+
+		for (unsigned q = 0; q < g->npos; q++)
+			known |= g->pos[q] == more[j];
+		if (!known) {
+			g->reps[g->npos] = 0;
+			g->pos[g->npos++] = more[j];
+			added++;
+		}
+	}
+	return added;
+}
+
+/* More positions against location noise, up to ALIGN_MAX_POSITIONS. */
+static size_t extend_group(struct align_state *st, struct align_group *g)
+{
+	g->extended = st->extended = true;
+	return add_positions(st, g, ALIGN_MAX_POSITIONS);
+}
+
 /* Spend the next round where it decides something: on the groups of
  * unresolved candidates; on the groups where a hidden step would change
  * the verdict while the noise could still hide one there, or while the
@@ -1157,37 +1259,19 @@ static void focus_groups(struct align_state *st, const struct align_decision *dc
 	for (size_t i = 0; i < st->ngroups; i++) {
 		bool more = false;
 
-		for (int r = 0; r < 2; r++)
+		for (int r = 0; r < ALIGN_REGIONS; r++)
 			more |= dc->deciding[r][i] && (young || dc->detectable[r] > 1);
 		st->groups[i].focus = everywhere || dc->focus[i] || more;
+		/* a size that still matters after the first rounds gets
+		 * its full positions */
+		if (st->groups[i].focus && !everywhere &&
+		    st->groups[i].npos < st->full_positions)
+			add_positions(st, &st->groups[i], st->full_positions);
 	}
 }
 
-/* Add positions to every group, up to ALIGN_MAX_POSITIONS, when the
- * budget left can give the new ones a useful number of repeats.  New
- * positions interleave with the old ones, still coprime-to-30 multiples. */
-static size_t extend_group(struct align_state *st, struct align_group *g)
-{
-	uint64_t more[ALIGN_MAX_POSITIONS];
-	unsigned n = pick_positions(g->size, st->bs, fp_dev_size_bytes(st->dev),
-				    ALIGN_MAX_POSITIONS, more);
-	size_t added = 0;
-
-	for (unsigned j = 0; j < n && g->npos < ALIGN_MAX_POSITIONS; j++) {
-		bool known = false;
-
-		for (unsigned q = 0; q < g->npos; q++)
-			known |= g->pos[q] == more[j];
-		if (!known) {
-			g->reps[g->npos] = 0;
-			g->pos[g->npos++] = more[j];
-			added++;
-		}
-	}
-	g->extended = st->extended = true;
-	return added;
-}
-
+/* Add positions to every group, when the budget left can give the new
+ * ones a useful number of repeats. */
 static bool extend_positions(struct align_state *st, uint64_t reads_left)
 {
 	size_t added = 0;

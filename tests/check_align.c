@@ -525,6 +525,36 @@ START_TEST(test_io_error_is_returned)
 }
 END_TEST
 
+/* Coarse to fine: the page sizes start with all their positions, larger
+ * sizes with a third; a plateau size between page and erase block, which
+ * decides nothing, keeps its few, and the answer is still right. */
+START_TEST(test_coarse_to_fine_positions)
+{
+	const struct sim_profile *p = sim_profile_find("sdhc-4m");
+	struct align_result *r = malloc(sizeof(*r));
+	unsigned seen = 0;
+
+	ck_assert_ptr_nonnull(r);
+	run_on_profile(p, r);
+	ck_assert_uint_eq(r->erase_size_bytes, p->erase_bytes);
+	ck_assert_uint_eq(r->page_size_bytes, p->page_bytes);
+	for (size_t i = 0; i < r->nrows; i++) {
+		const struct align_row *row = &r->rows[i];
+
+		if (row->align_bytes <= 64 * KiB) {
+			ck_assert_msg(row->positions == 24, "%llu: %u positions",
+				      (unsigned long long)row->align_bytes, row->positions);
+			seen++;
+		} else if (row->align_bytes == 256 * KiB) {
+			ck_assert_msg(row->positions == 8, "256 KiB: %u positions", row->positions);
+			seen++;
+		}
+	}
+	ck_assert_uint_eq(seen, 12 + 1);	/* 1..64 KiB, 256 KiB */
+	free(r);
+}
+END_TEST
+
 START_TEST(test_rejects_bad_blocksize)
 {
 	struct fp_dev *d;
@@ -596,6 +626,7 @@ Suite *align_suite(void)
 	tcase_add_loop_test(props, test_quick_is_honest, 0, (int)nprof);
 	tcase_add_test(props, test_io_error_is_returned);
 	tcase_add_test(props, test_rejects_bad_blocksize);
+	tcase_add_test(props, test_coarse_to_fine_positions);
 	if (geteuid() == 0)
 		tcase_add_test(props, test_realtime_only_while_reading);
 	else
