@@ -373,13 +373,7 @@ static int measure_round(struct align_state *st)
 			for (unsigned k = 0; k < KIND_COUNT && wants_repeat(st, &st->groups[gi], p); k++)
 				order[total++] = (uint32_t)(gi << ALIGN_SLOT_BITS |
 							    (p * KIND_COUNT + k));
-	for (i = total; i > 1; i--) {
-		size_t j = stats_rng_below(&st->rng, i);
-		uint32_t t = order[i - 1];
-
-		order[i - 1] = order[j];
-		order[j] = t;
-	}
+	stats_shuffle(&st->rng, order, total);
 	/* real-time priority for the reads only, not for the estimates
 	 * between rounds */
 	fp_dev_rt_enter(st->dev);
