@@ -915,7 +915,7 @@ static int au_from_writes(const struct cli *c, struct session *s,
 	struct auwrite_result *r = calloc(1, sizeof(*r));
 	struct auwrite_opts o;
 	struct auwrite_plan plan;
-	char err[512] = "", buf[32];
+	char buf[32];
 	int ret;
 
 	if (!r)
@@ -926,18 +926,18 @@ static int au_from_writes(const struct cli *c, struct session *s,
 		o.progress_arg = "au-search";
 	}
 	ret = auwrite_plan(fp_dev_size_bytes(s->dev), fp_dev_sector_bytes(s->dev), &o, &plan);
-	if (!ret)
-		ret = session_protect(s, "au-search", plan.start_bytes, plan.end_bytes,
-				      plan.max_bytes, true, err, sizeof(err));
-	if (!ret)
-		ret = auwrite_run(s->dev, &o, &plan, r);
-	*out = r->au_bytes;
 	if (ret == -ENOSPC)
 		ret = fail(FP_EXIT_UNDETERMINED, "the alignment test could not determine "
 			   "the erase-block size of '%s' (%s) and the device is too small "
 			   "for the write-based AU search: give --erasesize", c->device, why);
 	else if (ret)
-		ret = test_failed("au-search", c, ret, err);
+		ret = run_status(c, "au-search", ret);
+	else if (!(ret = protect(s, "au-search", plan.start_bytes, plan.end_bytes,
+				 plan.max_bytes, true)))
+		ret = run_status(c, "au-search", auwrite_run(s->dev, &o, &plan, r));
+	*out = r->au_bytes;
+	if (ret)
+		*out = 0;	/* the failure was told already */
 	else if (!*out)
 		ret = fail(FP_EXIT_UNDETERMINED, "neither the alignment test (%s) nor the "
 			   "write-based AU search (%s) could determine the AU of '%s': give "
