@@ -9,12 +9,13 @@
  * sometimes steps in between (multi-plane groups, sub-AU mapping units).
  *
  * What is measured: for a candidate boundary size s we read blocksize bytes
- * just before ("pre"), across ("on") and just after ("post") offsets
- * x = k * s, at several positions spread over the device, and take
- * diff = on - (pre + post) / 2, as flashbench -a does.  Unlike flashbench,
- * k is always coprime to 30: then a unit of size 2^a * 3^b * 5^c divides x
- * exactly when it divides s, so every position of a group tests the same
- * set of units.  Candidates are powers of two and 3 * 2^n, so 1.5, 3, 6, 12
+ * across ("on") offsets x = k * s, at several positions spread over the
+ * device, and next to them, alternately just before ("pre") and just after
+ * ("post") the boundary, and take diff = on - base, flashbench -a's
+ * on - (pre + post) / 2 at two reads per position instead of three.
+ * Unlike flashbench, k is always coprime to 30: then a unit of size
+ * 2^a * 3^b * 5^c divides x exactly when it divides s, so every position
+ * of a group tests the same set of units.  Candidates are powers of two and 3 * 2^n, so 1.5, 3, 6, 12
  * and 24 MiB erase blocks show up as themselves instead of as a partial
  * step at a smaller power of two.
  *
@@ -26,22 +27,31 @@
  * The page is the smallest level, the erase block the largest; both are
  * reported only with enough evidence, and not while a step next to them
  * (L/2 or L/3 below the page, 2E or 3E above the erase block) is
- * suspected but unconfirmed: else they are undetermined.  Every decision is a ratio against measured noise and the
- * read base cost, so the same card ten times faster or slower gives the
- * same answer.  Reads are repeated in rounds, in shuffled order (no two
- * reads of one position in a row, so a read cache cannot help).  After the
- * first rounds a round reads only the sizes that can still change the
- * answer (sequentially, per candidate: a step is measured while its
- * confidence interval still overlaps a threshold that matters, and a
- * region while a step of its target size could hide there: 2 % of a read
- * up to twice the page, 3 % from E/3 to 3E around the erase block E, 9 %
- * beyond; a region without levels is flat once no size can hide such a
- * step); sizes above the page sizes start with a third of the positions
- * and get the rest once they are measured further; a size whose
- * spread is per-location noise gets more positions instead of repeats.
- * The run ends when the answer has held for half the rounds and nothing
- * is open, when nothing is worth reading, or at the budget, which the
- * result then reports (capped confidences).
+ * suspected but unconfirmed: else they are undetermined.  Every decision
+ * is a ratio against measured noise and the read base cost, so the same
+ * card ten times faster or slower gives the same answer.
+ *
+ * How it spends reads: in rounds, in shuffled order (no two reads of one
+ * position in a row, so a read cache cannot help), every size at a third
+ * of its positions for the first three rounds.  After that a round reads
+ * only what can still change the answer, decided per size (a sequential
+ * test): a candidate level while its z is close to a threshold; a size
+ * that is not a level while the confidence interval of its step over
+ * the level it stands on still reaches the smallest step that would
+ * change the verdict there and its lower end is not clearly above any
+ * level's minimum (then the level tests decide), together with the sizes
+ * that step is judged against.  The step that matters: below a reported
+ * page, what would make a size the page or the choice ambiguous; at the
+ * page's multiples, what would lift the plateau past it; with no page,
+ * the 3 % a page step needs to be trusted; nothing between the page sizes
+ * and the erase block E; 3 % from E to 3E, 9 % beyond.  A size measured
+ * further gets its full positions; a size whose spread is per-location
+ * noise gets more positions instead of repeats.  The run ends when the
+ * answer has held for three rounds and nothing is open, when nothing
+ * improves any more, when nothing at all has stood out after twice
+ * flashbench -a's reads, or at the budget; a run the budget ends says so,
+ * trusts its answer less, and drops a size whose neighbours could still
+ * hide a step that would change it.
  *
  * Known limits: USB readers add jitter that can hide page steps (the erase
  * step usually survives); cards that charge the same at every boundary show
@@ -59,12 +69,10 @@
 #include "dev.h"
 #include "stats.h"
 
-/* Coarse to fine: the page sizes (up to ALIGN_PAGE_MAX), where a 2-3 %
- * step decides, start with ALIGN_POSITIONS; larger sizes, whose steps
- * (erase block, AU) are large against the noise, with a third of them,
- * enough to tell whether a size matters at all.  A larger size still
- * measured after the first rounds is brought up to ALIGN_POSITIONS (the
- * same grid: its first positions are among them). */
+/* Coarse to fine: every size starts with a third of ALIGN_POSITIONS,
+ * enough to tell whether it matters at all; a size still measured after
+ * the first rounds is brought up to ALIGN_POSITIONS (the same grid: its
+ * first positions are among them). */
 #define ALIGN_POSITIONS 24
 #define ALIGN_START_POSITIONS (ALIGN_POSITIONS / 3)
 #define ALIGN_MAX_POSITIONS 48		/* after extending against location noise */
@@ -97,23 +105,27 @@
 /* and by this fraction of the read base cost, so that tiny systematic
  * effects of a cache or a loop device are not taken for flash geometry */
 #define ALIGN_MIN_REL_STEP 0.015
-/* measure until steps of this fraction of the read cost would be seen:
- * in the page region as small as before (a page or sub-page step of 2-3 %
- * decides between two page sizes), elsewhere ALIGN_TRUSTED_REL_STEP (a
- * smaller erase-block step would not be trusted fully anyway) */
-#define ALIGN_TARGET_REL_PAGE 0.02
+/* around the erase block, measure until a step of this fraction of the
+ * read cost could not hide (ALIGN_TRUSTED_REL_STEP: a smaller erase-block
+ * step would not be trusted fully anyway); the page sizes have targets
+ * of their own, see rel_step_that_matters */
 #define ALIGN_TARGET_REL_ERASE 0.03
 /* above the erase block's nearest multiples (2E, 3E) a level would be a
  * larger AU, whose read step is typically tens of percent of a read
  * (flash-model.md section 2): a coarser target there is enough */
 #define ALIGN_TARGET_REL_FAR 0.09
-/* --quick: both targets this much coarser (page steps under 3 % and
- * erase steps under 4.5 % of the read cost may go unseen), a budget of
- * about what flashbench -a reads on a 1 GiB card, and no confidence above
- * ALIGN_QUICK_CONF_CAP, since a smaller step may have been missed */
+/* --quick: every target this much coarser (a page step under 4.5 % and an
+ * erase step under 4.5 % of the read cost may go unseen), no positions
+ * added after the first rounds, a budget of about what flashbench -a
+ * reads on a 1 GiB card, and no confidence above ALIGN_QUICK_CONF_CAP,
+ * since a smaller step may have been missed */
 #define ALIGN_QUICK_TARGET_SCALE 1.5
 #define ALIGN_QUICK_MAX_READS 3000
 #define ALIGN_QUICK_CONF_CAP 0.8
+/* While no size stands out at all, the run ends after this many times
+ * flashbench -a's reads: a step the noise still hides by then is one an
+ * expert's table would not show either, and would be trusted little. */
+#define ALIGN_NOTHING_FB_SHARE 2
 /* a run the budget stopped before its answer settled trusts that answer
  * at most this much (still above ALIGN_REPORT_MIN: it is the best the
  * reads could say, not a guess) */
@@ -174,7 +186,14 @@
  * as gi << ALIGN_SLOT_BITS | slot */
 #define ALIGN_SLOT_BITS 8
 
-enum { KIND_PRE, KIND_ON, KIND_POST, KIND_COUNT };
+/* Two reads per position and repeat: the one across the boundary ("on")
+ * and one next to it that crosses nothing ("base").  The base read
+ * alternates between the block just before the boundary ("pre") and just
+ * after it ("post"), so that over the repeats it is flashbench's pre and
+ * post average at two thirds of its reads: a position's location effects
+ * still cancel, and both sides are seen. */
+enum { KIND_ON, KIND_BASE, KIND_COUNT };
+enum { SIDE_PRE, SIDE_POST };
 _Static_assert(ALIGN_MAX_POSITIONS * KIND_COUNT <= (1 << ALIGN_SLOT_BITS),
 	       "a position and read kind must fit in the slot bits");
 _Static_assert((uint64_t)ALIGN_MAX_ROWS << ALIGN_SLOT_BITS <= UINT32_MAX,
@@ -190,6 +209,7 @@ struct align_group {
 	/* estimates, recomputed after every round, over the positions with
 	 * enough repeats (nused of them, est/diff indexed like pos) */
 	double est[ALIGN_MAX_POSITIONS][KIND_COUNT];
+	double side_est[ALIGN_MAX_POSITIONS][2];	/* the base reads per side */
 	double diff[ALIGN_MAX_POSITIONS];
 	unsigned nused;
 	double d;			/* median diff over positions */
@@ -295,7 +315,7 @@ static void add_group(struct align_state *st, uint64_t s, uint64_t size)
 	g->size = s;
 	g->focus = true;
 	g->npos = pick_positions(s, st->bs, size,
-				 s <= ALIGN_PAGE_MAX ? st->full_positions : ALIGN_START_POSITIONS,
+				 ALIGN_START_POSITIONS,
 				 g->pos);
 	if (g->npos >= ALIGN_MIN_POSITIONS)
 		st->ngroups++;
@@ -328,16 +348,19 @@ static double *sample_slot(struct align_state *st, struct align_group *g,
 	return &g->samples[(p * KIND_COUNT + kind) * st->max_repeats];
 }
 
-static uint64_t read_offset(uint64_t x, uint64_t bs, unsigned kind)
+/* Which side of the boundary the base read of repeat rep at position p
+ * takes: alternating, and the other way round at odd positions, so that
+ * every round reads both sides somewhere. */
+static unsigned base_side(unsigned p, unsigned rep)
 {
-	switch (kind) {
-	case KIND_PRE:
-		return x - bs;
-	case KIND_ON:
+	return (p + rep) % 2 ? SIDE_POST : SIDE_PRE;
+}
+
+static uint64_t read_offset(uint64_t x, uint64_t bs, unsigned kind, unsigned side)
+{
+	if (kind == KIND_ON)
 		return x - bs / 2;
-	default:
-		return x;
-	}
+	return side == SIDE_PRE ? x - bs : x;
 }
 
 static bool wants_repeat(const struct align_state *st,
@@ -385,7 +408,8 @@ static int measure_round(struct align_state *st)
 		uint64_t ns;
 
 		ret = fp_dev_read_timed(st->dev, st->buf, st->bs,
-					read_offset(g->pos[p], st->bs, kind), &ns);
+					read_offset(g->pos[p], st->bs, kind,
+						    base_side(p, g->reps[p])), &ns);
 		if (!ret)
 			sample_slot(st, g, p, kind)[g->reps[p]] = (double)ns;
 	}
@@ -427,21 +451,24 @@ static double fast_mean(const double *v, unsigned n, enum align_estimator e)
 #define ALIGN_SATURATED_SHARE 0.5
 #define ALIGN_SATURATION_POSITIONS 12
 
-/* One position's diff from the even (half = 0) or odd (1) repeats. */
+/* One position's diff from half of its repeats: pairs 0-1, 4-5, ...
+ * (half = 0) or 2-3, 6-7, ... (1), so that each half has base reads on
+ * both sides of the boundary. */
 static double half_diff(struct align_state *st, struct align_group *g,
 			unsigned p, unsigned half, enum align_estimator e)
 {
-	double v[ALIGN_REPEATS_CAP / 2 + 1], est[KIND_COUNT];
+	double v[ALIGN_REPEATS_CAP / 2 + 2], est[KIND_COUNT];
 
 	for (unsigned k = 0; k < KIND_COUNT; k++) {
 		const double *all = sample_slot(st, g, p, k);
 		unsigned n = 0;
 
-		for (unsigned i = half; i < g->reps[p]; i += 2)
-			v[n++] = all[i];
+		for (unsigned i = 0; i < g->reps[p]; i++)
+			if ((i / 2) % 2 == half)
+				v[n++] = all[i];
 		est[k] = fast_mean(v, n, e);
 	}
-	return est[KIND_ON] - (est[KIND_PRE] + est[KIND_POST]) / 2;
+	return est[KIND_ON] - est[KIND_BASE];
 }
 
 /* The noise of one position's diff that comes from its repeats: half the
@@ -460,6 +487,20 @@ static double within_noise(struct align_state *st, struct align_group *g,
 	return n >= ALIGN_SATURATION_POSITIONS ? stats_mad_sigma(hd, n) / 2 : INFINITY;
 }
 
+/* The fast mean of the base reads of position p on one side. */
+static double side_mean(struct align_state *st, struct align_group *g,
+			unsigned p, unsigned side, enum align_estimator e)
+{
+	const double *all = sample_slot(st, g, p, KIND_BASE);
+	double v[ALIGN_REPEATS_CAP];
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < g->reps[p]; i++)
+		if (base_side(p, i) == side)
+			v[n++] = all[i];
+	return fast_mean(v, n, e);
+}
+
 static void estimate_group(struct align_state *st, struct align_group *g,
 			   enum align_estimator e)
 {
@@ -472,8 +513,9 @@ static void estimate_group(struct align_state *st, struct align_group *g,
 		for (unsigned k = 0; k < KIND_COUNT; k++)
 			g->est[u][k] = fast_mean(sample_slot(st, g, p, k),
 						 g->reps[p], e);
-		g->diff[u] = g->est[u][KIND_ON] -
-			     (g->est[u][KIND_PRE] + g->est[u][KIND_POST]) / 2;
+		for (unsigned side = SIDE_PRE; side <= SIDE_POST; side++)
+			g->side_est[u][side] = side_mean(st, g, p, side, e);
+		g->diff[u] = g->est[u][KIND_ON] - g->est[u][KIND_BASE];
 		g->nused++;
 	}
 	g->d = stats_median(g->diff, g->nused);
@@ -500,7 +542,7 @@ static double estimate_with(struct align_state *st, enum align_estimator e)
 		sig[i] = g->sigma;
 		unit[i] = g->sigma * sqrt((double)g->reps[0]);
 		for (unsigned p = 0; p < g->nused; p++)
-			base[nb++] = (g->est[p][KIND_PRE] + g->est[p][KIND_POST]) / 2;
+			base[nb++] = g->est[p][KIND_BASE];
 	}
 	st->pooled_sigma = stats_median(unit, st->ngroups);
 	st->base_ns = stats_median(base, nb);
@@ -649,17 +691,8 @@ static double typical_se(const struct align_state *st, const bool *only)
 	return n ? stats_median(se, n) : 0;
 }
 
-/* The step, as a fraction of the read cost, that would just pass the level
- * test at the current noise: while it is above its target, a
- * real page or erase-block step could still be hiding in the noise. */
-static double detectable_step(const struct align_state *st, const bool *only)
-{
-	if (st->base_ns <= 0)
-		return INFINITY;
-	return ALIGN_Z_LEVEL * M_SQRT2 * typical_se(st, only) / st->base_ns;
-}
-
 enum { REGION_PAGE, REGION_ERASE, REGION_FAR, ALIGN_REGIONS };
+
 
 struct align_decision {
 	uint64_t page, erase;
@@ -676,9 +709,6 @@ struct align_decision {
 	bool unresolved[ALIGN_MAX_ROWS];
 	/* groups whose precision decides an unresolved candidate */
 	bool focus[ALIGN_MAX_ROWS];
-	/* groups where a step not seen yet would change the verdict: only
-	 * they are measured to their region's target precision */
-	bool deciding[ALIGN_REGIONS][ALIGN_MAX_ROWS];
 	uint64_t levels[16];
 	double level_diff[16];
 	enum align_level_role roles[16];
@@ -828,14 +858,15 @@ static bool hidden_level(const struct align_state *st, struct align_decision *dc
 }
 
 /* The plateau's groups (see page_scale_of) decide whether the steps keep
- * growing above Q: measure them. */
+ * growing above Q: measure those among the page sizes, which start with
+ * more positions; the larger ones only follow the median. */
 static void focus_plateau(const struct align_state *st, struct align_decision *dc,
 			  uint64_t Q, uint64_t next)
 {
 	for (size_t i = 0; i < st->ngroups; i++) {
 		uint64_t s = st->groups[i].size;
 
-		dc->focus[i] |= s >= Q && s < next && divides(Q, s);
+		dc->focus[i] |= s >= Q && s < next && s <= ALIGN_PAGE_MAX && divides(Q, s);
 	}
 }
 
@@ -860,13 +891,19 @@ static int choose_page(const struct align_state *st, struct align_decision *dc,
 			dc->note = "the steps keep growing above the largest "
 				   "page-size level: the page may be larger";
 			dc->unresolved[idx[i]] = dc->uncertain = true;
-			focus_plateau(st, dc, lv[npage - 1].size, next);
+			/* the plateau, a median of many sizes, is measured
+			 * only while its error counts against the step's */
+			if (ALIGN_PLATEAU_SHARE * ps->plateau_se > lv[i].self->se / 2)
+				focus_plateau(st, dc, lv[npage - 1].size, next);
 			return -1;
 		}
 		if (k == STEP_AMBIGUOUS) {
 			dc->note = "steps at two sizes below 64 KiB could each be "
 				   "the page (see the levels)";
-			dc->unresolved[idx[i]] = dc->uncertain = true;
+			/* a step firmly between the two thresholds stays
+			 * ambiguous however often it is read */
+			if (margin < ALIGN_Z_CHOICE)
+				dc->unresolved[idx[i]] = dc->uncertain = true;
 			return -1;
 		}
 		worst = fmin(worst, margin);
@@ -984,57 +1021,110 @@ static double step_that_matters(const struct align_state *st,
 	return any;
 }
 
-/* The groups where a step the noise still hides would change the verdict:
- * below (and next to) the page, the erase block's key divisors, the erase
- * block and everything above it; every candidate size while there is no
- * page or no erase block. */
-static void mark_deciding(const struct align_state *st, struct align_decision *dc,
-			  uint64_t E)
+/* Which region a size belongs to, given the reported page and the
+ * erase-block candidate E (0 = none), or -1 for none: the page sizes up
+ * to twice the page; the erase block, its multiples up to 3E and the
+ * sizes between them (all sizes from ALIGN_ERASE_MIN while there is no
+ * erase block); beyond 3E.  Between the page sizes and E a step would
+ * only be a sub-AU step, which changes nothing reported. */
+static int region_of(const struct align_decision *dc, uint64_t s, uint64_t E)
 {
-	uint64_t page_top = dc->page ? 2 * dc->page : ALIGN_PAGE_MAX;
-
-	for (size_t i = 0; i < st->ngroups; i++) {
-		uint64_t s = st->groups[i].size;
-
-		dc->deciding[REGION_PAGE][i] = s <= page_top;
-		dc->deciding[REGION_ERASE][i] =
-			E ? (s >= E && s <= 3 * E) || s == E / 2 || (E % 3 == 0 && s == E / 3)
-			  : s >= ALIGN_ERASE_MIN;
-		dc->deciding[REGION_FAR][i] = E && s > 3 * E;
-	}
+	if (s <= (dc->page ? 2 * dc->page : ALIGN_PAGE_MAX))
+		return REGION_PAGE;
+	if (E ? s >= E && s <= 3 * E : s >= ALIGN_ERASE_MIN)
+		return REGION_ERASE;
+	return E && s > 3 * E ? REGION_FAR : -1;
 }
 
-/* A region without levels is settled as flat once no size in it can hide
- * a step of its target: the largest upper bound of a step over the
- * smallest size, as a fraction of the read cost (INFINITY while a level
- * or an open candidate lies in the region).  The far region's steps
- * stand on the erase block's, not on the smallest size's: not used there. */
-static double flat_bound(const struct align_state *st, const struct align_decision *dc,
-			 int region, const struct align_level *lv, size_t n)
+/* The level a size's step stands on: the largest level below it that
+ * divides it, else the smallest size (which crosses no boundary of
+ * interest). */
+static const struct align_group *step_base(const struct align_state *st,
+					   const struct align_level *lv, size_t n,
+					   uint64_t s)
 {
-	const struct align_group *floor = &st->groups[0];
-	double worst = 0;
+	for (size_t j = n; j-- > 0;)
+		if (lv[j].size < s && divides(lv[j].size, s))
+			return lv[j].self;
+	return &st->groups[0];
+}
 
-	for (size_t j = 0; j < n; j++)
-		if (dc->deciding[region][lv[j].self - st->groups])
-			return INFINITY;
-	for (size_t i = 1; i < st->ngroups; i++) {
-		const struct align_group *g = &st->groups[i];
+/* The smallest step of size s over its base that would change what is
+ * reported, as a fraction of the read cost.  With a page P reported: a
+ * step at a size P does not divide that reaches the page's full step or
+ * ALIGN_TRUSTED_REL_STEP would make that size the page or the choice
+ * ambiguous; a step above P at its multiples would have to lift the
+ * plateau enough that P no longer reaches ALIGN_PLATEAU_SHARE of it.
+ * Without a page, a page step is worth finding from
+ * ALIGN_TRUSTED_REL_STEP, since a smaller one is never trusted fully;
+ * around and above the erase block, the region's target. */
+static double rel_step_that_matters(const struct align_state *st,
+				    const struct align_decision *dc, uint64_t s,
+				    int region)
+{
+	double plateau = dc->page_full_ns / ALIGN_PLATEAU_SHARE / st->base_ns;
 
-		if (!dc->deciding[region][i])
+	if (region != REGION_PAGE)
+		return region == REGION_ERASE ? ALIGN_TARGET_REL_ERASE : ALIGN_TARGET_REL_FAR;
+	if (!dc->page)
+		return ALIGN_TRUSTED_REL_STEP;
+	if (divides(dc->page, s))
+		return fmax(ALIGN_MIN_REL_STEP, (1 / ALIGN_PLATEAU_SHARE - 1) * plateau);
+	return fmin(ALIGN_PLATEAU_SHARE * plateau, ALIGN_TRUSTED_REL_STEP);
+}
+
+/* An open size is measured with its base and with its largest divisors,
+ * against which the level test would judge it. */
+static void focus_step(const struct align_state *st, struct align_decision *dc,
+		       const struct align_group *g, const struct align_group *b)
+{
+	const struct align_group *half = group_of(st, g->size / 2);
+	const struct align_group *third = g->size % 3 ? NULL : group_of(st, g->size / 3);
+
+	dc->focus[g - st->groups] = dc->focus[b - st->groups] = true;
+	if (half)
+		dc->focus[half - st->groups] = true;
+	if (third)
+		dc->focus[third - st->groups] = true;
+}
+
+/* Sequential, per size: a size that is not a level stays open while the
+ * upper bound of its step over its base could still reach the step that
+ * matters there (then it and its base are measured more); a level's own
+ * precision is the level tests' business (unresolved, focus).
+ * detectable[r] is the largest such bound over its target in region r:
+ * below 1, nothing hidden there could change the verdict. */
+static void mark_open_sizes(const struct align_state *st, struct align_decision *dc,
+			    const struct align_level *lv, size_t n, uint64_t E)
+{
+	for (size_t i = 1; i < st->ngroups && st->base_ns > 0; i++) {
+		const struct align_group *g = &st->groups[i], *b;
+		int r = region_of(dc, g->size, E);
+		double step, margin, matters, ratio;
+		bool level = false;
+
+		for (size_t j = 0; j < n; j++)
+			level |= lv[j].self == g;
+		if (r < 0)
 			continue;
-		if (dc->unresolved[i] || st->base_ns <= 0)
-			return INFINITY;
-		worst = fmax(worst, (g->d - floor->d +
-				     ALIGN_Z_HINT * sqrt(g->se * g->se + floor->se * floor->se)) /
-				    st->base_ns);
+		if (level)
+			continue;
+		b = step_base(st, lv, n, g->size);
+		step = g->d - b->d;
+		margin = ALIGN_Z_HINT * sqrt(g->se * g->se + b->se * b->se);
+		matters = rel_step_that_matters(st, dc, g->size, r) * st->target_scale;
+		/* a step clearly above any level's minimum is visible: whether
+		 * it is a level is up to the level tests */
+		if ((step - margin) / st->base_ns > fmin(matters, ALIGN_MIN_REL_STEP))
+			continue;
+		ratio = (step + margin) / st->base_ns / matters;
+		dc->detectable[r] = fmax(dc->detectable[r], ratio);
+		if (ratio > 1)
+			focus_step(st, dc, g, b);
 	}
-	return worst;
+	for (int r = 0; r < ALIGN_REGIONS; r++)
+		dc->detectable_worst = fmax(dc->detectable_worst, dc->detectable[r]);
 }
-
-static const double region_target[ALIGN_REGIONS] = {
-	ALIGN_TARGET_REL_PAGE, ALIGN_TARGET_REL_ERASE, ALIGN_TARGET_REL_FAR,
-};
 
 static void decide(const struct align_state *st, struct align_decision *dc)
 {
@@ -1063,16 +1153,7 @@ static void decide(const struct align_state *st, struct align_decision *dc)
 		if (valid[i] &&
 		    is_borderline(&all[i], step_that_matters(st, dc, all[i].size, E)))
 			dc->borderline = dc->unresolved[i] = true;
-	mark_deciding(st, dc, E);
-	for (int r = 0; r < ALIGN_REGIONS; r++) {
-		double target = region_target[r] * st->target_scale;
-
-		dc->detectable[r] = detectable_step(st, dc->deciding[r]) / target;
-		if (r != REGION_FAR)
-			dc->detectable[r] = fmin(dc->detectable[r],
-						 flat_bound(st, dc, r, lv, n) / target);
-		dc->detectable_worst = fmax(dc->detectable_worst, dc->detectable[r]);
-	}
+	mark_open_sizes(st, dc, lv, n, E);
 	for (size_t i = 1; i < st->ngroups; i++)
 		if (dc->unresolved[i])
 			mark_focus(st, dc, &all[i]);
@@ -1094,12 +1175,13 @@ static void fill_rows(const struct align_state *st, struct align_result *r)
 		double v[ALIGN_MAX_POSITIONS];
 
 		row->align_bytes = g->size;
-		for (unsigned k = 0; k < KIND_COUNT; k++) {
-			int64_t *dst = k == KIND_PRE ? &row->pre_ns :
-				       k == KIND_ON ? &row->on_ns : &row->post_ns;
+		for (unsigned col = 0; col < 3; col++) {
+			int64_t *dst = col == 0 ? &row->pre_ns :
+				       col == 1 ? &row->on_ns : &row->post_ns;
 
 			for (unsigned p = 0; p < g->nused; p++)
-				v[p] = g->est[p][k];
+				v[p] = col == 1 ? g->est[p][KIND_ON]
+						: g->side_est[p][col == 0 ? SIDE_PRE : SIDE_POST];
 			*dst = llround(stats_median(v, g->nused));
 		}
 		row->diff_ns = llround(g->d);
@@ -1244,18 +1326,12 @@ static size_t extend_group(struct align_state *st, struct align_group *g)
  * verdict is younger than half the rounds (a verdict reached by a lucky
  * round must survive as many again); on every group before the minimum
  * number of rounds. */
-static void focus_groups(struct align_state *st, const struct align_decision *dc,
-			 unsigned stable_rounds)
+static void focus_groups(struct align_state *st, const struct align_decision *dc)
 {
 	bool everywhere = st->rounds < st->min_repeats;
-	bool young = stable_rounds * 2 < st->rounds;
 
 	for (size_t i = 0; i < st->ngroups; i++) {
-		bool more = false;
-
-		for (int r = 0; r < ALIGN_REGIONS; r++)
-			more |= dc->deciding[r][i] && (young || dc->detectable[r] > 1);
-		st->groups[i].focus = everywhere || dc->focus[i] || more;
+		st->groups[i].focus = everywhere || dc->focus[i];
 		/* a size that still matters after the first rounds gets
 		 * its full positions */
 		if (st->groups[i].focus && !everywhere &&
@@ -1302,7 +1378,36 @@ static bool settled(const struct align_state *st,
 	if (st->rounds < st->min_repeats || now->borderline || now->uncertain ||
 	    now->detectable_worst > 1)
 		return false;
-	return stable_rounds * 2 >= st->rounds;
+	return stable_rounds >= st->min_repeats;
+}
+
+/* No size is a level, none is close to becoming one, and that has held
+ * for the last min_repeats rounds. */
+static bool nothing_stands_out(const struct align_state *st,
+			       const struct align_decision *dc, unsigned stable)
+{
+	return dc->nlevels == 0 && !dc->borderline && !dc->uncertain &&
+	       stable >= st->min_repeats;
+}
+
+/* A run the budget stopped keeps a size only where no step that would
+ * change it can still hide: an erase block whose multiples were not
+ * measured far enough could be half of a larger one. */
+static void drop_unchecked(const struct align_decision *dc, struct align_result *r)
+{
+	static const char why[] = "the read budget ended the run before the "
+				  "sizes around it were measured";
+
+	if (r->page_size_bytes && dc->detectable[REGION_PAGE] > 1) {
+		r->page_size_bytes = 0;
+		r->page_confidence = 0;
+		snprintf(r->note, sizeof(r->note), "page: %s", why);
+	}
+	if (r->erase_size_bytes && dc->detectable[REGION_ERASE] > 1) {
+		r->erase_size_bytes = 0;
+		r->erase_confidence = 0;
+		snprintf(r->note, sizeof(r->note), "erase block: %s", why);
+	}
 }
 
 /* What the run gave up, in the result: the confidence caps of --quick
@@ -1322,6 +1427,21 @@ static void mark_limits(const struct align_opts *o, bool budget_stopped,
 	r->erase_confidence = fmin(r->erase_confidence, cap);
 }
 
+/* What flashbench -a's default procedure reads on a device of size bytes
+ * with block size bs: 7 positions x 3 reads (pre, on, post) x 8 tries
+ * for every power of two from the smallest one at or above size / 7 down
+ * to 2 bs.  Align's budget is measured against it. */
+uint64_t align_flashbench_reads(uint64_t size, uint64_t bs)
+{
+	uint64_t top = 2 * bs, n = 0;
+
+	while (top < size / 7)
+		top *= 2;
+	for (uint64_t s = top; s >= 2 * bs; s /= 2)
+		n++;
+	return 7 * 3 * 8 * n;
+}
+
 int align_run(struct fp_dev *d, const struct align_opts *o,
 	      struct align_result *r)
 {
@@ -1333,7 +1453,7 @@ int align_run(struct fp_dev *d, const struct align_opts *o,
 	struct align_decision at_checkpoint;
 	unsigned flat_checkpoints = 0;
 	bool have_checkpoint = false, budget_stopped = false;
-	uint64_t max_reads;
+	uint64_t max_reads, nothing_reads;
 	int ret;
 
 	if (!o) {
@@ -1349,6 +1469,8 @@ int align_run(struct fp_dev *d, const struct align_opts *o,
 		goto out;
 	max_reads = o->max_reads ? o->max_reads :
 		    o->quick ? ALIGN_QUICK_MAX_READS : ALIGN_DEFAULT_MAX_READS;
+	nothing_reads = ALIGN_NOTHING_FB_SHARE *
+			align_flashbench_reads(fp_dev_size_bytes(d), st->bs);
 	checkpoint = st->min_repeats * 2;
 	for (;;) {
 		size_t next = reads_per_round(st);
@@ -1356,7 +1478,8 @@ int align_run(struct fp_dev *d, const struct align_opts *o,
 		if (next == 0)
 			break;
 		if (st->rounds >= st->min_repeats &&
-		    fp_dev_io_count(d) - io0 + next > max_reads) {
+		    fp_dev_io_count(d) - io0 + next >
+		    (nothing_stands_out(st, &dc, stable) ? fmin(max_reads, nothing_reads) : max_reads)) {
 			budget_stopped = true;
 			break;
 		}
@@ -1372,7 +1495,7 @@ int align_run(struct fp_dev *d, const struct align_opts *o,
 		/* the first decision is as old as the data it rests on */
 		stable = st->rounds == ALIGN_MIN_REPS_USED ? st->rounds :
 			 same_decision(&dc, &prev) ? stable + 1 : 0;
-		focus_groups(st, &dc, stable);
+		focus_groups(st, &dc);
 		stop_saturated_repeats(st);
 		prev = dc;
 		if (st->rounds == checkpoint) {
@@ -1412,6 +1535,8 @@ int align_run(struct fp_dev *d, const struct align_opts *o,
 	r->positions_extended = st->extended;
 	if (dc.note)
 		snprintf(r->note, sizeof(r->note), "%s", dc.note);
+	if (budget_stopped)
+		drop_unchecked(&dc, r);
 	mark_limits(o, budget_stopped, r);
 	fill_rows(st, r);
 out:

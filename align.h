@@ -90,6 +90,7 @@ void align_opts_default(struct align_opts *o);
 
 /* Measure and decide.  Returns 0 (even when undetermined) or a negative
  * errno from the device (the result is then incomplete). */
+uint64_t align_flashbench_reads(uint64_t size, uint64_t bs);
 int align_run(struct fp_dev *d, const struct align_opts *o,
 	      struct align_result *r);
 

@@ -418,7 +418,7 @@ START_TEST(test_rows_are_consistent)
 		ck_assert_uint_ge(row->positions, 3);
 	}
 	ck_assert(seen_3m);
-	ck_assert_uint_eq(r.io_count % 3, 0);
+	ck_assert_uint_eq(r.io_count % 2, 0);	/* on and base, per position */
 	ck_assert_uint_gt(r.elapsed_ns, 0);
 	ck_assert_uint_eq(r.blocksize_bytes, 1024);
 }
@@ -465,11 +465,11 @@ START_TEST(test_budget_stop_is_reported)
 
 	ck_assert_int_eq(sim_open(p, &d), 0);
 	align_opts_default(&o);
-	o.max_reads = 7000;
+	o.max_reads = 3000;
 	ck_assert_int_eq(align_run(d, &o, &r), 0);
 	fp_dev_close(d);
 	ck_assert(r.budget_stopped);
-	ck_assert_uint_le(r.io_count, 7000);
+	ck_assert_uint_le(r.io_count, 3000);
 	ck_assert(!r.erase_size_bytes || r.erase_size_bytes == p->erase_bytes);
 	ck_assert(!r.page_size_bytes || r.page_size_bytes == p->page_bytes);
 	ck_assert_double_le(r.page_confidence, 0.7);
@@ -478,6 +478,46 @@ START_TEST(test_budget_stop_is_reported)
 	run_on_profile(sim_profile_find("sdhc-4m"), &r);
 	ck_assert(!r.budget_stopped);
 	ck_assert(!r.quick);
+}
+END_TEST
+
+/* A run the budget stops keeps only sizes whose neighbours were measured
+ * far enough: on the cards past the thresholds (generate_wide: a mapping
+ * step at half or a third of the erase block, multi-plane pages, raw
+ * pages) and budgets from the first rounds up, every size is the truth
+ * or undetermined.  Without that rule wide-8 (7000 reads) and wide-23
+ * (6000) report the mapping unit as the erase block. */
+#define BUDGET_CASES WIDE_CASES
+
+START_TEST(test_budget_never_guesses)
+{
+	static const uint64_t budgets[] = { 1800, 3500, 6000, 7000 };
+	struct sim_profile p;
+
+	generate_wide((unsigned)_i, &p);
+	for (size_t b = 0; b < sizeof(budgets) / sizeof(budgets[0]); b++) {
+		struct fp_dev *d;
+		struct align_opts o;
+		struct align_result r;
+
+		ck_assert_int_eq(sim_open(&p, &d), 0);
+		align_opts_default(&o);
+		o.seed = p.seed + 7;
+		o.max_reads = budgets[b];
+		ck_assert_int_eq(align_run(d, &o, &r), 0);
+		fp_dev_close(d);
+		ck_assert_uint_le(r.io_count, budgets[b]);
+		ck_assert_msg(!r.erase_size_bytes || r.erase_size_bytes == p.erase_bytes,
+			      "%s, %llu reads: erase block %llu (confidence %.2f), truth %llu",
+			      p.name, (unsigned long long)budgets[b],
+			      (unsigned long long)r.erase_size_bytes, r.erase_confidence,
+			      (unsigned long long)p.erase_bytes);
+		ck_assert_msg(!r.page_size_bytes || r.page_size_bytes == p.page_bytes,
+			      "%s, %llu reads: page %llu, truth %llu", p.name,
+			      (unsigned long long)budgets[b],
+			      (unsigned long long)r.page_size_bytes,
+			      (unsigned long long)p.page_bytes);
+	}
 }
 END_TEST
 
@@ -525,14 +565,17 @@ START_TEST(test_io_error_is_returned)
 }
 END_TEST
 
-/* Coarse to fine: the page sizes start with all their positions, larger
- * sizes with a third; a plateau size between page and erase block, which
- * decides nothing, keeps its few, and the answer is still right. */
+/* Coarse to fine: every size starts with a third of the positions, and
+ * only the sizes the decision still needs get the full ones (or more,
+ * against per-location noise); a plateau size between page and erase
+ * block, which decides nothing, keeps its few.  The answer is right, and
+ * on this clean card it takes fewer reads than flashbench -a's default
+ * procedure (a read count, not a time: it is the same on every run). */
 START_TEST(test_coarse_to_fine_positions)
 {
 	const struct sim_profile *p = sim_profile_find("sdhc-4m");
 	struct align_result *r = malloc(sizeof(*r));
-	unsigned seen = 0;
+	unsigned full = 0;
 
 	ck_assert_ptr_nonnull(r);
 	run_on_profile(p, r);
@@ -541,16 +584,16 @@ START_TEST(test_coarse_to_fine_positions)
 	for (size_t i = 0; i < r->nrows; i++) {
 		const struct align_row *row = &r->rows[i];
 
-		if (row->align_bytes <= 64 * KiB) {
-			ck_assert_msg(row->positions == 24, "%llu: %u positions",
-				      (unsigned long long)row->align_bytes, row->positions);
-			seen++;
-		} else if (row->align_bytes == 256 * KiB) {
+		ck_assert_msg(row->positions <= 8 || row->positions >= 24,
+			      "%llu: %u positions", (unsigned long long)row->align_bytes,
+			      row->positions);
+		full += row->positions >= 24;
+		if (row->align_bytes == 256 * KiB)
 			ck_assert_msg(row->positions == 8, "256 KiB: %u positions", row->positions);
-			seen++;
-		}
 	}
-	ck_assert_uint_eq(seen, 12 + 1);	/* 1..64 KiB, 256 KiB */
+	ck_assert_uint_gt(full, 0);
+	ck_assert_uint_lt(full, r->nrows / 2);
+	ck_assert_uint_le(r->io_count, align_flashbench_reads(p->size_bytes, r->blocksize_bytes));
 	free(r);
 }
 END_TEST
@@ -623,6 +666,7 @@ Suite *align_suite(void)
 	tcase_add_test(props, test_never_writes);
 	tcase_add_test(props, test_read_budget);
 	tcase_add_test(props, test_budget_stop_is_reported);
+	tcase_add_loop_test(props, test_budget_never_guesses, 0, BUDGET_CASES);
 	tcase_add_loop_test(props, test_quick_is_honest, 0, (int)nprof);
 	tcase_add_test(props, test_io_error_is_returned);
 	tcase_add_test(props, test_rejects_bad_blocksize);
