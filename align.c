@@ -43,7 +43,7 @@
  * that step is judged against.  The step that matters: below a reported
  * page, what would make a size the page or the choice ambiguous; at the
  * page's multiples, what would lift the plateau past it; with no page,
- * the 3 % a page step needs to be trusted; nothing between the page sizes
+ * the 1.5 % from which any level counts; nothing between the page sizes
  * and the erase block E; 3 % from E to 3E, 9 % beyond.  A size measured
  * further gets its full positions; a size whose spread is per-location
  * noise gets more positions instead of repeats.  The run ends when the
@@ -165,9 +165,13 @@
 #define ALIGN_ALL_CONF_FLOOR 0.6
 #define ALIGN_ALL_CONF_SPAN 0.39
 #define ALIGN_ALL_CONF_SCALE 3.0
-/* standard error of a median relative to a mean of the same samples
- * (sqrt(pi / 2)), and its square (the samples a median is worth less) */
-#define ALIGN_MEDIAN_SE_FACTOR 1.2533
+/* A size's diff is the mean of its positions' diffs without the fifth
+ * at each end (a position in a slow spot or with an unlucky stall moves
+ * it little); its standard error is about this much above a plain mean's
+ * (1.03 for Gaussian spread, a little more for flatter ones). */
+#define ALIGN_POSITION_TRIM 0.2
+#define ALIGN_TRIMMED_SE_FACTOR 1.1
+/* a median of n values is about as precise as a mean of n / this many */
 #define ALIGN_MEDIAN_VAR_FACTOR 1.57
 /* doubling the repeats must raise the typical z (or lower the detectable
  * step) by this factor to count as progress: pure sampling noise gives
@@ -212,7 +216,7 @@ struct align_group {
 	double side_est[ALIGN_MAX_POSITIONS][2];	/* the base reads per side */
 	double diff[ALIGN_MAX_POSITIONS];
 	unsigned nused;
-	double d;			/* median diff over positions */
+	double d;			/* trimmed mean diff over positions */
 	double sigma;			/* spread of diffs between positions */
 	double se;			/* standard error of d */
 	/* noise of one position's diff from its own repeats (split-half;
@@ -518,7 +522,7 @@ static void estimate_group(struct align_state *st, struct align_group *g,
 		g->diff[u] = g->est[u][KIND_ON] - g->est[u][KIND_BASE];
 		g->nused++;
 	}
-	g->d = stats_median(g->diff, g->nused);
+	g->d = stats_trimmed_mean(g->diff, g->nused, ALIGN_POSITION_TRIM);
 	g->sigma = stats_mad_sigma(g->diff, g->nused);
 	g->within = within_noise(st, g, e);
 }
@@ -552,7 +556,7 @@ static double estimate_with(struct align_state *st, enum align_estimator e)
 
 		/* n - 1 widens the error for the few positions of the
 		 * largest sizes */
-		g->se = ALIGN_MEDIAN_SE_FACTOR * s / sqrt((double)g->nused - 1.0);
+		g->se = ALIGN_TRIMMED_SE_FACTOR * s / sqrt((double)g->nused - 1.0);
 	}
 	return stats_median(sig, st->ngroups) / st->base_ns;
 }
@@ -759,9 +763,19 @@ struct page_scale {
 	double plateau_se;
 };
 
-/* The plateau above level Q: the median diff of the sizes that Q divides,
- * from Q up to (not including) the next level, or up to the erase-block
- * candidate. */
+/* Whether size s is on the plateau above level Q: a multiple of Q below
+ * the next level, and no larger than the page sizes or 4Q (the sizes
+ * that are measured further when the plateau decides: far above the
+ * page only a few positions are read, too noisy to count). */
+static bool on_plateau(uint64_t s, uint64_t Q, uint64_t next)
+{
+	uint64_t top = 4 * Q > ALIGN_PAGE_MAX ? 4 * Q : ALIGN_PAGE_MAX;
+
+	return s >= Q && s < next && s <= top && divides(Q, s);
+}
+
+/* The plateau above level Q: the median diff of the sizes on it (see
+ * on_plateau). */
 static void page_scale_of(const struct align_state *st, uint64_t Q,
 			  uint64_t next, struct page_scale *ps)
 {
@@ -771,7 +785,7 @@ static void page_scale_of(const struct align_state *st, uint64_t Q,
 	for (size_t i = 0; i < st->ngroups; i++) {
 		const struct align_group *g = &st->groups[i];
 
-		if (g->size >= Q && g->size < next && divides(Q, g->size)) {
+		if (on_plateau(g->size, Q, next)) {
 			d[n] = g->d;
 			se[n++] = g->se;
 		}
@@ -858,15 +872,14 @@ static bool hidden_level(const struct align_state *st, struct align_decision *dc
 }
 
 /* The plateau's groups (see page_scale_of) decide whether the steps keep
- * growing above Q: measure those among the page sizes, which start with
- * more positions; the larger ones only follow the median. */
+ * growing above Q: measure them. */
 static void focus_plateau(const struct align_state *st, struct align_decision *dc,
 			  uint64_t Q, uint64_t next)
 {
 	for (size_t i = 0; i < st->ngroups; i++) {
 		uint64_t s = st->groups[i].size;
 
-		dc->focus[i] |= s >= Q && s < next && s <= ALIGN_PAGE_MAX && divides(Q, s);
+		dc->focus[i] |= on_plateau(s, Q, next);
 	}
 }
 
@@ -1036,17 +1049,17 @@ static int region_of(const struct align_decision *dc, uint64_t s, uint64_t E)
 	return E && s > 3 * E ? REGION_FAR : -1;
 }
 
-/* The level a size's step stands on: the largest level below it that
- * divides it, else the smallest size (which crosses no boundary of
- * interest). */
-static const struct align_group *step_base(const struct align_state *st,
-					   const struct align_level *lv, size_t n,
-					   uint64_t s)
+/* What a size's step stands on: the costlier of its largest divisors,
+ * s/2 and s/3, as in the level test (a step over both is what would make
+ * s a level), or the smallest size when neither is tested. */
+static const struct align_group *step_base(const struct align_state *st, uint64_t s)
 {
-	for (size_t j = n; j-- > 0;)
-		if (lv[j].size < s && divides(lv[j].size, s))
-			return lv[j].self;
-	return &st->groups[0];
+	const struct align_group *half = group_of(st, s / 2);
+	const struct align_group *third = s % 3 ? NULL : group_of(st, s / 3);
+
+	if (third && (!half || third->d > half->d))
+		return third;
+	return half ? half : &st->groups[0];
 }
 
 /* The smallest step of size s over its base that would change what is
@@ -1055,8 +1068,7 @@ static const struct align_group *step_base(const struct align_state *st,
  * ALIGN_TRUSTED_REL_STEP would make that size the page or the choice
  * ambiguous; a step above P at its multiples would have to lift the
  * plateau enough that P no longer reaches ALIGN_PLATEAU_SHARE of it.
- * Without a page, a page step is worth finding from
- * ALIGN_TRUSTED_REL_STEP, since a smaller one is never trusted fully;
+ * Without a page, any level (ALIGN_MIN_REL_STEP) would be reported as one;
  * around and above the erase block, the region's target. */
 static double rel_step_that_matters(const struct align_state *st,
 				    const struct align_decision *dc, uint64_t s,
@@ -1067,21 +1079,21 @@ static double rel_step_that_matters(const struct align_state *st,
 	if (region != REGION_PAGE)
 		return region == REGION_ERASE ? ALIGN_TARGET_REL_ERASE : ALIGN_TARGET_REL_FAR;
 	if (!dc->page)
-		return ALIGN_TRUSTED_REL_STEP;
+		return ALIGN_MIN_REL_STEP;
 	if (divides(dc->page, s))
 		return fmax(ALIGN_MIN_REL_STEP, (1 / ALIGN_PLATEAU_SHARE - 1) * plateau);
 	return fmin(ALIGN_PLATEAU_SHARE * plateau, ALIGN_TRUSTED_REL_STEP);
 }
 
-/* An open size is measured with its base and with its largest divisors,
- * against which the level test would judge it. */
+/* An open size is measured with its largest divisors, against which the
+ * level test would judge it (or the smallest size, its base then). */
 static void focus_step(const struct align_state *st, struct align_decision *dc,
-		       const struct align_group *g, const struct align_group *b)
+		       const struct align_group *g)
 {
 	const struct align_group *half = group_of(st, g->size / 2);
 	const struct align_group *third = g->size % 3 ? NULL : group_of(st, g->size / 3);
 
-	dc->focus[g - st->groups] = dc->focus[b - st->groups] = true;
+	dc->focus[g - st->groups] = dc->focus[step_base(st, g->size) - st->groups] = true;
 	if (half)
 		dc->focus[half - st->groups] = true;
 	if (third)
@@ -1097,6 +1109,8 @@ static void focus_step(const struct align_state *st, struct align_decision *dc,
 static void mark_open_sizes(const struct align_state *st, struct align_decision *dc,
 			    const struct align_level *lv, size_t n, uint64_t E)
 {
+	const struct align_group *unexplained[ALIGN_REGIONS] = { NULL };
+
 	for (size_t i = 1; i < st->ngroups && st->base_ns > 0; i++) {
 		const struct align_group *g = &st->groups[i], *b;
 		int r = region_of(dc, g->size, E);
@@ -1109,21 +1123,30 @@ static void mark_open_sizes(const struct align_state *st, struct align_decision 
 			continue;
 		if (level)
 			continue;
-		b = step_base(st, lv, n, g->size);
+		b = step_base(st, g->size);
 		step = g->d - b->d;
 		margin = ALIGN_Z_HINT * sqrt(g->se * g->se + b->se * b->se);
 		matters = rel_step_that_matters(st, dc, g->size, r) * st->target_scale;
-		/* a step clearly above any level's minimum is visible: whether
-		 * it is a level is up to the level tests */
-		if ((step - margin) / st->base_ns > fmin(matters, ALIGN_MIN_REL_STEP))
+		/* a step clearly above any level's minimum is visible, but no
+		 * level explains it: that is for the level tests of its
+		 * smallest size (the level is there or below) to settle */
+		if ((step - margin) / st->base_ns > fmin(matters, ALIGN_MIN_REL_STEP)) {
+			if (!unexplained[r])
+				unexplained[r] = g;
 			continue;
+		}
 		ratio = (step + margin) / st->base_ns / matters;
 		dc->detectable[r] = fmax(dc->detectable[r], ratio);
 		if (ratio > 1)
-			focus_step(st, dc, g, b);
+			focus_step(st, dc, g);
 	}
-	for (int r = 0; r < ALIGN_REGIONS; r++)
+	for (int r = 0; r < ALIGN_REGIONS; r++) {
 		dc->detectable_worst = fmax(dc->detectable_worst, dc->detectable[r]);
+		if (unexplained[r]) {
+			focus_step(st, dc, unexplained[r]);
+			dc->uncertain = true;
+		}
+	}
 }
 
 static void decide(const struct align_state *st, struct align_decision *dc)

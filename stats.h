@@ -18,6 +18,7 @@ double stats_median(const double *v, size_t n);
 double stats_min(const double *v, size_t n);
 double stats_max(const double *v, size_t n);
 double stats_mean(const double *v, size_t n);
+double stats_trimmed_mean(const double *v, size_t n, double trim);
 
 /* Median absolute deviation scaled by 1.4826, so it estimates the standard
  * deviation for normal data.  n < 2 returns 0. */

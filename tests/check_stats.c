@@ -56,6 +56,25 @@ START_TEST(test_median_min_max_mean)
 }
 END_TEST
 
+/* The trimmed mean drops the given share at each end, in value order:
+ * wild values do not move it, the input is left alone, and trimming
+ * everything gives the median. */
+START_TEST(test_trimmed_mean)
+{
+	const double v[] = { 100, 1, 2, 3, 4, 5, 6, 7, 8, -50 };
+	double copy[10];
+
+	memcpy(copy, v, sizeof(copy));
+	ck_assert_double_eq_tol(stats_trimmed_mean(copy, 10, 0.0), 8.6, TOL);
+	ck_assert_double_eq_tol(stats_trimmed_mean(copy, 10, 0.1), 4.5, TOL);
+	ck_assert_double_eq_tol(stats_trimmed_mean(copy, 10, 0.2), 4.5, TOL);
+	ck_assert_int_eq(memcmp(copy, v, sizeof(copy)), 0);
+	ck_assert_double_eq_tol(stats_trimmed_mean(v, 10, 0.5), stats_median(v, 10), TOL);
+	ck_assert_double_eq_tol(stats_trimmed_mean(v, 3, 0.2), (100 + 1 + 2) / 3.0, TOL);
+	ck_assert_double_eq_tol(stats_trimmed_mean(v, 0, 0.2), 0.0, TOL);
+}
+END_TEST
+
 START_TEST(test_mad_sigma)
 {
 	/* median 3, |deviations| {2,1,0,1,97}, MAD 1: the outlier is ignored */
@@ -312,6 +331,7 @@ Suite *stats_suite(void)
 
 	tcase_add_test(tc, test_quantile_type7);
 	tcase_add_test(tc, test_median_min_max_mean);
+	tcase_add_test(tc, test_trimmed_mean);
 	tcase_add_test(tc, test_mad_sigma);
 	tcase_add_test(tc, test_mad_sigma_normal);
 	tcase_add_test(tc, test_sort_inplace);
