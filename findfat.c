@@ -38,6 +38,12 @@
  * standard error).  Only ratios between units of the same card are used,
  * so the same card 10x faster or slower gives the same answer.  Batches are
  * added until FINDFAT_NORMAL_RUN normal units follow the area.
+ * Each batch is read after half its small writes (the same positions,
+ * the top half of every unit's strata); a settled verdict with nothing
+ * weak about it and confidence FINDFAT_EARLY_CONFIDENCE stops the test
+ * there, anything else completes the batch with the writes it would have
+ * made at once (a collapsing unit pays a unit copy per small write, so
+ * this halves the device time on clear cards).
  * Confidence falls with a small ratio, a unit near the midpoint or a short
  * run of normal units after the area.  "None" is believed only as far as an
  * area could have stood out: normal units must collapse and the levels be
@@ -126,8 +132,8 @@
 #define FINDFAT_NONE_BASE 0.4		/* no agreement: undetermined */
 #define FINDFAT_NONE_SPAN 0.55
 #define FINDFAT_CONFIRM_BELOW 0.8	/* a weaker "none" gets the confirmation */
-/* The first batch is read after half its rounds; a verdict this confident
- * with nothing weak about it stops there (each small write on a card that
+/* Every batch is read after half its rounds; a settled verdict this
+ * confident with nothing weak about it stops there (each small write on a card that
  * collapses costs a unit copy, so this halves the test's device time). */
 #define FINDFAT_EARLY_CONFIDENCE 0.85
 #define FINDFAT_EARLY_MIN_SAMPLES 6
@@ -1170,25 +1176,28 @@ static void apply_verdict(struct findfat_result *r,
 	snprintf(r->note, sizeof(r->note), "%s", v->note);
 }
 
-/* Whether the first batch's verdict after its first rounds is so clear
- * that the rest of its rounds cannot change it: settled, nothing weak
- * about it (no note) and confident, which in noise units means an area
- * at least 2x faster with every unit 4.5 noise units clear of the
- * midpoint, or normal units collapsing on quiet levels (see decide()). */
+/* Whether a batch's verdict after its first rounds is so clear that the
+ * rest of its rounds cannot change it: settled (so this batch is the
+ * last), nothing weak about it (no note) and confident, which in noise
+ * units means an area at least 2x faster with every unit 4.5 noise units
+ * clear of the midpoint, or normal units collapsing on quiet levels (see
+ * decide()). */
 static bool clear_early(const struct findfat_verdict *v)
 {
 	return v->settled && !v->note[0] && v->confidence >= FINDFAT_EARLY_CONFIDENCE;
 }
 
-/* The first batch, read after half its rounds (when half is enough to
- * read at all) and continued only when that reading is not clear. */
-static int first_batch(struct findfat_ctx *c, struct findfat_verdict *v)
+/* One batch, read after half its rounds (when half is enough to read at
+ * all) and completed only when that reading is not clear; v: the verdict
+ * over every batch so far. */
+static int read_batch(struct findfat_ctx *c, unsigned first,
+		      struct findfat_verdict *v)
 {
 	struct findfat_batch b;
-	int ret = batch_start(c, &b, 0, c->r->plan.min_units, false);
+	int ret = batch_start(c, &b, first, c->r->plan.min_units, false);
 	uint32_t early = b.k / 2;
 
-	if (ret == 0 && early >= FINDFAT_EARLY_MIN_SAMPLES && !c->o->full_first_batch) {
+	if (ret == 0 && early >= FINDFAT_EARLY_MIN_SAMPLES && !c->o->full_batches) {
 		ret = batch_rounds(c, &b, early);
 		if (ret == 0) {
 			decide(c, v);
@@ -1209,8 +1218,10 @@ out:
 }
 
 /* Batches until the verdict is settled or the leading units run out.
- * Every batch after the first is measured the same way as a first one
- * that was not clear early, so levels from different batches compare. */
+ * Every batch but the last is measured in full, and the last one's first
+ * half are the same writes at the same strata in every unit, so levels
+ * from different batches compare: a unit copy costs the same wherever in
+ * the unit the write lands. */
 static int run_auto(struct findfat_ctx *c)
 {
 	struct findfat_result *r = c->r;
@@ -1224,18 +1235,12 @@ static int run_auto(struct findfat_ctx *c)
 	r->rows[0].writes_per_unit = 1;
 	r->rows[1].chunk_bytes = r->blocksize_bytes;
 	r->rows[1].random = true;
-	ret = first_batch(c, &v);
-	if (ret < 0)
-		return ret;
-	n = batch;
-	while (!v.settled && n < r->plan.max_lead_units) {
-		ret = measure_batch(c, n, batch, false);
+	do {
+		ret = read_batch(c, n, &v);
 		if (ret < 0)
 			return ret;
 		n += batch;
-		decide(c, &v);
-		check_mixed(c, &v);
-	}
+	} while (!v.settled && n < r->plan.max_lead_units);
 	if (!v.found && v.col_degree < 1 && v.confidence < FINDFAT_CONFIRM_BELOW &&
 	    n == batch) {
 		/* nothing collapses: compare like with like before a "none"

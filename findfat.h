@@ -57,10 +57,10 @@ struct findfat_opts {
 	unsigned samples;		/* automatic: small random writes per
 					 * unit (0 = 16) */
 	uint64_t seed;			/* chunk order */
-	bool full_first_batch;		/* automatic: write all of the first
-					 * batch's samples before reading it
-					 * (the method without its early
-					 * stop, for comparison) */
+	bool full_batches;		/* automatic: write all of a batch's
+					 * samples before reading it (the
+					 * method without its early stop,
+					 * for comparison) */
 	/* bytes written, of the plan's max_write_bytes (an upper bound in
 	 * automatic mode), after every unit */
 	fp_progress_fn progress;

@@ -790,8 +790,8 @@ START_TEST(test_cost_is_modest)
 }
 END_TEST
 
-/* The first batch read after half its samples: wherever that stopped
- * the test, the full batch (the same writes, all of them) gives the same
+/* Every batch read after half its samples: wherever that stopped the
+ * test, the full batches (the same writes, all of them) give the same
  * area, and the early stop does fire on clear cards (else the saving is
  * gone).  Over the generated table and the built-in cards. */
 START_TEST(test_early_stop_agrees_with_full_batch)
@@ -813,7 +813,7 @@ START_TEST(test_early_stop_agrees_with_full_batch)
 			findfat_opts_default(&o);
 			o.erase_size_bytes = p.erase_bytes;
 			o.seed = p.seed * 31 + 1;
-			o.full_first_batch = pass == 1;
+			o.full_batches = pass == 1;
 			ck_assert_int_eq(plan_and_run(d, &o, pass ? &full : &r), 0);
 			fp_dev_close(d);
 		}
