@@ -35,7 +35,7 @@
  * unclear.  Only ratios enter, so a card 10x faster or slower gives the
  * same answer.  N is searched upwards 1, 2, 4, ... to the limit, bisected,
  * and the edge (N open, N+1 collapsed) re-tested, N+1 only when its
- * collapse was not beyond doubt (see run_trial); disagreement lowers the
+ * collapse is not already shown twice (collapse_shown_twice); disagreement lowers the
  * confidence, an unclear trial (after one re-test) leaves the count
  * undetermined.  Random order is first tested with one AU against the
  * linear reference: a collapse there means linear only (random = 0).
@@ -1102,6 +1102,23 @@ static int bisect(struct ctx *c, enum openau_order order, struct tally *t,
 	return 0;
 }
 
+/* Whether the collapse at hi needs no re-test: hi collapsed beyond doubt
+ * (some AU paid a collection on every write, far above any open limit,
+ * which no stall does once per round in the same AU) and a trial at a
+ * larger N collapsed too, at another time, so a slowdown of the whole
+ * card during one trial (deferred garbage collection) cannot be what
+ * both show.  A re-test writes hi AUs at a collection per write. */
+static bool collapse_shown_twice(const struct tally *t, unsigned hi,
+				 unsigned limit)
+{
+	if (!t->col_beyond_doubt[hi])
+		return false;
+	for (unsigned m = hi + 1; m <= limit; m++)
+		if (t->col[m] > 0)
+			return true;
+	return false;
+}
+
 /* Find the count for one order.  known_open: N already shown open (the
  * linear reference covers N=1); limit: highest N tested; at_limit_exact:
  * an open result at the limit is exact (random cannot exceed a known
@@ -1125,14 +1142,11 @@ static int search(struct ctx *c, enum openau_order order, unsigned known_open,
 	if (rc == 0 && !unclear && !c->out_of_budget)
 		rc = bisect(c, order, t, &lo, &hi, &unclear);
 	/* the edge: re-test the last open N and the first collapsed one,
-	 * unless that one collapsed beyond doubt: some AU paid a collection
-	 * on every write, far above any open limit, which no stall or
-	 * drift does once per round in the same AU (and a re-test writes
-	 * n AUs at a collection per write) */
+	 * unless that is already shown twice (see collapse_shown_twice) */
 	if (rc == 0 && !unclear && !c->out_of_budget && lo >= 1)
 		rc = confirm(c, order, lo, OPENAU_TRIAL_OPEN, t, &agree_lo);
 	if (rc == 0 && !unclear && !c->out_of_budget && hi <= limit &&
-	    !t->col_beyond_doubt[hi])
+	    !collapse_shown_twice(t, hi, limit))
 		rc = confirm(c, order, hi, OPENAU_TRIAL_COLLAPSED, t, &agree_hi);
 	if (rc < 0)
 		goto out;

@@ -343,6 +343,50 @@ START_TEST(test_savings_agree_with_full_trials)
 }
 END_TEST
 
+/* Trials of r at n AUs in order, and how many of them collapsed. */
+static unsigned trials_at(const struct openau_result *r, enum openau_order order,
+			  unsigned n, unsigned *collapsed)
+{
+	unsigned k = 0;
+
+	*collapsed = 0;
+	for (size_t i = 0; i < r->ntrials; i++) {
+		if (r->trials[i].order != order || r->trials[i].n != n)
+			continue;
+		k++;
+		*collapsed += r->trials[i].verdict == OPENAU_TRIAL_COLLAPSED;
+	}
+	return k;
+}
+
+/* The first collapsing N is re-tested unless a larger N collapsed too:
+ * sdhc-4m (3 linear) collapses first at 4, found by the geometric step,
+ * so 4 is tested twice; np2-12m (6 linear) collapses at 8, then 7 in the
+ * bisection, so 7 is tested once. */
+START_TEST(test_edge_retest_rule)
+{
+	const struct sim_profile *sd = sim_profile_find("sdhc-4m");
+	const struct sim_profile *np = sim_profile_find("np2-12m");
+	struct openau_plan plan;
+	struct openau_result *r = run_auto(sd, 1, &plan);
+	unsigned col;
+
+	ck_assert_uint_eq(r->linear.n, 3);
+	ck_assert_uint_eq(trials_at(r, OPENAU_LINEAR, 4, &col), 2);
+	ck_assert_uint_eq(col, 2);
+	ck_assert_uint_eq(trials_at(r, OPENAU_LINEAR, 5, &col)
+			  + trials_at(r, OPENAU_LINEAR, 8, &col), 0);
+	free(r);
+	r = run_auto(np, 1, &plan);
+	ck_assert_uint_eq(r->linear.n, 6);
+	ck_assert_uint_eq(trials_at(r, OPENAU_LINEAR, 8, &col), 1);
+	ck_assert_uint_eq(col, 1);
+	ck_assert_uint_eq(trials_at(r, OPENAU_LINEAR, 7, &col), 1);
+	ck_assert_uint_eq(col, 1);
+	free(r);
+}
+END_TEST
+
 /* What ran before (the capacity check in probe, a file system) may leave
  * AUs of the test area open with a write pointer in their middle, so
  * that the first trial writes land below it.  The counts must not care:
@@ -1127,6 +1171,7 @@ Suite *openau_suite(void)
 	tcase_add_loop_test(gen, test_generated, 0, GENERATED_CASES);
 	tcase_add_loop_test(gen, test_generated_legacy, 0, LEGACY_CASES);
 	tcase_add_test(gen, test_savings_agree_with_full_trials);
+	tcase_add_test(gen, test_edge_retest_rule);
 	tcase_add_test(gen, test_left_open_before);
 	tcase_set_timeout(gen, TIMEOUT_S);
 	suite_add_tcase(s, gen);
