@@ -55,7 +55,9 @@ struct findfat_opts {
 					 * fewer for units over 8 MiB) */
 	bool random;			/* manual: random chunk order */
 	unsigned samples;		/* automatic: small random writes per
-					 * unit (0 = 16) */
+					 * unit (0 = 16); each batch is read
+					 * after half of them and may stop
+					 * there (findfat.c) */
 	uint64_t seed;			/* chunk order */
 	bool full_batches;		/* automatic: write all of a batch's
 					 * samples before reading it (the
