@@ -55,8 +55,14 @@ struct findfat_opts {
 					 * fewer for units over 8 MiB) */
 	bool random;			/* manual: random chunk order */
 	unsigned samples;		/* automatic: small random writes per
-					 * unit (0 = 16) */
+					 * unit (0 = 16); each batch is read
+					 * after half of them and may stop
+					 * there (findfat.c) */
 	uint64_t seed;			/* chunk order */
+	bool full_batches;		/* automatic: write all of a batch's
+					 * samples before reading it (the
+					 * method without its early stop,
+					 * for comparison) */
 	/* bytes written, of the plan's max_write_bytes (an upper bound in
 	 * automatic mode), after every unit */
 	fp_progress_fn progress;

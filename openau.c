@@ -34,7 +34,8 @@
  * does.  Anything else, or a trial too noisy to see a collapse, is
  * unclear.  Only ratios enter, so a card 10x faster or slower gives the
  * same answer.  N is searched upwards 1, 2, 4, ... to the limit, bisected,
- * and the edge (N open, N+1 collapsed) re-tested; disagreement lowers the
+ * and the edge (N open, N+1 collapsed) re-tested, N+1 only when its
+ * collapse is not already shown twice (collapse_shown_twice); disagreement lowers the
  * confidence, an unclear trial (after one re-test) leaves the count
  * undetermined.  Random order is first tested with one AU against the
  * linear reference: a collapse there means linear only (random = 0).
@@ -90,6 +91,7 @@
 #define BUDGET_AUS_PER_OPEN 12		/* byte budget: 12 AUs per max_open */
 #define BUDGET_AUS_EXTRA 16
 #define EARLY_ROUNDS 3			/* measured rounds before an early stop */
+#define EARLY_BIG_ROUNDS 2		/* big rounds after an early stop */
 
 /* Size response of the reference (t(4c) / t(c)): at 1.75 the proportional
  * part of a chunk write is at least its fixed part, good enough to estimate
@@ -165,6 +167,7 @@ struct trial_stats {
 	double rel_sigma;	/* chunk writes: robust relative spread */
 	double bytes_per_sec;
 	unsigned k1_used;	/* chunk rounds written (early stop) */
+	unsigned k2_used;	/* big rounds written */
 };
 
 struct ctx {
@@ -196,6 +199,8 @@ struct ctx {
 					 * hold random mode */
 	unsigned flush_count;		/* flush writes that empty the pool */
 	bool out_of_budget;
+	bool last_beyond_doubt;		/* the last trial collapsed and stopped
+					 * early (see run_trial) */
 };
 
 /* ------------------------------------------------------------------ */
@@ -545,20 +550,22 @@ static double trimmed_mean(const double *v, size_t n)
 }
 
 /* Summary of a trial's samples t[au * (k1 + k2) + round], of which the
- * first k1_used chunk rounds were written; the first round only opened the
- * AUs and is left out. */
-static void trial_summary(const struct shape *s, unsigned k1_used, unsigned n,
-			  const double *t, struct trial_stats *st)
+ * first k1_used chunk rounds and k2_used big rounds were written; the
+ * first round only opened the AUs and is left out. */
+static void trial_summary(const struct shape *s, unsigned k1_used,
+			  unsigned k2_used, unsigned n, const double *t,
+			  struct trial_stats *st)
 {
 	unsigned per = s->k1 + s->k2, m1 = k1_used - 1;
 	double *small = malloc((size_t)n * m1 * sizeof(double));
-	double *big = malloc((size_t)n * s->k2 * sizeof(double));
+	double *big = malloc((size_t)n * k2_used * sizeof(double));
 	double sum = 0;
 
 	memset(st, 0, sizeof(*st));
 	if (small == NULL || big == NULL)
 		goto out;
 	st->k1_used = k1_used;
+	st->k2_used = k2_used;
 	st->worst_small = -1;
 	st->best_small = -1;
 	for (unsigned a = 0; a < n; a++) {
@@ -566,10 +573,10 @@ static void trial_summary(const struct shape *s, unsigned k1_used, unsigned n,
 		double mean = trimmed_mean(ta + 1, m1);
 
 		memcpy(small + (size_t)a * m1, ta + 1, m1 * sizeof(double));
-		memcpy(big + (size_t)a * s->k2, ta + s->k1, s->k2 * sizeof(double));
+		memcpy(big + (size_t)a * k2_used, ta + s->k1, k2_used * sizeof(double));
 		if (mean > st->worst_small) {
 			st->worst_small = mean;
-			st->worst_big = trimmed_mean(ta + s->k1, s->k2);
+			st->worst_big = trimmed_mean(ta + s->k1, k2_used);
 		}
 		if (st->best_small < 0 || mean < st->best_small)
 			st->best_small = mean;
@@ -577,7 +584,7 @@ static void trial_summary(const struct shape *s, unsigned k1_used, unsigned n,
 			sum += ta[k];
 	}
 	st->small_med = stats_median(small, (size_t)n * m1);
-	st->big_med = stats_median(big, (size_t)n * s->k2);
+	st->big_med = stats_median(big, (size_t)n * k2_used);
 	/* spread around each AU's own median, pooled */
 	for (unsigned a = 0; a < n; a++) {
 		double med = stats_median(small + (size_t)a * m1, m1);
@@ -611,12 +618,15 @@ static bool clearly_collapsed(const double *t, unsigned per, unsigned n,
 /* Write the trial: k1 + k2 rounds over AUs 0..n-1 in a shuffled order.
  * Chunk rounds stop early (after EARLY_ROUNDS measured ones) once an AU
  * has collapsed on every write past stop_ns (0: never): collapsed writes
- * cost a garbage collection each and add nothing to a clear verdict. */
+ * cost a garbage collection each and add nothing to a clear verdict.
+ * Such a trial also writes only EARLY_BIG_ROUNDS big rounds: they only
+ * show that the slowdown does not grow with the chunk (rho_factor()),
+ * and a stall among fewer of them can only refuse the collapse. */
 static int run_trial(struct ctx *c, const struct shape *s, unsigned n,
 		     enum openau_order order, double stop_ns,
 		     struct trial_stats *st)
 {
-	unsigned per = s->k1 + s->k2, k1_used = s->k1;
+	unsigned per = s->k1 + s->k2, k1_used = s->k1, k2_used = s->k2;
 	unsigned *visit = malloc(n * sizeof(unsigned));
 	double *t = calloc((size_t)n * per, sizeof(double));
 	int rc = 0;
@@ -643,13 +653,17 @@ static int run_trial(struct ctx *c, const struct shape *s, unsigned n,
 		    clearly_collapsed(t, per, n, k, stop_ns)) {
 			k1_used = k + 1;
 			k = s->k1 - 1;	/* on to the big writes */
+			if (k2_used > EARLY_BIG_ROUNDS && !c->o->full_trials)
+				k2_used = EARLY_BIG_ROUNDS;
 		}
+		if (k + 1 >= s->k1 + k2_used)
+			break;
 	}
 	if (rc == 0 && order == OPENAU_LINEAR)
 		for (unsigned a = 0; a < n; a++)
 			c->cursor[a] += shape_bytes(s);
 	if (rc == 0)
-		trial_summary(s, k1_used, n, t, st);
+		trial_summary(s, k1_used, k2_used, n, t, st);
 out:
 	free(visit);
 	free(t);
@@ -878,6 +892,8 @@ static int test_n(struct ctx *c, enum openau_order order, unsigned n,
 	if (order == OPENAU_RANDOM && n > c->holders)
 		c->holders = n;
 	*v = classify(c, &st, s, n, ref, ref_sd, cross, &excess, strength);
+	c->last_beyond_doubt = *v == OPENAU_TRIAL_COLLAPSED && st.k1_used < s->k1 &&
+			       !c->o->full_trials;
 	/* the typical collapsed write, not the slowest AU (which adds the
 	 * gap copies of AUs at different offsets) */
 	x_typ = (st.small_med - ref) / c->au_ns;
@@ -957,6 +973,7 @@ struct tally {
 	unsigned col[OPENAU_MAX_OPEN_LIMIT + 2];
 	double open_str[OPENAU_MAX_OPEN_LIMIT + 2];	/* strongest open */
 	double col_str[OPENAU_MAX_OPEN_LIMIT + 2];
+	bool col_beyond_doubt[OPENAU_MAX_OPEN_LIMIT + 2];
 	unsigned unclear;
 };
 
@@ -984,6 +1001,7 @@ static int decide(struct ctx *c, enum openau_order order, unsigned n,
 		if (rc < 0 || c->out_of_budget)
 			return rc;
 		tally_add(t, n, *v, s);
+		t->col_beyond_doubt[n] |= c->last_beyond_doubt;
 		if (*v != OPENAU_TRIAL_UNCLEAR)
 			return 0;
 	}
@@ -1084,6 +1102,23 @@ static int bisect(struct ctx *c, enum openau_order order, struct tally *t,
 	return 0;
 }
 
+/* Whether the collapse at hi needs no re-test: hi collapsed beyond doubt
+ * (some AU paid a collection on every write, far above any open limit,
+ * which no stall does once per round in the same AU) and a trial at a
+ * larger N collapsed too, at another time, so a slowdown of the whole
+ * card during one trial (deferred garbage collection) cannot be what
+ * both show.  A re-test writes hi AUs at a collection per write. */
+static bool collapse_shown_twice(const struct tally *t, unsigned hi,
+				 unsigned limit)
+{
+	if (!t->col_beyond_doubt[hi])
+		return false;
+	for (unsigned m = hi + 1; m <= limit; m++)
+		if (t->col[m] > 0)
+			return true;
+	return false;
+}
+
 /* Find the count for one order.  known_open: N already shown open (the
  * linear reference covers N=1); limit: highest N tested; at_limit_exact:
  * an open result at the limit is exact (random cannot exceed a known
@@ -1106,10 +1141,12 @@ static int search(struct ctx *c, enum openau_order order, unsigned known_open,
 		       &lo, &hi, &unclear);
 	if (rc == 0 && !unclear && !c->out_of_budget)
 		rc = bisect(c, order, t, &lo, &hi, &unclear);
-	/* the edge: re-test the last open N and the first collapsed one */
+	/* the edge: re-test the last open N and the first collapsed one,
+	 * unless that is already shown twice (see collapse_shown_twice) */
 	if (rc == 0 && !unclear && !c->out_of_budget && lo >= 1)
 		rc = confirm(c, order, lo, OPENAU_TRIAL_OPEN, t, &agree_lo);
-	if (rc == 0 && !unclear && !c->out_of_budget && hi <= limit)
+	if (rc == 0 && !unclear && !c->out_of_budget && hi <= limit &&
+	    !collapse_shown_twice(t, hi, limit))
 		rc = confirm(c, order, hi, OPENAU_TRIAL_COLLAPSED, t, &agree_hi);
 	if (rc < 0)
 		goto out;

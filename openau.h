@@ -49,6 +49,10 @@ struct openau_opts {
 	bool random;			/* manual mode: random order */
 	unsigned max_open;		/* automatic: search limit (0 = 32) */
 	uint64_t seed;			/* shuffles: chunk order, AU visiting order */
+	bool full_trials;		/* automatic: every big round of a trial
+					 * that collapsed early and every edge
+					 * re-test written (the method without
+					 * those savings, for comparison) */
 	fp_progress_fn progress;	/* trials (total: an upper bound) */
 	void *progress_arg;
 };

@@ -790,6 +790,53 @@ START_TEST(test_cost_is_modest)
 }
 END_TEST
 
+/* Every batch read after half its samples: wherever that stopped the
+ * test, the full batches (the same writes, all of them) give the same
+ * area, and the early stop does fire on clear cards (else the saving is
+ * gone).  Over the generated table and the built-in cards. */
+START_TEST(test_early_stop_agrees_with_full_batch)
+{
+	unsigned early = 0, n = GENERATED_CASES + builtin_count();
+
+	for (unsigned i = 0; i < n; i++) {
+		struct sim_profile p;
+		struct findfat_result r, full;
+		struct findfat_opts o;
+		struct fp_dev *d;
+
+		if (i < GENERATED_CASES)
+			gen_profile(i, &p);
+		else
+			p = sim_profiles[i - GENERATED_CASES];
+		for (int pass = 0; pass < 2; pass++) {
+			ck_assert_int_eq(sim_open(&p, &d), 0);
+			findfat_opts_default(&o);
+			o.erase_size_bytes = p.erase_bytes;
+			o.seed = p.seed * 31 + 1;
+			o.full_batches = pass == 1;
+			ck_assert_int_eq(plan_and_run(d, &o, pass ? &full : &r), 0);
+			fp_dev_close(d);
+		}
+		ck_assert_uint_eq(full.rows[1].writes_per_unit, full.plan.samples);
+		if (r.rows[1].writes_per_unit == r.plan.samples)
+			continue;	/* not clear early: the same run as full */
+		early++;
+		ck_assert_uint_eq(r.rows[1].writes_per_unit, r.plan.samples / 2);
+		ck_assert_msg(r.found == full.found && r.start_bytes == full.start_bytes &&
+			      r.size_bytes == full.size_bytes,
+			      "%s: early %d %llu+%llu, full %d %llu+%llu", p.name,
+			      r.found, (unsigned long long)r.start_bytes,
+			      (unsigned long long)r.size_bytes, full.found,
+			      (unsigned long long)full.start_bytes,
+			      (unsigned long long)full.size_bytes);
+		ck_assert_double_ge(r.confidence, 0.85);
+		ck_assert_uint_lt(r.elapsed_ns, full.elapsed_ns);
+		ck_assert_uint_lt(r.bytes_written, full.bytes_written);
+	}
+	ck_assert_msg(early >= n / 3, "the early stop fired on %u of %u cards", early, n);
+}
+END_TEST
+
 /* A media error inside the area is returned, not hidden. */
 START_TEST(test_io_error)
 {
@@ -1027,6 +1074,7 @@ Suite *findfat_suite(void)
 	tcase_add_test(api, test_plan_errors);
 	tcase_add_test(api, test_plan_defaults);
 	tcase_add_test(api, test_cost_is_modest);
+	tcase_add_test(gen, test_early_stop_agrees_with_full_batch);
 	tcase_add_test(api, test_io_error);
 	tcase_add_test(api, test_write_area_is_the_plan);
 	tcase_add_test(api, test_progress);

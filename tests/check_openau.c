@@ -284,6 +284,109 @@ START_TEST(test_generated_legacy)
 }
 END_TEST
 
+/* The savings on collapsed trials (fewer big rounds once a trial has
+ * collapsed beyond doubt, no re-test of an edge that did): on the
+ * generated and legacy tables and the built-in cards the counts are
+ * those of the full method wherever both are determined, and the
+ * savings fire (else they are gone).  The shuffles differ after the
+ * first skipped write, so this compares answers, not trials. */
+START_TEST(test_savings_agree_with_full_trials)
+{
+	unsigned n = GENERATED_CASES + LEGACY_CASES, cheaper = 0, cards = 0;
+
+	for (unsigned i = 0; sim_profiles[i].name[0]; i++)
+		n++;
+	for (unsigned i = 0; i < n; i++) {
+		struct openau_result *r[2];
+		struct sim_profile p;
+
+		if (i < GENERATED_CASES)
+			gen_profile(i, &p);
+		else if (i < GENERATED_CASES + LEGACY_CASES)
+			gen_legacy(i - GENERATED_CASES, &p);
+		else
+			p = sim_profiles[i - GENERATED_CASES - LEGACY_CASES];
+		if (p.fake != SIM_FAKE_NONE)
+			continue;
+		for (int pass = 0; pass < 2; pass++) {
+			struct fp_dev *d = open_sim(&p);
+			struct openau_plan plan;
+			struct openau_opts o;
+
+			r[pass] = malloc(sizeof(*r[pass]));
+			ck_assert_ptr_nonnull(r[pass]);
+			openau_opts_default(&o);
+			o.erase_size_bytes = p.erase_bytes;
+			o.seed = i + 1;
+			o.full_trials = pass == 1;
+			ck_assert_int_eq(plan_on(d, &o, &plan), 0);
+			ck_assert_int_eq(openau_run(d, &o, &plan, r[pass]), 0);
+			fp_dev_close(d);
+		}
+		cards++;
+		cheaper += r[0]->bytes_written < r[1]->bytes_written;
+		for (int k = 0; k < 2; k++) {
+			const struct openau_count *a = k ? &r[0]->random : &r[0]->linear;
+			const struct openau_count *b = k ? &r[1]->random : &r[1]->linear;
+
+			if (a->bound == OPENAU_UNDETERMINED || b->bound == OPENAU_UNDETERMINED)
+				continue;
+			ck_assert_msg(a->n == b->n && a->bound == b->bound,
+				      "%s: %s %u (bound %d) with the savings, %u (bound %d) "
+				      "without", p.name, k ? "random" : "linear", a->n,
+				      a->bound, b->n, b->bound);
+		}
+		free(r[0]);
+		free(r[1]);
+	}
+	ck_assert_msg(cheaper >= cards / 2, "cheaper on %u of %u cards", cheaper, cards);
+}
+END_TEST
+
+/* Trials of r at n AUs in order, and how many of them collapsed. */
+static unsigned trials_at(const struct openau_result *r, enum openau_order order,
+			  unsigned n, unsigned *collapsed)
+{
+	unsigned k = 0;
+
+	*collapsed = 0;
+	for (size_t i = 0; i < r->ntrials; i++) {
+		if (r->trials[i].order != order || r->trials[i].n != n)
+			continue;
+		k++;
+		*collapsed += r->trials[i].verdict == OPENAU_TRIAL_COLLAPSED;
+	}
+	return k;
+}
+
+/* The first collapsing N is re-tested unless a larger N collapsed too:
+ * sdhc-4m (3 linear) collapses first at 4, found by the geometric step,
+ * so 4 is tested twice; np2-12m (6 linear) collapses at 8, then 7 in the
+ * bisection, so 7 is tested once. */
+START_TEST(test_edge_retest_rule)
+{
+	const struct sim_profile *sd = sim_profile_find("sdhc-4m");
+	const struct sim_profile *np = sim_profile_find("np2-12m");
+	struct openau_plan plan;
+	struct openau_result *r = run_auto(sd, 1, &plan);
+	unsigned col;
+
+	ck_assert_uint_eq(r->linear.n, 3);
+	ck_assert_uint_eq(trials_at(r, OPENAU_LINEAR, 4, &col), 2);
+	ck_assert_uint_eq(col, 2);
+	ck_assert_uint_eq(trials_at(r, OPENAU_LINEAR, 5, &col)
+			  + trials_at(r, OPENAU_LINEAR, 8, &col), 0);
+	free(r);
+	r = run_auto(np, 1, &plan);
+	ck_assert_uint_eq(r->linear.n, 6);
+	ck_assert_uint_eq(trials_at(r, OPENAU_LINEAR, 8, &col), 1);
+	ck_assert_uint_eq(col, 1);
+	ck_assert_uint_eq(trials_at(r, OPENAU_LINEAR, 7, &col), 1);
+	ck_assert_uint_eq(col, 1);
+	free(r);
+}
+END_TEST
+
 /* What ran before (the capacity check in probe, a file system) may leave
  * AUs of the test area open with a write pointer in their middle, so
  * that the first trial writes land below it.  The counts must not care:
@@ -1067,6 +1170,8 @@ Suite *openau_suite(void)
 	tcase_add_test(gen, test_generator_coverage);
 	tcase_add_loop_test(gen, test_generated, 0, GENERATED_CASES);
 	tcase_add_loop_test(gen, test_generated_legacy, 0, LEGACY_CASES);
+	tcase_add_test(gen, test_savings_agree_with_full_trials);
+	tcase_add_test(gen, test_edge_retest_rule);
 	tcase_add_test(gen, test_left_open_before);
 	tcase_set_timeout(gen, TIMEOUT_S);
 	suite_add_tcase(s, gen);
