@@ -114,8 +114,9 @@
  * larger AU, whose read step is typically tens of percent of a read
  * (flash-model.md section 2): a coarser target there is enough */
 #define ALIGN_TARGET_REL_FAR 0.09
-/* --quick: every target this much coarser (a page step under 4.5 % and an
- * erase step under 4.5 % of the read cost may go unseen), no positions
+/* --quick: every step that matters this much coarser (a page step under
+ * about 2.3 % and an erase step under 4.5 % of the read cost may go
+ * unseen), no positions
  * added after the first rounds, a budget of about what flashbench -a
  * reads on a 1 GiB card, and no confidence above ALIGN_QUICK_CONF_CAP,
  * since a smaller step may have been missed */

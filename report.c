@@ -185,7 +185,11 @@ void report_align_text(FILE *out, const struct align_result *r)
 	print_size_verdict(out, "erase block:", r->erase_size_bytes,
 			   r->erase_confidence);
 	print_size_verdict(out, "page:", r->page_size_bytes, r->page_confidence);
-	if (!r->pattern_found)
+	if (!r->pattern_found && r->budget_stopped)
+		fprintf(out, "no pattern found: no boundary cost more than another in %"
+			PRIu64 " reads (a step smaller than the noise may be hidden)\n",
+			r->io_count);
+	else if (!r->pattern_found)
 		fprintf(out, "no pattern found: no boundary costs measurably more than another\n");
 	else if (r->note[0])
 		fprintf(out, "note: %s\n", r->note);
@@ -199,9 +203,9 @@ void report_align_text(FILE *out, const struct align_result *r)
 		fprintf(out, "\n");
 	}
 	if (r->quick)
-		fprintf(out, "quick: steps under 3%% (page) or 4.5%% (erase block) of the "
-			"read cost were not looked for; confidences at most 0.80\n");
-	if (r->budget_stopped)
+		fprintf(out, "quick: steps under about 2.3%% (page) or 4.5%% (erase block) "
+			"of the read cost may have gone unseen; confidences at most 0.80\n");
+	if (r->budget_stopped && r->pattern_found)
 		fprintf(out, "the read budget ended the run before the answer settled "
 			"(--count or a less noisy host may settle it); confidences at most 0.70\n");
 	fprintf(out, "reads of %s take %s; noise per row %s; %" PRIu64

@@ -662,6 +662,28 @@ static unsigned count_of(const char *s, const char *what)
 /* Real-time priority on a real target: root gets it silently, others are
  * told once that it was refused; --no-realtime asks for none and so tells
  * nothing.  --help documents it. */
+/* A card where nothing stands out: align stops after twice flashbench
+ * -a's reads and says what it looked at, not that a budget cut an answer
+ * short; a card with a pattern that settles says neither. */
+START_TEST(test_nothing_found_is_told)
+{
+	struct run_result r;
+
+	run(&r, (const char *const[]){ "align", "sim:nopattern", NULL });
+	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+	ck_assert_ptr_nonnull(strstr(r.out, "no pattern found: no boundary cost more "
+					"than another in"));
+	ck_assert_ptr_null(strstr(r.out, "read budget ended"));
+	ck_assert_ptr_nonnull(strstr(r.out, "erase block: undetermined"));
+	tu_run_free(&r);
+	run(&r, (const char *const[]){ "align", "sim:sdhc-4m", NULL });
+	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+	ck_assert_ptr_null(strstr(r.out, "no pattern found"));
+	ck_assert_ptr_null(strstr(r.out, "read budget ended"));
+	tu_run_free(&r);
+}
+END_TEST
+
 START_TEST(test_realtime_notice)
 {
 	const char *notice = "no real-time priority";
@@ -972,6 +994,7 @@ Suite *cli_suite(void)
 	tcase_add_test(tc, test_list_sims);
 	tcase_add_test(tc, test_align_on_image_file);
 	tcase_add_test(tc, test_realtime_notice);
+	tcase_add_test(tc, test_nothing_found_is_told);
 	tcase_add_test(tc, test_svg_every_command);
 	suite_add_tcase(s, tc);
 	if (why) {
