@@ -94,6 +94,8 @@ check-long: check-lib $(B)/flashprobe $(B)/check_flashprobe
 	    ./$(B)/check_flashprobe
 	FLASHPROBE_LONG=1 CK_RUN_SUITE=auwrite FLASHPROBE_BIN=$(CURDIR)/$(B)/flashprobe \
 	    ./$(B)/check_flashprobe
+	FLASHPROBE_LONG=1 CK_RUN_SUITE=align CK_RUN_CASE=generated \
+	    FLASHPROBE_BIN=$(CURDIR)/$(B)/flashprobe ./$(B)/check_flashprobe
 
 demo: $(B)/flashprobe
 	./$(B)/flashprobe probe sim:seed

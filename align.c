@@ -95,13 +95,15 @@
 /* a step this many standard errors high, and at least this share of a
  * candidate's own step, is suspected of being a level next to it.  Below
  * the page the bar is low: multi-plane pages hide a smaller real page
- * (the flashbench README card).  Above the erase block it is higher: the
- * largest sizes have few positions, and an AU step is usually the
- * largest of all. */
+ * (the flashbench README card).  Above the erase block the z bar is
+ * higher (the largest sizes have few positions) but the share is small:
+ * an AU of two mapping units can add only a little at its own boundary
+ * to the step at the unit's, and a clear step there, however small next
+ * to the candidate's, means the erase block may be larger. */
 #define ALIGN_Z_SUSPECT_BELOW 1.5
 #define ALIGN_SUSPECT_SHARE_BELOW 0.25
 #define ALIGN_Z_SUSPECT_ABOVE 2.5
-#define ALIGN_SUSPECT_SHARE_ABOVE 0.5
+#define ALIGN_SUSPECT_SHARE_ABOVE 0.1
 /* and by this fraction of the read base cost, so that tiny systematic
  * effects of a cache or a loop device are not taken for flash geometry */
 #define ALIGN_MIN_REL_STEP 0.015

@@ -15,7 +15,10 @@
 #include "tests.h"
 #include "testutil.h"
 
+/* generated cards per run; FLASHPROBE_LONG=1 (make check-long) runs ten
+ * times as many */
 #define GENERATED_CASES 100
+#define LONG_FACTOR 10
 #define CONFIDENT 0.8
 
 static const uint64_t KiB = 1024, MiB = 1024 * 1024;
@@ -647,6 +650,7 @@ Suite *align_suite(void)
 	TCase *gen = tcase_create("generated");
 	TCase *props = tcase_create("properties");
 	size_t nprof = 0;
+	int scale = getenv("FLASHPROBE_LONG") ? LONG_FACTOR : 1;
 
 	while (sim_profiles[nprof].name[0])
 		nprof++;
@@ -654,7 +658,7 @@ Suite *align_suite(void)
 	tcase_add_loop_test(tc, test_builtin_profiles, 0, (int)nprof);
 	suite_add_tcase(s, tc);
 	tcase_set_timeout(gen, 120);
-	tcase_add_loop_test(gen, test_generated_geometries, 0, GENERATED_CASES);
+	tcase_add_loop_test(gen, test_generated_geometries, 0, GENERATED_CASES * scale);
 	tcase_add_loop_test(gen, test_wide_geometries, 0, WIDE_CASES);
 	suite_add_tcase(s, gen);
 	tcase_set_timeout(props, 120);
