@@ -1047,6 +1047,103 @@ START_TEST(test_eio_during_backup)
 }
 END_TEST
 
+/* Copy every byte of from onto to (both the same size). */
+static void dev_copy(struct fp_dev *from, struct fp_dev *to)
+{
+	unsigned char *buf = fp_dev_alloc_buf(MIB);
+
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_uint_eq(fp_dev_size_bytes(from), fp_dev_size_bytes(to));
+	ck_assert_int_eq(fp_dev_set_write_area(to, 0, fp_dev_size_bytes(to)), 0);
+	for (uint64_t off = 0; off < fp_dev_size_bytes(from); off += MIB) {
+		ck_assert_int_eq(fp_dev_read_timed(from, buf, MIB, off, NULL), 0);
+		ck_assert_int_eq(fp_dev_write_timed(to, buf, MIB, off, NULL), 0);
+	}
+	fp_dev_end_write_area(to);
+	free(buf);
+}
+
+/* A worn card turns read-only after 3 MiB of the test's writes: the
+ * restore cannot write anything, so exactly the 3 MiB the test changed are
+ * reported (the rest of the area still holds its data and reads back as
+ * the backup), the journal is kept, and a later restore onto a writable
+ * card holding the same data brings everything back. */
+START_TEST(test_readonly_mid_test)
+{
+	struct fp_dev *d = sim_with(QUIET_SIM ",ro_after=3M", 24), *jd, *good;
+	struct journal_restore_report rep;
+	unsigned char *buf = fp_dev_alloc_buf(MIB);
+	uint64_t orig = dev_sum(d), rest = dev_sum_range(d, AREA_START + 3 * MIB, AREA_END);
+	char path[PATH_MAX], err[1024] = "";
+	uint64_t off = AREA_START;
+	int rc;
+
+	jpath(path, sizeof(path), "readonly.journal");
+	jd = jopen(d, path);
+	ck_assert_int_eq(journal_backup_area(jd, AREA_START, AREA_END, err, sizeof(err)), 0);
+	memset(buf, 0xa5, MIB);
+	while ((rc = fp_dev_write_timed(jd, buf, MIB, off, NULL)) == 0)
+		off += MIB;
+	ck_assert_int_eq(rc, -EROFS);
+	ck_assert_uint_eq(off, AREA_START + 3 * MIB);
+	rc = journal_finish(jd, 0, NULL, NULL, &rep, err, sizeof(err));
+	ck_assert_msg(rc == -EROFS, "rc %d %s", rc, err);
+	ck_assert_msg(rep.nfailed == 1, "%s", err);
+	ck_assert_uint_eq(rep.failed[0].offset_bytes, AREA_START);
+	ck_assert_uint_eq(rep.failed[0].length_bytes, 3 * MIB);
+	ck_assert_uint_eq(rep.failed_bytes, 3 * MIB);
+	ck_assert_uint_eq(rep.restored_bytes, AREA_END - AREA_START - 3 * MIB);
+	ck_assert_msg(strstr(err, "bytes 4194304+3145728;") && strstr(err, "kept") &&
+		      strstr(err, "flashprobe restore"), "%s", err);
+	ck_assert(!rep.deleted && exists(path));
+	ck_assert_uint_eq(dev_sum_range(d, AREA_START + 3 * MIB, AREA_END), rest);
+	fp_dev_close(jd);
+	/* later, on a card that takes writes again */
+	good = sim_with(QUIET_SIM, 1);
+	dev_copy(d, good);
+	ck_assert_msg(journal_restore(path, good, 0, NULL, NULL, &rep, err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert(rep.deleted && !exists(path));
+	ck_assert_uint_eq(dev_sum(good), orig);
+	free(buf);
+	fp_dev_close(good);
+	fp_dev_close(d);
+}
+END_TEST
+
+/* A write that fails with EIO changed nothing (a program failure): the
+ * restore cannot write there either, but the range reads back as the
+ * backup, so the restore succeeds and deletes the journal. */
+START_TEST(test_refused_write_changed_nothing)
+{
+	char spec[256], path[PATH_MAX], err[512] = "";
+	struct journal_restore_report rep;
+	unsigned char *buf = fp_dev_alloc_buf(MIB);
+	struct fp_dev *d, *jd;
+	uint64_t orig;
+
+	snprintf(spec, sizeof(spec), "%s,eio_write=%u+%u", QUIET_SIM, BAD_START, BAD_BYTES);
+	d = sim_with(spec, 25);
+	orig = dev_sum(d);
+	jpath(path, sizeof(path), "eio-write.journal");
+	jd = jopen(d, path);
+	ck_assert_int_eq(journal_backup_area(jd, AREA_START, AREA_END, err, sizeof(err)), 0);
+	memset(buf, 0x3c, MIB);
+	for (uint64_t off = AREA_START; off < AREA_END; off += MIB)
+		ck_assert_int_eq(fp_dev_write_timed(jd, buf, MIB, off, NULL),
+				 off + MIB > BAD_START && off < BAD_START + BAD_BYTES ? -EIO : 0);
+	ck_assert_uint_ne(dev_sum(d), orig);
+	ck_assert_msg(journal_finish(jd, 0, NULL, NULL, &rep, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(rep.nfailed, 0);
+	ck_assert_uint_eq(rep.restored_bytes, AREA_END - AREA_START);
+	ck_assert(rep.deleted && !exists(path));
+	ck_assert_uint_eq(dev_sum(d), orig);
+	free(buf);
+	fp_dev_close(jd);
+	fp_dev_close(d);
+}
+END_TEST
+
 /* ---- interruption ---- */
 
 START_TEST(test_interrupt_stops_io)
@@ -1493,6 +1590,8 @@ Suite *journal_suite(void)
 	tcase_add_test(tc, test_idempotent_restore);
 	tcase_add_test(tc, test_eio_during_restore);
 	tcase_add_test(tc, test_eio_during_backup);
+	tcase_add_test(tc, test_readonly_mid_test);
+	tcase_add_test(tc, test_refused_write_changed_nothing);
 	tcase_add_test(tc, test_interrupt_stops_io);
 	tcase_add_test(tc, test_interrupt_during_backup);
 	tcase_add_test(tc, test_find_pending_default_path);
