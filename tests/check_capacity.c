@@ -246,6 +246,13 @@ static const struct card_case cards[] = {
 	{ "sim:sdhc-4m,lost=640M+64M", CAPACITY_DAMAGED, 640 * MIB, 0 },
 	{ "sim:sdhc-4m,eio=20M+1M", CAPACITY_DAMAGED, 20 * MIB, 0 },
 	{ "sim:sdhc-4m,fake=limbo,real=600M,eio=100M+64M", CAPACITY_DAMAGED, 100 * MIB, 0 },
+	/* worn: writes stored with bit errors (at the end they would look
+	 * like a limbo fake), writes that fail, nothing kept from the start */
+	{ "sim:sdhc-4m,corrupt=960M+64M", CAPACITY_DAMAGED, 960 * MIB, 0 },
+	{ "sim:sdhc-4m,corrupt=300M+100M", CAPACITY_DAMAGED, 300 * MIB, 0 },
+	{ "sim:sdhc-4m,corrupt=0+1G", CAPACITY_DAMAGED, 0, 0 },
+	{ "sim:sdhc-4m,lost=0+1G", CAPACITY_DAMAGED, 0, 0 },
+	{ "sim:sdhc-4m,eio_write=1000M+24M", CAPACITY_DAMAGED, 1000 * MIB, 0 },
 };
 
 #define NONCES 2
