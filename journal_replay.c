@@ -584,7 +584,9 @@ static int restore_outcome(const char *path, struct fp_dev *dev,
 		    "range(s) of '%s' (%s): %s; journal '%s' is kept: run "
 		    "'flashprobe restore %s' when the card takes writes again",
 		    rep->failed_bytes, rep->nfailed, fp_dev_path(dev),
-		    strerror(-f->error), failed_list(rep, list, sizeof(list)),
+		    f->error == -EILSEQ ? "the card reads back something else than "
+		    "was written" : strerror(-f->error),
+		    failed_list(rep, list, sizeof(list)),
 		    path, path);
 		return f->error;
 	}
