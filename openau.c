@@ -31,8 +31,10 @@
  * N AUs).  Collapsed: its extra time per write is at least 0.12 T_AU
  * (cards in flash-model.md collapse at 0.4-2.2 T_AU; random mode costs
  * 0.01-0.03 T_AU) and hardly grows from c to 4c, as garbage collection
- * does.  Anything else, or a trial too noisy to see a collapse, is
- * unclear.  Only ratios enter, so a card 10x faster or slower gives the
+ * does.  A collapse also needs the median of that AU's writes above the
+ * open limit: a few very long stalls (a worn card's garbage collection)
+ * raise its mean but are no collection on every write.  Anything else,
+ * or a trial too noisy to see a collapse, is unclear.  Only ratios enter, so a card 10x faster or slower gives the
  * same answer.  N is searched upwards 1, 2, 4, ... to the limit, bisected,
  * and the edge (N open, N+1 collapsed) re-tested, N+1 only when its
  * collapse is not already shown twice (collapse_shown_twice); disagreement lowers the
@@ -169,6 +171,7 @@ struct trial_stats {
 	double big_med;
 	double worst_small;	/* slowest AU: trimmed mean of its chunk writes */
 	double worst_big;	/* the same AU: trimmed mean of its big writes */
+	double worst_med;	/* the same AU: median of its chunk writes */
 	double best_small;	/* fastest AU: trimmed mean of its chunk writes */
 	double rel_sigma;	/* chunk writes: robust relative spread */
 	double bytes_per_sec;
@@ -584,6 +587,7 @@ static void trial_summary(const struct shape *s, unsigned k1_used,
 		if (mean > st->worst_small) {
 			st->worst_small = mean;
 			st->worst_big = trimmed_mean(ta + s->k1, k2_used);
+			st->worst_med = stats_median(ta + 1, m1);
 		}
 		if (st->best_small < 0 || mean < st->best_small)
 			st->best_small = mean;
@@ -840,6 +844,11 @@ static enum openau_verdict classify(const struct ctx *c,
 	}
 	f = rho_factor(c, st);
 	*strength = resolution(d / lim) * f * log_strength(x, col_min, col_clear);
+	/* most of the slowest AU's writes as fast as the reference: a few
+	 * long stalls (a worn card's garbage collection) made it slow, not a
+	 * collection on every write */
+	if (st->worst_med / ref - 1.0 <= lim)
+		*strength = 0;
 	if (x < col_min || *strength == 0) {
 		*strength = 0;
 		return OPENAU_TRIAL_UNCLEAR;
