@@ -83,18 +83,10 @@ static struct fp_dev *sim_with(const char *spec, uint64_t seed)
 /* FNV-1a 64 of [start, end) of a device, read through the device layer. */
 static uint64_t dev_sum_range(struct fp_dev *d, uint64_t start, uint64_t end)
 {
-	unsigned char *buf = fp_dev_alloc_buf(MIB);
-	uint64_t h = 1469598103934665603ull;
+	uint64_t h = tu_dev_sum(d, start, end);
 
-	ck_assert_ptr_nonnull(buf);
-	for (uint64_t off = start; off < end; off += MIB) {
-		size_t n = end - off < MIB ? (size_t)(end - off) : MIB;
-
-		ck_assert_int_eq(fp_dev_read_timed(d, buf, n, off, NULL), 0);
-		for (size_t i = 0; i < n; i++)
-			h = (h ^ buf[i]) * 1099511628211ull;
-	}
-	free(buf);
+	ck_assert_msg(h != 0, "cannot read [%llu, %llu)", (unsigned long long)start,
+		      (unsigned long long)end);
 	return h;
 }
 
@@ -1047,22 +1039,6 @@ START_TEST(test_eio_during_backup)
 }
 END_TEST
 
-/* Copy every byte of from onto to (both the same size). */
-static void dev_copy(struct fp_dev *from, struct fp_dev *to)
-{
-	unsigned char *buf = fp_dev_alloc_buf(MIB);
-
-	ck_assert_ptr_nonnull(buf);
-	ck_assert_uint_eq(fp_dev_size_bytes(from), fp_dev_size_bytes(to));
-	ck_assert_int_eq(fp_dev_set_write_area(to, 0, fp_dev_size_bytes(to)), 0);
-	for (uint64_t off = 0; off < fp_dev_size_bytes(from); off += MIB) {
-		ck_assert_int_eq(fp_dev_read_timed(from, buf, MIB, off, NULL), 0);
-		ck_assert_int_eq(fp_dev_write_timed(to, buf, MIB, off, NULL), 0);
-	}
-	fp_dev_end_write_area(to);
-	free(buf);
-}
-
 /* A worn card turns read-only after 3 MiB of the test's writes: the
  * restore cannot write anything, so exactly the 3 MiB the test changed are
  * reported (the rest of the area still holds its data and reads back as
@@ -1100,7 +1076,7 @@ START_TEST(test_readonly_mid_test)
 	fp_dev_close(jd);
 	/* later, on a card that takes writes again */
 	good = sim_with(QUIET_SIM, 1);
-	dev_copy(d, good);
+	ck_assert_int_eq(tu_dev_copy(d, good), 0);
 	ck_assert_msg(journal_restore(path, good, 0, NULL, NULL, &rep, err, sizeof(err)) == 0,
 		      "%s", err);
 	ck_assert(rep.deleted && !exists(path));
