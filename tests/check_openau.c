@@ -1237,7 +1237,7 @@ START_TEST(test_read_only_mid_write_test)
 	char dir[] = "/var/tmp/flashprobe-worn.XXXXXX", path[PATH_MAX], err[1024] = "";
 	struct session_opts so = { .test = "open-au", .consent = SESSION_WRITE, .yes = true,
 				   .quiet = true };
-	const char *spec = "sim:sdhc-4m,ro_after=6M,size=512M";
+	const char *spec = "sim:sdhc-4m,ro_after=6M,size=128M";
 	struct journal_restore_report rep;
 	struct openau_result *r = malloc(sizeof(*r));
 	struct openau_plan plan;
@@ -1292,7 +1292,7 @@ START_TEST(test_read_only_mid_write_test)
 	{
 		struct sim_profile p;
 
-		ck_assert_int_eq(sim_profile_parse("sdhc-4m,size=512M", &p, err, sizeof(err)), 0);
+		ck_assert_int_eq(sim_profile_parse("sdhc-4m,size=128M", &p, err, sizeof(err)), 0);
 		ck_assert_int_eq(sim_open(&p, &good), 0);
 	}
 	ck_assert_int_eq(tu_dev_copy(s.raw, good), 0);
