@@ -1300,6 +1300,7 @@ Suite *sim_suite(void)
 	suite_add_tcase(s, worn);
 
 	tcase_add_checked_fixture(prof, setup, teardown);
+	tcase_set_timeout(prof, 20);	/* fills a 1 GiB card, slow under ASan */
 	tcase_add_loop_test(prof, test_profile_builtin, 0, (int)profile_count());
 	tcase_add_test(prof, test_profile_table);
 	tcase_add_test(prof, test_sector_4096);
