@@ -34,7 +34,9 @@
  *            makes the answer undetermined.
  *   verdict  wraparound when offset 0 aliased; else genuine when nothing
  *            was bad; damaged when the first bad position failed with an
- *            I/O error or a good position follows it (an island); limbo
+ *            I/O error or a good position follows it (an island), when a
+ *            position read back as its own block with a few bits wrong
+ *            (worn flash) or when not even offset 0 kept its data; limbo
  *            when everything past it lost its writes.  Anything the model
  *            cannot explain (a block of another offset without a period,
  *            a position good once and bad later) gives "undetermined".
@@ -245,6 +247,7 @@ struct ctx {
 	const struct capacity_plan *p;
 	struct capacity_result *r;
 	uint8_t *blk;			/* one block */
+	uint8_t *expect;		/* one block: what a probe should read */
 	uint8_t *chunk;			/* one flush chunk */
 	bool flush_error_noted;
 	bool contradiction;
@@ -295,6 +298,23 @@ static enum capacity_state classify(struct ctx *c, const struct capacity_probe *
 	return kind == KIND_PROBE ? CAPACITY_OWN : CAPACITY_LOST;
 }
 
+/* Bits in which two blocks differ, at most one in GARBLED_BIT_SHARE:
+ * its own block with bit errors.  A dropped write reads zeros or older
+ * data, another offset's block other pseudo-random data: about half the
+ * bits differ. */
+#define GARBLED_BIT_SHARE 64
+
+static bool garbled_own(struct ctx *c, const struct capacity_probe *pr)
+{
+	size_t b = (size_t)c->p->block_bytes;
+	uint64_t bits = 0;
+
+	block_fill(c->expect, b, pr->offset_bytes, c->o->nonce, KIND_PROBE);
+	for (size_t i = 0; i < b; i++)
+		bits += (uint64_t)__builtin_popcount(c->blk[i] ^ c->expect[i]);
+	return bits > 0 && bits <= b * 8 / GARBLED_BIT_SHARE;
+}
+
 static int read_probe(struct ctx *c, struct capacity_probe *pr)
 {
 	enum capacity_state st = CAPACITY_IOERR;
@@ -309,6 +329,7 @@ static int read_probe(struct ctx *c, struct capacity_probe *pr)
 		return rc;
 	if (rc == 0)
 		st = classify(c, pr, &claimed);
+	pr->garbled = st == CAPACITY_LOST && garbled_own(c, pr);
 	/* each position is written once: reading it differently later has no
 	 * explanation in the model (unstable media or reader, a cache larger
 	 * than the flush), except another offset's block landing on it,
@@ -584,6 +605,15 @@ static bool any_own_above(const struct ctx *c, uint64_t bad)
 	return false;
 }
 
+/* Some position read back as its own block with bit errors. */
+static bool any_garbled(const struct ctx *c)
+{
+	for (size_t i = 0; i < c->r->nprobes; i++)
+		if (counts(c, &c->r->probes[i]) && c->r->probes[i].garbled)
+			return true;
+	return false;
+}
+
 static enum capacity_state state_at(const struct ctx *c, uint64_t off)
 {
 	for (size_t i = 0; i < c->r->nprobes; i++)
@@ -617,7 +647,11 @@ static void conclude(struct ctx *c, bool converged)
 	} else if (!bad_found) {
 		r->verdict = CAPACITY_GENUINE;
 	} else {
-		r->verdict = any_own_above(c, bad) ? CAPACITY_DAMAGED : CAPACITY_LIMBO;
+		/* a fake card's real flash is a prefix that keeps data, and its
+		 * lost writes read back as zeros or old data, never as the
+		 * block with a few bits wrong */
+		r->verdict = any_own_above(c, bad) || any_garbled(c) || good_end == 0 ?
+			     CAPACITY_DAMAGED : CAPACITY_LIMBO;
 	}
 	if (r->verdict == CAPACITY_UNDETERMINED)
 		r->confidence = 0;
@@ -705,8 +739,9 @@ int capacity_run(struct fp_dev *d, const struct capacity_opts *o,
 	if (fp_dev_size_bytes(d) != p->device_bytes)
 		return -EINVAL;
 	c.blk = fp_dev_alloc_buf((size_t)p->block_bytes);
+	c.expect = fp_dev_alloc_buf((size_t)p->block_bytes);
 	c.chunk = fp_dev_alloc_buf(CAPACITY_CHUNK_BYTES);
-	rc = c.blk && c.chunk ? 0 : -ENOMEM;
+	rc = c.blk && c.expect && c.chunk ? 0 : -ENOMEM;
 	if (rc == 0)
 		rc = round_zero(&c);
 	if (rc == 0)
@@ -721,6 +756,7 @@ int capacity_run(struct fp_dev *d, const struct capacity_opts *o,
 	r->io_count = fp_dev_io_count(d) - io0;
 	r->elapsed_ns = fp_dev_io_ns(d) - ns0;
 	free(c.blk);
+	free(c.expect);
 	free(c.chunk);
 	return rc;
 }

@@ -75,7 +75,9 @@ enum capacity_verdict {
 	CAPACITY_GENUINE,		/* every probed position holds its own data */
 	CAPACITY_WRAPAROUND,		/* positions past the real end alias lower ones */
 	CAPACITY_LIMBO,			/* writes past the real end are lost */
-	CAPACITY_DAMAGED,		/* I/O errors or lost writes inside */
+	CAPACITY_DAMAGED,		/* I/O errors or lost writes inside,
+					 * blocks stored with bit errors, or
+					 * no data kept from offset 0 on */
 };
 
 /* What a read of a test position returned. */
@@ -93,6 +95,10 @@ struct capacity_probe {
 	enum capacity_state first;	/* at the first read-back */
 	uint64_t claimed_bytes;		/* FOREIGN: the offset the block names */
 	bool ignored;			/* explained by the wrap aliasing */
+	bool garbled;			/* LOST, but read back as its own block
+					 * with a few bits wrong: the write
+					 * reached flash that stores badly
+					 * (worn), it was not dropped */
 	unsigned round;
 };
 

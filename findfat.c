@@ -60,6 +60,12 @@
  * whole-unit writes within FINDFAT_AGREE_SIGMAS of each row's noise, and
  * that noise could have shown a FINDFAT_QUIET_RATIO difference.
  *
+ * Drift: the references are normal units written whole one after the
+ * other; a steady climb of their times (check_drift) means every write
+ * pays a growing extra time (a worn card getting slower the more it is
+ * written), which squeezes the contrast and makes "none" wrong, so the
+ * answer is undetermined.
+ *
  * Failure modes: a leading area that differs from the rest by less than
  * that in all three rows is invisible to timing and reported as "none";
  * a noisy card that does not collapse stays undetermined; cards keeping
@@ -195,6 +201,7 @@ struct findfat_ctx {
 	struct findfat_levels lin;
 	double large2_sum[FINDFAT_MAX_UNITS];
 	unsigned large2_n[FINDFAT_MAX_UNITS];
+	char drift[160];		/* why the write time drifted, or "" */
 };
 
 /* A split of the levels: area [s, s + k) of the leading units, every
@@ -1187,6 +1194,71 @@ static bool clear_early(const struct findfat_verdict *v)
 	return v->settled && !v->note[0] && v->confidence >= FINDFAT_EARLY_CONFIDENCE;
 }
 
+/* Whole-unit writes of the references: at least this rank correlation
+ * with the order they were written in, and the last two this much slower
+ * than the first two, is a trend, not noise (8 references: a correlation
+ * of 0.9 by chance is about one in a thousand). */
+#define FINDFAT_DRIFT_RHO 0.9
+#define FINDFAT_DRIFT_RATIO 1.2
+
+/* Spearman's rank correlation of v[0..n) with 0..n-1 (no ties assumed). */
+static double order_correlation(const double *v, unsigned n)
+{
+	double d2 = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		unsigned rank = 0;
+
+		for (unsigned j = 0; j < n; j++)
+			rank += v[j] < v[i] || (v[j] == v[i] && j < i);
+		d2 += ((double)rank - i) * ((double)rank - i);
+	}
+	return 1 - 6 * d2 / ((double)n * ((double)n * n - 1));
+}
+
+/* A worn card gets slower the more it is written (a throttling one too).
+ * The references are normal units written whole one after the other, so
+ * on a steady card their times scatter; a steady climb means every write
+ * pays a growing extra time, which squeezes the contrast a FAT area needs
+ * (a "none" would be wrong) and shifts later batches against earlier
+ * ones, so no verdict stands.  Sets c->drift. */
+static void check_drift(struct findfat_ctx *c)
+{
+	const struct findfat_plan *p = &c->r->plan;
+	const double *large = &c->lv.large[p->max_lead_units];
+	unsigned n = p->ref_units;
+	double ratio;
+
+	if (n < 4 || c->drift[0])
+		return;
+	ratio = exp((large[n - 1] + large[n - 2] - large[0] - large[1]) / 2);
+	if (order_correlation(large, n) < FINDFAT_DRIFT_RHO || ratio < FINDFAT_DRIFT_RATIO)
+		return;
+	snprintf(c->drift, sizeof(c->drift), "whole-unit writes got %.2fx slower "
+		 "over the reference units: the card's write time changed during "
+		 "the test (worn or throttling), so no verdict stands", ratio);
+}
+
+/* A drifting card: undetermined, and no more units examined. */
+static void apply_drift(const struct findfat_ctx *c, struct findfat_verdict *v)
+{
+	if (!c->drift[0])
+		return;
+	v->found = false;
+	v->settled = true;
+	v->confidence = 0;
+	snprintf(v->note, sizeof(v->note), "%s", c->drift);
+}
+
+/* Decide on every batch so far. */
+static void decide_batch(struct findfat_ctx *c, struct findfat_verdict *v)
+{
+	check_drift(c);
+	decide(c, v);
+	check_mixed(c, v);
+	apply_drift(c, v);
+}
+
 /* One batch, read after half its rounds (when half is enough to read at
  * all) and completed only when that reading is not clear; v: the verdict
  * over every batch so far. */
@@ -1199,19 +1271,15 @@ static int read_batch(struct findfat_ctx *c, unsigned first,
 
 	if (ret == 0 && early >= FINDFAT_EARLY_MIN_SAMPLES && !c->o->full_batches) {
 		ret = batch_rounds(c, &b, early);
-		if (ret == 0) {
-			decide(c, v);
-			check_mixed(c, v);
-		}
-		if (ret == 0 && clear_early(v))
+		if (ret == 0)
+			decide_batch(c, v);
+		if (ret == 0 && (clear_early(v) || c->drift[0]))
 			goto out;
 	}
 	if (ret == 0)
 		ret = batch_rounds(c, &b, b.k);
-	if (ret == 0) {
-		decide(c, v);
-		check_mixed(c, v);
-	}
+	if (ret == 0)
+		decide_batch(c, v);
 out:
 	batch_free(&b);
 	return ret;
@@ -1242,7 +1310,7 @@ static int run_auto(struct findfat_ctx *c)
 		n += batch;
 	} while (!v.settled && n < r->plan.max_lead_units);
 	if (!v.found && v.col_degree < 1 && v.confidence < FINDFAT_CONFIRM_BELOW &&
-	    n == batch) {
+	    n == batch && !c->drift[0]) {
 		/* nothing collapses: compare like with like before a "none"
 		 * (settled on the first batch; the plan's bound allows one) */
 		ret = measure_confirm(c);

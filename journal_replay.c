@@ -283,6 +283,25 @@ struct replay {
 	struct journal_restore_report *rep;
 };
 
+/* The replay runs backwards over the records and forwards inside one: a
+ * failed range that grew up to the one before it (the next record on the
+ * device) joins it, so a run of failed records is reported as one range. */
+static void join_last_failed(struct journal_restore_report *rep)
+{
+	struct journal_range *prev, *last;
+
+	if (rep->nfailed < 2 || rep->nfailed > JOURNAL_MAX_FAILED)
+		return;
+	prev = &rep->failed[rep->nfailed - 2];
+	last = &rep->failed[rep->nfailed - 1];
+	if (prev->error != last->error ||
+	    last->offset_bytes + last->length_bytes != prev->offset_bytes)
+		return;
+	prev->offset_bytes = last->offset_bytes;
+	prev->length_bytes += last->length_bytes;
+	rep->nfailed--;
+}
+
 static void add_failed(struct journal_restore_report *rep, uint64_t off,
 		       uint64_t len, int error)
 {
@@ -294,17 +313,30 @@ static void add_failed(struct journal_restore_report *rep, uint64_t off,
 	if (last != NULL && last->error == error &&
 	    last->offset_bytes + last->length_bytes == off) {
 		last->length_bytes += len;
+		join_last_failed(rep);
 		return;
 	}
 	if (rep->nfailed < JOURNAL_MAX_FAILED)
 		rep->failed[rep->nfailed] = (struct journal_range){ off, len,
 								    error };
 	rep->nfailed++;
+	join_last_failed(rep);
+}
+
+/* A piece the device refused to write may still hold its original data
+ * (a worn card gone read-only, a write that failed before it changed
+ * anything): then nothing is lost there. */
+static bool piece_intact(struct replay *c, const unsigned char *data,
+			 uint64_t off, uint64_t len)
+{
+	return fp_dev_read_timed(c->dev, c->vbuf, (size_t)len, off, NULL) == 0 &&
+	       memcmp(c->vbuf, data, (size_t)len) == 0;
 }
 
 /* Write one piece, read it back, compare.  On failure split it in halves
  * down to single sectors, so a bad spot costs only the sectors it covers
- * and everything around it is still restored. */
+ * and everything around it is still restored.  restored_bytes counts a
+ * refused piece that already reads back as the original too. */
 static void restore_piece(struct replay *c, const unsigned char *data,
 			  uint64_t off, uint64_t len)
 {
@@ -313,6 +345,8 @@ static void restore_piece(struct replay *c, const unsigned char *data,
 
 	if (rc == 0)
 		rc = fp_dev_read_timed(c->dev, c->vbuf, (size_t)len, off, NULL);
+	else if (piece_intact(c, data, off, len))
+		rc = 0;
 	if (rc == 0 && memcmp(c->vbuf, data, (size_t)len) != 0)
 		rc = -EILSEQ;
 	if (rc == 0) {
@@ -508,6 +542,32 @@ int jr_delete_journal(const char *path, const char *pointer)
 
 /* ---- restore ---- */
 
+/* "bytes 46137344+786432, 58720256+1048576 and 3 more": the failed
+ * ranges as START+LENGTH in bytes, as many as fit. */
+static const char *failed_list(const struct journal_restore_report *rep,
+			       char *buf, size_t len)
+{
+	size_t kept = rep->nfailed < JOURNAL_MAX_FAILED ? rep->nfailed :
+		      JOURNAL_MAX_FAILED, n = 0, i;
+	int w = snprintf(buf, len, "bytes");
+
+	for (i = 0; i < kept && w > 0 && (size_t)w < len; i++) {
+		char one[48];
+		int k = snprintf(one, sizeof(one), "%s %" PRIu64 "+%" PRIu64,
+				 i ? "," : "", rep->failed[i].offset_bytes,
+				 rep->failed[i].length_bytes);
+
+		if ((size_t)w + (size_t)k + sizeof(" and 99999 more") > len)
+			break;
+		memcpy(buf + w, one, (size_t)k + 1);
+		w += k;
+		n++;
+	}
+	if (n < rep->nfailed && w > 0 && (size_t)w < len)
+		snprintf(buf + w, len - (size_t)w, " and %zu more", rep->nfailed - n);
+	return buf;
+}
+
 /* The outcome, as errno and one line: anything left undone keeps the
  * journal and is an error, so that no partial restore looks like a
  * success. */
@@ -517,13 +577,17 @@ static int restore_outcome(const char *path, struct fp_dev *dev,
 			   char *err, size_t errlen)
 {
 	const struct journal_range *f = &rep->failed[0];
-	char a[32], b[32];
+	char a[32], b[32], list[200];
 
 	if (rep->nfailed > 0) {
-		fp_errf(err, errlen, "cannot restore %zu range(s) of '%s' (first at "
-		    "byte %" PRIu64 ", %" PRIu64 " bytes: %s); journal '%s' is "
-		    "kept", rep->nfailed, fp_dev_path(dev), f->offset_bytes,
-		    f->length_bytes, strerror(-f->error), path);
+		fp_errf(err, errlen, "cannot restore %" PRIu64 " bytes in %zu "
+		    "range(s) of '%s' (%s): %s; journal '%s' is kept: run "
+		    "'flashprobe restore %s' when the card takes writes again",
+		    rep->failed_bytes, rep->nfailed, fp_dev_path(dev),
+		    f->error == -EILSEQ ? "the card reads back something else than "
+		    "was written" : strerror(-f->error),
+		    failed_list(rep, list, sizeof(list)),
+		    path, path);
 		return f->error;
 	}
 	if (rep->damaged) {

@@ -31,8 +31,10 @@
  * N AUs).  Collapsed: its extra time per write is at least 0.12 T_AU
  * (cards in flash-model.md collapse at 0.4-2.2 T_AU; random mode costs
  * 0.01-0.03 T_AU) and hardly grows from c to 4c, as garbage collection
- * does.  Anything else, or a trial too noisy to see a collapse, is
- * unclear.  Only ratios enter, so a card 10x faster or slower gives the
+ * does.  A collapse also needs the median of that AU's writes above the
+ * open limit: a few very long stalls (a worn card's garbage collection)
+ * raise its mean but are no collection on every write.  Anything else,
+ * or a trial too noisy to see a collapse, is unclear.  Only ratios enter, so a card 10x faster or slower gives the
  * same answer.  N is searched upwards 1, 2, 4, ... to the limit, bisected,
  * and the edge (N open, N+1 collapsed) re-tested, N+1 only when its
  * collapse is not already shown twice (collapse_shown_twice); disagreement lowers the
@@ -46,6 +48,12 @@
  * collapse was measured on the card, below X_RAND_OF_COL of it (on 128 KiB
  * AUs of 64 pages, random mode's bookkeeping alone can cost 15 % of T_AU
  * while a collapse costs more than T_AU).
+ *
+ * Drift: the one-AU linear reference is measured again at the end (from a
+ * clean cycle, its bytes reserved from the budget); a worn card that gets
+ * slower the more it is written would otherwise make late trials look
+ * collapsed (random = 0, low counts), so when it is no longer open against
+ * the first reference both counts are undetermined.
  *
  * Before anything, the reference AU is written whole: earlier writes (the
  * capacity check in probe) may have left it open with a write pointer in
@@ -163,6 +171,7 @@ struct trial_stats {
 	double big_med;
 	double worst_small;	/* slowest AU: trimmed mean of its chunk writes */
 	double worst_big;	/* the same AU: trimmed mean of its big writes */
+	double worst_med;	/* the same AU: median of its chunk writes */
 	double best_small;	/* fastest AU: trimmed mean of its chunk writes */
 	double rel_sigma;	/* chunk writes: robust relative spread */
 	double bytes_per_sec;
@@ -268,14 +277,15 @@ static uint64_t shape_bytes(const struct shape *s)
 }
 
 /* Upper bound of trials: calibration, geometric and bisection steps with
- * one re-test each, and the edge re-tests with a tie-break, per order. */
+ * one re-test each, and the edge re-tests with a tie-break, per order;
+ * then the closing re-test of the reference (check_drift). */
 static unsigned auto_max_trials(unsigned max_open)
 {
 	unsigned lg = 0;
 
 	while ((1u << lg) < max_open)
 		lg++;
-	return 2 * (3 + 2 * (lg + 1) + 2 * lg + 6);
+	return 2 * (3 + 2 * (lg + 1) + 2 * lg + 6) + 1;
 }
 
 void openau_opts_default(struct openau_opts *o)
@@ -577,6 +587,7 @@ static void trial_summary(const struct shape *s, unsigned k1_used,
 		if (mean > st->worst_small) {
 			st->worst_small = mean;
 			st->worst_big = trimmed_mean(ta + s->k1, k2_used);
+			st->worst_med = stats_median(ta + 1, m1);
 		}
 		if (st->best_small < 0 || mean < st->best_small)
 			st->best_small = mean;
@@ -833,6 +844,11 @@ static enum openau_verdict classify(const struct ctx *c,
 	}
 	f = rho_factor(c, st);
 	*strength = resolution(d / lim) * f * log_strength(x, col_min, col_clear);
+	/* most of the slowest AU's writes as fast as the reference: a few
+	 * long stalls (a worn card's garbage collection) made it slow, not a
+	 * collection on every write */
+	if (st->worst_med / ref - 1.0 <= lim)
+		*strength = 0;
 	if (x < col_min || *strength == 0) {
 		*strength = 0;
 		return OPENAU_TRIAL_UNCLEAR;
@@ -1202,6 +1218,50 @@ static int setup_random_slots(struct ctx *c)
 	return 0;
 }
 
+/* What check_drift() writes: the reference AU whole, then the one-AU
+ * reference trial (test_n's bound). */
+static uint64_t drift_check_bytes(const struct ctx *c)
+{
+	return c->e + 2 * shape_bytes(&c->ref);
+}
+
+/* A worn card gets slower the more it is written (a throttling one
+ * too): trials late in the run then look collapsed against a reference
+ * measured at the start, and the counts come out too low.  So the one-AU
+ * linear reference, which no pool size can collapse, is measured once
+ * more at the end, from a clean cycle as in run_auto(); unless it is
+ * still open against the first, neither count stands. */
+static int check_drift(struct ctx *c)
+{
+	bool out_of_budget = c->out_of_budget;
+	enum openau_verdict v;
+	double strength;
+	int rc;
+
+	c->budget_bytes += drift_check_bytes(c);	/* reserved in run_auto() */
+	c->out_of_budget = false;
+	rc = flush_pool(c);
+	if (rc == 0)
+		rc = write_at(c, test_au_off(c, 0), c->e, NULL);
+	c->cursor[0] = 0;
+	if (rc == 0)
+		rc = test_n(c, OPENAU_LINEAR, 1, &v, &strength);
+	if (rc == 0 && (c->out_of_budget || v != OPENAU_TRIAL_OPEN)) {
+		const struct openau_trial *t = &c->r->trials[c->r->ntrials - 1];
+		double change = (double)t->write_ns / c->ref_lin - 1.0;
+
+		set_count(&c->r->linear, 0, OPENAU_UNDETERMINED, 0);
+		set_count(&c->r->random, 0, OPENAU_UNDETERMINED, 0);
+		snprintf(c->r->note, sizeof(c->r->note), "one-AU reference writes "
+			 "took %.0f %% %s at the end than at the start: the card's "
+			 "write time changed during the test (a worn or throttling "
+			 "card), so no count stands", 100.0 * fabs(change),
+			 change >= 0 ? "longer" : "less time");
+	}
+	c->out_of_budget = out_of_budget;
+	return rc;
+}
+
 static int run_auto(struct ctx *c)
 {
 	unsigned m = c->p->max_open, rlimit = m;
@@ -1227,6 +1287,9 @@ static int run_auto(struct ctx *c)
 			     "size: cannot tell collection from overhead");
 		return rc;
 	}
+	if (c->budget_bytes < drift_check_bytes(c))
+		return 0;
+	c->budget_bytes -= drift_check_bytes(c);	/* for check_drift() */
 	rc = search(c, OPENAU_LINEAR, 1, m, false, lin);
 	if (rc < 0)
 		return rc;
@@ -1253,6 +1316,8 @@ static int run_auto(struct ctx *c)
 		rnd->confidence = lin->confidence;
 	if (lin->bound == OPENAU_UNDETERMINED && rnd->n > 0)
 		rnd->confidence = fmin(rnd->confidence, UNSUPPORTED_CONF);
+	if (rc == 0)
+		rc = check_drift(c);
 	return rc;
 }
 

@@ -21,7 +21,9 @@ const char *report_capacity_headline(const struct capacity_result *r, char *buf,
 	units_format_bytes(r->first_bad_bytes, bad, sizeof(bad));
 	switch (r->verdict) {
 	case CAPACITY_GENUINE:
-		snprintf(buf, len, "genuine: all %s hold their own data", rep);
+		/* a sample: a bad spot between the test blocks would not show */
+		snprintf(buf, len, "genuine: %s real (all %" PRIu64 " test blocks kept "
+			 "their data)", rep, r->blocks_tested);
 		break;
 	case CAPACITY_WRAPAROUND:
 		snprintf(buf, len, "FAKE: %s of %s real (writes past %s wrap to the start)",

@@ -12,7 +12,8 @@ struct capacity_result;
 struct json_writer;
 
 /* The finding in one phrase, e.g. "FAKE: 8GiB of 64GiB real (writes past
- * 8GiB wrap to the start)", "genuine: all 64GiB hold their own data",
+ * 8GiB wrap to the start)", "genuine: 64GiB real (all 58 test blocks kept
+ * their data)",
  * "DAMAGED: I/O errors at 512MiB (512MiB verified from the start)",
  * "undetermined: ...".  Returns buf. */
 const char *report_capacity_headline(const struct capacity_result *r, char *buf,

@@ -469,10 +469,22 @@ static int sim_validate_capacity(const struct sim_profile *p, char *err,
 static int sim_validate_ranges(const struct sim_profile *p, char *err,
 			       size_t errlen)
 {
-	int rc = sim_validate_range_list(p, &p->eio, "eio", err, errlen);
+	const struct {
+		const struct sim_ranges *rs;
+		const char *key;
+	} lists[] = {
+		{ &p->eio, "eio" }, { &p->lost, "lost" },
+		{ &p->eio_write, "eio_write" }, { &p->corrupt, "corrupt" },
+		{ &p->slow, "slow" },
+	};
+	int rc = 0;
 
-	if (rc == 0)
-		rc = sim_validate_range_list(p, &p->lost, "lost", err, errlen);
+	for (size_t i = 0; rc == 0 && i < sizeof(lists) / sizeof(lists[0]); i++)
+		rc = sim_validate_range_list(p, lists[i].rs, lists[i].key, err, errlen);
+	if (rc == 0 && p->slow.n && p->read_retry_ns == 0) {
+		fp_errf(err, errlen, "slow ranges need read_retry (the extra time of a read there)");
+		rc = -EINVAL;
+	}
 	if (rc == 0)
 		rc = sim_validate_capacity(p, err, errlen);
 	return rc;
@@ -512,6 +524,7 @@ static int sim_validate_counts(const struct sim_profile *p, char *err,
 		{ "jitter", p->jitter_pct, SIM_MAX_PCT },
 		{ "location", p->location_pct, SIM_MAX_PCT },
 		{ "stall_ppm", p->stall_ppm, SIM_PPM },
+		{ "write_stall_ppm", p->write_stall_ppm, SIM_PPM },
 		{ "fat_page_pct", p->fat_page_pct, SIM_MAX_FAT_PAGE_PCT },
 		{ "open_linear", p->open_au_linear, SIM_MAX_OPEN },
 	};
@@ -643,6 +656,14 @@ static const struct sim_key sim_keys[] = {
 	SIM_KEY("real", real_bytes, SIM_KEY_BYTES),
 	SIM_KEY("period", period_bytes, SIM_KEY_BYTES),
 	SIM_KEY("cache", cache_bytes, SIM_KEY_BYTES),
+	SIM_KEY("eio_write", eio_write, SIM_KEY_RANGE),
+	SIM_KEY("corrupt", corrupt, SIM_KEY_RANGE),
+	SIM_KEY("slow", slow, SIM_KEY_RANGE),
+	SIM_KEY("read_retry", read_retry_ns, SIM_KEY_NS),
+	SIM_KEY("ro_after", ro_after_bytes, SIM_KEY_BYTES),
+	SIM_KEY("wear", wear_ns, SIM_KEY_NS),
+	SIM_KEY("write_stall_ppm", write_stall_ppm, SIM_KEY_UINT),
+	SIM_KEY("write_stall", write_stall_ns, SIM_KEY_NS),
 };
 
 static const char *const sim_fake_names[] = {
@@ -926,6 +947,9 @@ struct sim {
 	struct sim_leaf **leaves;	/* nblocks / SIM_LEAF_BLOCKS, rounded up */
 	size_t nleaves;
 	uint64_t mem_bytes;
+	uint64_t written_bytes;		/* acknowledged writes since the open */
+	uint64_t nwrites;		/* write requests, for write stalls */
+	bool read_only;			/* ro_after reached */
 };
 
 /* Allocation with accounting, so sim_mem_bytes() is exact. */
@@ -1621,14 +1645,21 @@ static bool sim_overlaps(uint64_t start, uint64_t bytes, uint64_t off,
 	return bytes != 0 && off < start + bytes && start < off + len;
 }
 
+static bool sim_hits_ranges(const struct sim_ranges *rs, uint64_t off,
+			    uint64_t len)
+{
+	for (unsigned i = 0; i < rs->n; i++)
+		if (sim_overlaps(rs->r[i].start_bytes, rs->r[i].bytes, off, len))
+			return true;
+	return false;
+}
+
 static bool sim_hits_bad(const struct sim *s, uint64_t off, uint64_t len)
 {
 	const struct sim_profile *p = &s->prof;
 
-	for (unsigned i = 0; i < p->eio.n; i++)
-		if (sim_overlaps(p->eio.r[i].start_bytes, p->eio.r[i].bytes, off, len))
-			return true;
-	return sim_overlaps(p->bad_start_bytes, p->bad_bytes, off, len);
+	return sim_hits_ranges(&p->eio, off, len) ||
+	       sim_overlaps(p->bad_start_bytes, p->bad_bytes, off, len);
 }
 
 static int sim_check(const struct sim *s, size_t len, uint64_t off)
@@ -1650,22 +1681,89 @@ static int sim_pread(void *priv, void *buf, size_t len, uint64_t off)
 	sim_cached_read(s, buf, len, off);
 	s->now_ns += sim_noisy(s, sim_read_cost(s, off, len),
 			       sim_location_factor(s, off));
+	if (sim_hits_ranges(&s->prof.slow, off, len))
+		s->now_ns += s->prof.read_retry_ns;
 	return 0;
+}
+
+/* A worn card refuses the write: a program failure in an eio_write
+ * range, or the switch to read-only once ro_after bytes were written
+ * (sticky: every later write fails too). */
+static int sim_write_refused(struct sim *s, size_t len, uint64_t off)
+{
+	const struct sim_profile *p = &s->prof;
+
+	if (p->ro_after_bytes &&
+	    (s->read_only || len > p->ro_after_bytes - s->written_bytes)) {
+		s->read_only = true;
+		return -EROFS;
+	}
+	return sim_hits_ranges(&p->eio_write, off, len) ? -EIO : 0;
+}
+
+/* What a corrupt= range stores: the data with one bit flipped in every
+ * 512-byte sector of the range the write covers (at a position fixed by
+ * the sector).  Returns buf itself when no range is touched, a copy in
+ * *copy otherwise (NULL: out of memory). */
+static const void *sim_corrupted(const struct sim *s, const void *buf,
+				 size_t len, uint64_t off, uint8_t **copy)
+{
+	const struct sim_ranges *rs = &s->prof.corrupt;
+
+	*copy = NULL;
+	if (!sim_hits_ranges(rs, off, len))
+		return buf;
+	*copy = malloc(len);
+	if (*copy == NULL)
+		return NULL;
+	memcpy(*copy, buf, len);
+	for (uint64_t sec = off / 512; sec * 512 < off + len; sec++) {
+		uint64_t h = stats_hash64(s->prof.seed ^ ~sec);
+		uint64_t at = sec * 512 + h % 512;
+
+		if (at >= off && at < off + len && sim_hits_ranges(rs, at, 1))
+			(*copy)[at - off] ^= (uint8_t)(1u << (h >> 9) % 8);
+	}
+	return *copy;
+}
+
+/* Write time a worn card adds: latency growing with what was written,
+ * and garbage-collection stalls (drawn from a hash, not from the noise
+ * generator, so the other timings stay the same). */
+static uint64_t sim_wear_ns(struct sim *s)
+{
+	const struct sim_profile *p = &s->prof;
+	uint64_t t = p->wear_ns * (s->written_bytes / SIM_MIB);
+
+	s->nwrites++;
+	if (p->write_stall_ppm &&
+	    stats_hash64(p->seed ^ (s->nwrites * 0x9e3779b97f4a7c15u)) % SIM_PPM <
+	    p->write_stall_ppm)
+		t += p->write_stall_ns;
+	return t;
 }
 
 static int sim_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
 {
 	struct sim *s = priv;
 	uint64_t cost = 0;
+	uint8_t *copy;
+	const void *data;
 	int rc = sim_check(s, len, off);
 
 	if (rc == 0)
-		rc = sim_cached_write(s, buf, len, off);
+		rc = sim_write_refused(s, len, off);
+	if (rc < 0)
+		return rc;
+	data = sim_corrupted(s, buf, len, off, &copy);
+	rc = data ? sim_cached_write(s, data, len, off) : -ENOMEM;
+	free(copy);
 	if (rc == 0)
 		rc = sim_write_cost(s, off, len, &cost);
 	if (rc < 0)
 		return rc;
-	s->now_ns += sim_noisy(s, cost, 1.0);
+	s->now_ns += sim_noisy(s, cost, 1.0) + sim_wear_ns(s);
+	s->written_bytes += len;
 	return 0;
 }
 

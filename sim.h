@@ -26,7 +26,7 @@
 struct fp_dev;
 
 #define SIM_NAME_MAX 32
-#define SIM_MAX_RANGES 4		/* eio= and lost= ranges per card */
+#define SIM_MAX_RANGES 4		/* ranges per key (eio=, lost=...) per card */
 #define SIM_MAX_CACHE_BYTES (256u * 1024u * 1024u)
 
 /* What a counterfeit card does with the space past its real flash. */
@@ -124,6 +124,28 @@ struct sim_profile {
 	struct sim_ranges lost;		/* ranges that drop writes silently
 					 * (reads return the old data) */
 
+	/* a worn-out card (all off when zero or empty) */
+	struct sim_ranges eio_write;	/* writes fail with EIO, reads work
+					 * (program failures of worn blocks) */
+	struct sim_ranges corrupt;	/* writes are acknowledged but stored
+					 * with one bit flipped per 512-byte
+					 * sector (reads return neither the
+					 * old nor the new data) */
+	struct sim_ranges slow;		/* reads touching them cost
+					 * read_retry_ns more (read retries,
+					 * ECC correction) */
+	uint64_t read_retry_ns;
+	uint64_t ro_after_bytes;	/* once this many bytes were written
+					 * the card turns read-only: the write
+					 * that would pass it and every later
+					 * one fail with EROFS (0 = never) */
+	uint64_t wear_ns;		/* extra time per write for each MiB
+					 * written since the card was opened
+					 * (write latency grows over the run) */
+	unsigned write_stall_ppm;	/* writes per million that stall */
+	uint64_t write_stall_ns;	/* extra time of such a stall (garbage
+					 * collection of a worn card) */
+
 	/* counterfeit capacity: the truth `flashprobe capacity` must find */
 	enum sim_fake fake;
 	uint64_t real_bytes;		/* flash behind the reported size (fake) */
@@ -158,7 +180,13 @@ const struct sim_profile *sim_profile_find(const char *name);
  *     period=SIZE (wrap), cache=SIZE (write cache serving recent writes);
  *   ranges START+LEN (sizes, repeatable, up to SIM_MAX_RANGES each):
  *     eio=START+LEN (I/O there fails with EIO), lost=START+LEN (writes
- *     there are dropped silently).
+ *     there are dropped silently);
+ *   wear: eio_write=START+LEN (writes there fail with EIO, reads work),
+ *     corrupt=START+LEN (writes there are stored with flipped bits),
+ *     slow=START+LEN (reads there cost read_retry=TIME more; slow needs
+ *     read_retry), ro_after=SIZE (read-only, EROFS, once SIZE bytes were
+ *     written), wear=TIME (extra per write per MiB written so far),
+ *     write_stall_ppm=N and write_stall=TIME (stalls of writes only).
  * Returns 0, or -EINVAL with a one-line reason in err (unknown profile,
  * unknown key, missing or bad value, inconsistent geometry); *p is only
  * written on success. */

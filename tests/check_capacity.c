@@ -18,6 +18,7 @@
 #include "devspec.h"
 #include "journal.h"
 #include "jsonv.h"
+#include "report_capacity.h"
 #include "sim.h"
 #include "stats.h"
 #include "testutil.h"
@@ -246,6 +247,13 @@ static const struct card_case cards[] = {
 	{ "sim:sdhc-4m,lost=640M+64M", CAPACITY_DAMAGED, 640 * MIB, 0 },
 	{ "sim:sdhc-4m,eio=20M+1M", CAPACITY_DAMAGED, 20 * MIB, 0 },
 	{ "sim:sdhc-4m,fake=limbo,real=600M,eio=100M+64M", CAPACITY_DAMAGED, 100 * MIB, 0 },
+	/* worn: writes stored with bit errors (at the end they would look
+	 * like a limbo fake), writes that fail, nothing kept from the start */
+	{ "sim:sdhc-4m,corrupt=960M+64M", CAPACITY_DAMAGED, 960 * MIB, 0 },
+	{ "sim:sdhc-4m,corrupt=300M+100M", CAPACITY_DAMAGED, 300 * MIB, 0 },
+	{ "sim:sdhc-4m,corrupt=0+1G", CAPACITY_DAMAGED, 0, 0 },
+	{ "sim:sdhc-4m,lost=0+1G", CAPACITY_DAMAGED, 0, 0 },
+	{ "sim:sdhc-4m,eio_write=1000M+24M", CAPACITY_DAMAGED, 1000 * MIB, 0 },
 };
 
 #define NONCES 2
@@ -270,6 +278,25 @@ static struct capacity_result *run_card(const char *spec, uint64_t nonce,
 	fp_dev_close(d);
 	return r;
 }
+
+/* A genuine verdict rests on a sample: the headline says how many blocks
+ * kept their data, not that every byte of the card does (a worn card with
+ * a bad spot between the test blocks passes it). */
+START_TEST(test_genuine_headline_is_a_sample)
+{
+	struct capacity_plan plan;
+	struct capacity_result *r = run_card("sim:sdhc-4m,corrupt=500M+1M", 3,
+					     CAPACITY_DEFAULT_CACHE_BYTES, &plan);
+	char line[160], want[64];
+
+	ck_assert_int_eq(r->verdict, CAPACITY_GENUINE);
+	report_capacity_headline(r, line, sizeof(line));
+	snprintf(want, sizeof(want), "all %llu test blocks kept their data",
+		 (unsigned long long)r->blocks_tested);
+	ck_assert_msg(strstr(line, want) && !strstr(line, "all 1GiB"), "%s", line);
+	free(r);
+}
+END_TEST
 
 START_TEST(test_cards)
 {
@@ -788,6 +815,7 @@ Suite *capacity_suite(void)
 	suite_add_tcase(s, sim);
 
 	tcase_set_timeout(an, 300);
+	tcase_add_test(an, test_genuine_headline_is_a_sample);
 	tcase_add_loop_test(an, test_cards, 0,
 			    (int)(NONCES * sizeof(cards) / sizeof(cards[0])));
 	tcase_add_loop_test(an, test_flaky_is_undetermined, 0, 2);

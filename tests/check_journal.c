@@ -83,18 +83,10 @@ static struct fp_dev *sim_with(const char *spec, uint64_t seed)
 /* FNV-1a 64 of [start, end) of a device, read through the device layer. */
 static uint64_t dev_sum_range(struct fp_dev *d, uint64_t start, uint64_t end)
 {
-	unsigned char *buf = fp_dev_alloc_buf(MIB);
-	uint64_t h = 1469598103934665603ull;
+	uint64_t h = tu_dev_sum(d, start, end);
 
-	ck_assert_ptr_nonnull(buf);
-	for (uint64_t off = start; off < end; off += MIB) {
-		size_t n = end - off < MIB ? (size_t)(end - off) : MIB;
-
-		ck_assert_int_eq(fp_dev_read_timed(d, buf, n, off, NULL), 0);
-		for (size_t i = 0; i < n; i++)
-			h = (h ^ buf[i]) * 1099511628211ull;
-	}
-	free(buf);
+	ck_assert_msg(h != 0, "cannot read [%llu, %llu)", (unsigned long long)start,
+		      (unsigned long long)end);
 	return h;
 }
 
@@ -1047,6 +1039,121 @@ START_TEST(test_eio_during_backup)
 }
 END_TEST
 
+/* A worn card turns read-only after 3 MiB of the test's writes: the
+ * restore cannot write anything, so exactly the 3 MiB the test changed are
+ * reported (the rest of the area still holds its data and reads back as
+ * the backup), the journal is kept, and a later restore onto a writable
+ * card holding the same data brings everything back. */
+START_TEST(test_readonly_mid_test)
+{
+	struct fp_dev *d = sim_with(QUIET_SIM ",ro_after=3M", 24), *jd, *good;
+	struct journal_restore_report rep;
+	unsigned char *buf = fp_dev_alloc_buf(MIB);
+	uint64_t orig = dev_sum(d), rest = dev_sum_range(d, AREA_START + 3 * MIB, AREA_END);
+	char path[PATH_MAX], err[1024] = "";
+	uint64_t off = AREA_START;
+	int rc;
+
+	jpath(path, sizeof(path), "readonly.journal");
+	jd = jopen(d, path);
+	ck_assert_int_eq(journal_backup_area(jd, AREA_START, AREA_END, err, sizeof(err)), 0);
+	memset(buf, 0xa5, MIB);
+	while ((rc = fp_dev_write_timed(jd, buf, MIB, off, NULL)) == 0)
+		off += MIB;
+	ck_assert_int_eq(rc, -EROFS);
+	ck_assert_uint_eq(off, AREA_START + 3 * MIB);
+	rc = journal_finish(jd, 0, NULL, NULL, &rep, err, sizeof(err));
+	ck_assert_msg(rc == -EROFS, "rc %d %s", rc, err);
+	ck_assert_msg(rep.nfailed == 1, "%s", err);
+	ck_assert_uint_eq(rep.failed[0].offset_bytes, AREA_START);
+	ck_assert_uint_eq(rep.failed[0].length_bytes, 3 * MIB);
+	ck_assert_uint_eq(rep.failed_bytes, 3 * MIB);
+	ck_assert_uint_eq(rep.restored_bytes, AREA_END - AREA_START - 3 * MIB);
+	ck_assert_msg(strstr(err, "bytes 4194304+3145728;") && strstr(err, "kept") &&
+		      strstr(err, "flashprobe restore"), "%s", err);
+	ck_assert(!rep.deleted && exists(path));
+	ck_assert_uint_eq(dev_sum_range(d, AREA_START + 3 * MIB, AREA_END), rest);
+	fp_dev_close(jd);
+	/* later, on a card that takes writes again */
+	good = sim_with(QUIET_SIM, 1);
+	ck_assert_int_eq(tu_dev_copy(d, good), 0);
+	ck_assert_msg(journal_restore(path, good, 0, NULL, NULL, &rep, err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert(rep.deleted && !exists(path));
+	ck_assert_uint_eq(dev_sum(good), orig);
+	free(buf);
+	fp_dev_close(good);
+	fp_dev_close(d);
+}
+END_TEST
+
+/* A write that fails with EIO changed nothing (a program failure): the
+ * restore cannot write there either, but the range reads back as the
+ * backup, so the restore succeeds and deletes the journal. */
+START_TEST(test_refused_write_changed_nothing)
+{
+	char spec[256], path[PATH_MAX], err[512] = "";
+	struct journal_restore_report rep;
+	unsigned char *buf = fp_dev_alloc_buf(MIB);
+	struct fp_dev *d, *jd;
+	uint64_t orig;
+
+	snprintf(spec, sizeof(spec), "%s,eio_write=%u+%u", QUIET_SIM, BAD_START, BAD_BYTES);
+	d = sim_with(spec, 25);
+	orig = dev_sum(d);
+	jpath(path, sizeof(path), "eio-write.journal");
+	jd = jopen(d, path);
+	ck_assert_int_eq(journal_backup_area(jd, AREA_START, AREA_END, err, sizeof(err)), 0);
+	memset(buf, 0x3c, MIB);
+	for (uint64_t off = AREA_START; off < AREA_END; off += MIB)
+		ck_assert_int_eq(fp_dev_write_timed(jd, buf, MIB, off, NULL),
+				 off + MIB > BAD_START && off < BAD_START + BAD_BYTES ? -EIO : 0);
+	ck_assert_uint_ne(dev_sum(d), orig);
+	ck_assert_msg(journal_finish(jd, 0, NULL, NULL, &rep, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(rep.nfailed, 0);
+	ck_assert_uint_eq(rep.restored_bytes, AREA_END - AREA_START);
+	ck_assert(rep.deleted && !exists(path));
+	ck_assert_uint_eq(dev_sum(d), orig);
+	free(buf);
+	fp_dev_close(jd);
+	fp_dev_close(d);
+}
+END_TEST
+
+/* Worn flash in the test area stores what the restore writes with bit
+ * errors: exactly that range is reported, in words (not "Invalid or
+ * incomplete multibyte or wide character"), and the rest is restored. */
+START_TEST(test_restore_reads_back_wrong)
+{
+	char spec[256], path[PATH_MAX], err[1024] = "";
+	struct journal_restore_report rep;
+	struct fp_dev *d, *jd;
+	uint64_t lo, hi;
+	int rc;
+
+	snprintf(spec, sizeof(spec), "%s,corrupt=%u+%u", QUIET_SIM, BAD_START, BAD_BYTES);
+	d = sim_with(spec, 26);
+	lo = dev_sum_range(d, 0, BAD_START);
+	hi = dev_sum_range(d, BAD_START + BAD_BYTES, fp_dev_size_bytes(d));
+	jpath(path, sizeof(path), "corrupt.journal");
+	jd = jopen(d, path);
+	ck_assert_int_eq(journal_backup_area(jd, AREA_START, AREA_END, err, sizeof(err)), 0);
+	scribble(jd, AREA_START, AREA_END, 5);
+	rc = journal_finish(jd, 0, NULL, NULL, &rep, err, sizeof(err));
+	ck_assert_msg(rc == -EILSEQ, "rc %d %s", rc, err);
+	ck_assert_uint_eq(rep.nfailed, 1);
+	ck_assert_uint_eq(rep.failed[0].offset_bytes, BAD_START);
+	ck_assert_uint_eq(rep.failed[0].length_bytes, BAD_BYTES);
+	ck_assert_msg(strstr(err, "reads back something else than was written") &&
+		      !strstr(err, "multibyte"), "%s", err);
+	ck_assert(exists(path));
+	ck_assert_uint_eq(dev_sum_range(d, 0, BAD_START), lo);
+	ck_assert_uint_eq(dev_sum_range(d, BAD_START + BAD_BYTES, fp_dev_size_bytes(d)), hi);
+	fp_dev_close(jd);
+	fp_dev_close(d);
+}
+END_TEST
+
 /* ---- interruption ---- */
 
 START_TEST(test_interrupt_stops_io)
@@ -1493,6 +1600,9 @@ Suite *journal_suite(void)
 	tcase_add_test(tc, test_idempotent_restore);
 	tcase_add_test(tc, test_eio_during_restore);
 	tcase_add_test(tc, test_eio_during_backup);
+	tcase_add_test(tc, test_readonly_mid_test);
+	tcase_add_test(tc, test_refused_write_changed_nothing);
+	tcase_add_test(tc, test_restore_reads_back_wrong);
 	tcase_add_test(tc, test_interrupt_stops_io);
 	tcase_add_test(tc, test_interrupt_during_backup);
 	tcase_add_test(tc, test_find_pending_default_path);

@@ -22,6 +22,8 @@
 #define MIB (1024 * KIB)
 #define NOISE_OFF ",jitter=0,location=0,stall_ppm=0"
 #define SCRATCH_BYTES (4 * MIB)
+#define SIM_TEST_US UINT64_C(1000)
+#define SIM_TEST_MS (1000 * SIM_TEST_US)
 
 static uint8_t *scratch;	/* I/O buffer, one per test (checked fixture) */
 
@@ -689,6 +691,163 @@ START_TEST(test_stall_frequency)
 END_TEST
 
 /* ------------------------------------------------------------------ */
+/* A worn-out card */
+
+/* ro_after: the write that would pass the limit fails with EROFS and
+ * stores nothing; from then on every write fails, reads still work. */
+START_TEST(test_worn_read_only_switch)
+{
+	struct fp_dev *d = open_spec("seed,ro_after=64K" NOISE_OFF);
+	uint64_t t0;
+
+	wr(d, 8 * MIB, 32 * KIB, 0x11);
+	wr(d, 8 * MIB + 32 * KIB, 16 * KIB, 0x22);
+	memset(scratch, 0x33, 32 * KIB);
+	t0 = fp_dev_now_ns(d);
+	ck_assert_int_eq(fp_dev_write_timed(d, scratch, 32 * KIB, 9 * MIB, NULL), -EROFS);
+	/* 16 KiB would still have fitted: the card stays read-only */
+	ck_assert_int_eq(fp_dev_write_timed(d, scratch, 512, 10 * MIB, NULL), -EROFS);
+	ck_assert_uint_eq(fp_dev_now_ns(d), t0);
+	rd(d, 9 * MIB, 32 * KIB);
+	for (size_t i = 0; i < 32 * KIB; i++)
+		ck_assert_uint_eq(scratch[i], 0);
+	rd(d, 8 * MIB, 48 * KIB);
+	ck_assert_uint_eq(scratch[0], 0x11);
+	ck_assert_uint_eq(scratch[48 * KIB - 1], 0x22);
+	fp_dev_close(d);
+}
+END_TEST
+
+/* eio_write: program failures; the range stays readable and unchanged. */
+START_TEST(test_worn_write_eio)
+{
+	struct fp_dev *d = open_spec("seed,eio_write=4M+64K" NOISE_OFF);
+
+	wr(d, 4 * MIB - 4 * KIB, 4 * KIB, 0x44);
+	memset(scratch, 0x55, 8 * KIB);
+	ck_assert_int_eq(fp_dev_write_timed(d, scratch, 8 * KIB, 4 * MIB - 4 * KIB, NULL), -EIO);
+	ck_assert_int_eq(fp_dev_write_timed(d, scratch, 512, 4 * MIB + 63 * KIB, NULL), -EIO);
+	rd(d, 4 * MIB - 4 * KIB, 8 * KIB);
+	ck_assert_uint_eq(scratch[0], 0x44);
+	ck_assert_uint_eq(scratch[4 * KIB], 0);
+	wr(d, 4 * MIB + 64 * KIB, 4 * KIB, 0x66);
+	fp_dev_close(d);
+}
+END_TEST
+
+/* corrupt: acknowledged, stored with exactly one flipped bit in each
+ * 512-byte sector inside the range, the same on every write; writes
+ * next to it are stored as written. */
+START_TEST(test_worn_corrupt_writes)
+{
+	struct fp_dev *d = open_spec("seed,corrupt=1M+8K" NOISE_OFF);
+	uint8_t first[16 * KIB];
+
+	wr(d, MIB - 4 * KIB, 16 * KIB, 0x5a);
+	rd(d, MIB - 4 * KIB, 16 * KIB);
+	memcpy(first, scratch, sizeof(first));
+	for (uint64_t sec = 0; sec < 32; sec++) {
+		unsigned flipped = 0;
+
+		for (size_t i = 0; i < 512; i++)
+			flipped += (unsigned)__builtin_popcount(scratch[sec * 512 + i] ^ 0x5a);
+		ck_assert_uint_eq(flipped, sec >= 8 && sec < 24 ? 1 : 0);
+	}
+	wr(d, MIB - 4 * KIB, 16 * KIB, 0x5a);
+	rd(d, MIB - 4 * KIB, 16 * KIB);
+	ck_assert_mem_eq(scratch, first, sizeof(first));
+	fp_dev_close(d);
+}
+END_TEST
+
+/* slow: a read touching the range costs read_retry more. */
+START_TEST(test_worn_slow_reads)
+{
+	struct fp_dev *d = open_spec("seed,slow=64M+1M,read_retry=7ms" NOISE_OFF);
+	const struct sim_profile *p = sim_profile_of(d);
+	uint64_t c = expect_read_ns(p, 0, KIB);
+
+	ck_assert_uint_eq(rd(d, 64 * MIB + KIB, KIB), c + 7 * SIM_TEST_MS);
+	ck_assert_uint_eq(rd(d, 65 * MIB - 512, 512),
+			  expect_read_ns(p, 0, 512) + 7 * SIM_TEST_MS);
+	ck_assert_uint_eq(rd(d, 65 * MIB + KIB, KIB), c);
+	ck_assert_uint_eq(rd(d, 63 * MIB + KIB, KIB), c);
+	fp_dev_close(d);
+}
+END_TEST
+
+/* wear: each write costs wear more per MiB written before it. */
+START_TEST(test_worn_latency_grows)
+{
+	struct fp_dev *d = open_spec("seed,wear=100us" NOISE_OFF);
+	const struct sim_profile *p = sim_profile_of(d);
+	uint64_t E = p->erase_bytes, whole = p->erase_ns + p->write_base_ns +
+		     E / p->page_bytes * p->write_page_ns;
+
+	/* whole aligned AUs (the seed card has one open AU: from the second
+	 * on, each closes the one before for an erase) */
+	ck_assert_uint_eq(wr(d, 100 * E, E, 1), whole - p->erase_ns);
+	ck_assert_uint_eq(wr(d, 101 * E, E, 1), whole + 2 * 100 * SIM_TEST_US);
+	ck_assert_uint_eq(wr(d, 102 * E, E, 1), whole + 4 * 100 * SIM_TEST_US);
+	fp_dev_close(d);
+}
+END_TEST
+
+/* write stalls: writes only, at about the rate asked; reads never. */
+START_TEST(test_worn_write_stalls)
+{
+	struct fp_dev *d = open_spec("seed,write_stall_ppm=50000,write_stall=400ms" NOISE_OFF);
+	const struct sim_profile *p = sim_profile_of(d);
+	uint64_t c = expect_read_ns(p, 0, KIB), w = wr(d, 8 * MIB, p->page_bytes, 1);
+	unsigned stalls = 0;
+
+	for (unsigned i = 1; i < 4000; i++) {
+		uint64_t t = wr(d, 8 * MIB + (i % 256) * p->page_bytes, p->page_bytes, 1);
+
+		ck_assert_uint_eq(rd(d, 64 * MIB + KIB, KIB), c);
+		stalls += t >= w + p->write_stall_ns;
+	}
+	/* expect 200, sd ~14 */
+	ck_assert_msg(stalls > 140 && stalls < 260, "%u stalls", stalls);
+	fp_dev_close(d);
+}
+END_TEST
+
+START_TEST(test_worn_parse)
+{
+	struct sim_profile p;
+	char err[256] = "";
+
+	ck_assert_int_eq(sim_profile_parse(
+		"sdhc-4m,eio_write=1M+4K,corrupt=2M+8K,corrupt=3M+1K,slow=4M+1M,"
+		"read_retry=3ms,ro_after=100M,wear=20us,write_stall_ppm=10,"
+		"write_stall=1.5s", &p, err, sizeof(err)), 0);
+	ck_assert_uint_eq(p.eio_write.n, 1);
+	ck_assert_uint_eq(p.eio_write.r[0].start_bytes, MIB);
+	ck_assert_uint_eq(p.eio_write.r[0].bytes, 4 * KIB);
+	ck_assert_uint_eq(p.corrupt.n, 2);
+	ck_assert_uint_eq(p.corrupt.r[1].start_bytes, 3 * MIB);
+	ck_assert_uint_eq(p.slow.r[0].bytes, MIB);
+	ck_assert_uint_eq(p.read_retry_ns, 3 * SIM_TEST_MS);
+	ck_assert_uint_eq(p.ro_after_bytes, 100 * MIB);
+	ck_assert_uint_eq(p.wear_ns, 20 * SIM_TEST_US);
+	ck_assert_uint_eq(p.write_stall_ppm, 10);
+	ck_assert_uint_eq(p.write_stall_ns, 1500 * SIM_TEST_MS);
+	ck_assert_int_eq(sim_profile_parse("sdhc-4m,slow=4M+1M", &p, err, sizeof(err)), -EINVAL);
+	ck_assert_str_eq(err, "slow ranges need read_retry (the extra time of a read there)");
+	ck_assert_int_eq(sim_profile_parse("sdhc-4m,write_stall_ppm=1000001", &p, err,
+					   sizeof(err)), -EINVAL);
+	ck_assert_str_eq(err, "write_stall_ppm must be at most 1000000 (got 1000001)");
+	ck_assert_int_eq(sim_profile_parse("sdhc-4m,corrupt=1023M+2M", &p, err, sizeof(err)),
+			 -EINVAL);
+	ck_assert_str_eq(err, "corrupt range 1 is empty or passes the end of the device");
+	ck_assert_int_eq(sim_profile_parse("sdhc-4m,eio_write=5M", &p, err, sizeof(err)), -EINVAL);
+	ck_assert_str_eq(err, "bad value '5M' for 'eio_write'");
+	ck_assert_int_eq(sim_profile_parse("sdhc-4m,ro_after=lots", &p, err, sizeof(err)), -EINVAL);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
 /* Profiles */
 
 static size_t profile_count(void)
@@ -1091,6 +1250,7 @@ Suite *sim_suite(void)
 	TCase *store = tcase_create("storage");
 	TCase *writes = tcase_create("writes");
 	TCase *noise = tcase_create("noise");
+	TCase *worn = tcase_create("worn");
 	TCase *prof = tcase_create("profiles");
 	TCase *parse = tcase_create("parse");
 
@@ -1129,7 +1289,18 @@ Suite *sim_suite(void)
 	tcase_add_test(noise, test_stall_frequency);
 	suite_add_tcase(s, noise);
 
+	tcase_add_checked_fixture(worn, setup, teardown);
+	tcase_add_test(worn, test_worn_read_only_switch);
+	tcase_add_test(worn, test_worn_write_eio);
+	tcase_add_test(worn, test_worn_corrupt_writes);
+	tcase_add_test(worn, test_worn_slow_reads);
+	tcase_add_test(worn, test_worn_latency_grows);
+	tcase_add_test(worn, test_worn_write_stalls);
+	tcase_add_test(worn, test_worn_parse);
+	suite_add_tcase(s, worn);
+
 	tcase_add_checked_fixture(prof, setup, teardown);
+	tcase_set_timeout(prof, 20);	/* fills a 1 GiB card, slow under ASan */
 	tcase_add_loop_test(prof, test_profile_builtin, 0, (int)profile_count());
 	tcase_add_test(prof, test_profile_table);
 	tcase_add_test(prof, test_sector_4096);

@@ -569,3 +569,45 @@ size_t tu_sim_profile_count(void)
 		n++;
 	return n;
 }
+
+uint64_t tu_dev_sum(struct fp_dev *d, uint64_t start, uint64_t end)
+{
+	const size_t piece = 1024 * 1024;
+	unsigned char *buf = fp_dev_alloc_buf(piece);
+	uint64_t h = UINT64_C(1469598103934665603);
+
+	if (buf == NULL)
+		return 0;
+	for (uint64_t off = start; off < end; off += piece) {
+		size_t n = end - off < piece ? (size_t)(end - off) : piece;
+
+		if (fp_dev_read_timed(d, buf, n, off, NULL) != 0) {
+			free(buf);
+			return 0;
+		}
+		for (size_t i = 0; i < n; i++)
+			h = (h ^ buf[i]) * UINT64_C(1099511628211);
+	}
+	free(buf);
+	return h;
+}
+
+int tu_dev_copy(struct fp_dev *from, struct fp_dev *to)
+{
+	const size_t piece = 1024 * 1024;
+	uint64_t size = fp_dev_size_bytes(from);
+	unsigned char *buf = fp_dev_alloc_buf(piece);
+	int rc = buf == NULL ? -ENOMEM : size != fp_dev_size_bytes(to) ? -EINVAL :
+		 fp_dev_set_write_area(to, 0, size);
+
+	for (uint64_t off = 0; rc == 0 && off < size; off += piece) {
+		size_t n = size - off < piece ? (size_t)(size - off) : piece;
+
+		rc = fp_dev_read_timed(from, buf, n, off, NULL);
+		if (rc == 0)
+			rc = fp_dev_write_timed(to, buf, n, off, NULL);
+	}
+	fp_dev_end_write_area(to);
+	free(buf);
+	return rc;
+}

@@ -126,6 +126,14 @@ int tu_allow_area(void *arg, const char *test, uint64_t start, uint64_t end,
 struct fp_dev *tu_policy_spy(struct fp_dev *inner, const char *path,
 			     struct tu_policy_counts *counts);
 
+/* FNV-1a 64 of [start, end) of d, read through the device layer in 1 MiB
+ * pieces; 0 when a read fails. */
+uint64_t tu_dev_sum(struct fp_dev *d, uint64_t start, uint64_t end);
+
+/* Copy every byte of from onto to (the same size; to's write area is
+ * opened and ended around it).  0 or a negative errno. */
+int tu_dev_copy(struct fp_dev *from, struct fp_dev *to);
+
 /* Number of built-in simulated cards (sim_profiles). */
 size_t tu_sim_profile_count(void);
 
