@@ -1,6 +1,7 @@
 /* flashprobe.c - command line: options, dispatch, exit status.  The only
  * file that exits; commands print their reports here. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -393,6 +394,33 @@ static int check_applicable(const struct cli *c)
 	return FP_EXIT_OK;
 }
 
+/* Standard output and error must not be the device under test (a
+ * shell's `>/dev/sdb` or `2>>card.img`): the report and the notes would
+ * be written onto it, after the restore.  When standard error is the
+ * device, it is pointed at /dev/null first and the refusal goes to
+ * standard output, when that is safe. */
+static int check_streams(const char *device)
+{
+	char err[512] = "";
+	int null;
+
+	if (safety_check_stream("standard output", STDOUT_FILENO, device, err,
+				sizeof(err)) == 0 &&
+	    safety_check_stream("standard error", STDERR_FILENO, device, err,
+				sizeof(err)) == 0)
+		return FP_EXIT_OK;
+	if (safety_check_stream("standard error", STDERR_FILENO, device, NULL, 0) == 0)
+		return fail(FP_EXIT_USAGE, "%s", err);
+	null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (null < 0 || dup2(null, STDERR_FILENO) < 0)
+		close(STDERR_FILENO);
+	if (null >= 0)
+		close(null);
+	if (safety_check_stream("standard output", STDOUT_FILENO, device, NULL, 0) == 0)
+		printf("flashprobe: %s\n", err);
+	return FP_EXIT_USAGE;
+}
+
 static int check_combinations(const struct cli *c)
 {
 	if (c->json && c->flashbench)
@@ -409,6 +437,10 @@ static int check_combinations(const struct cli *c)
 	if (c->svg && !c->svg[0])
 		return usage_error("%s", "--svg needs a file name (or - for standard output)");
 	if (check_paths(c))
+		return FP_EXIT_USAGE;
+	/* restore checks them once it knows the device (its argument may
+	 * be a journal) */
+	if (c->device && c->command != CMD_RESTORE && check_streams(c->device))
 		return FP_EXIT_USAGE;
 	return c->svg ? check_svg(c) : FP_EXIT_OK;
 }
@@ -1364,8 +1396,12 @@ static int run_restore(const struct cli *c)
 	if (journal_is_journal_file(c->device)) {
 		snprintf(journal, sizeof(journal), "%s", c->device);
 		ret = journal_device_of(journal, device, sizeof(device), err, sizeof(err));
+		if (ret == 0 && (ret = check_streams(device)))
+			return ret;
 	} else {
 		snprintf(device, sizeof(device), "%s", c->device);
+		if ((ret = check_streams(device)))
+			return ret;
 		ret = journal_find_pending(device, journal, sizeof(journal), err, sizeof(err));
 		if (ret == 0)
 			return fail(FP_EXIT_OK, "no unfinished journal for '%s': nothing to restore",
@@ -1688,10 +1724,24 @@ static void configure_realtime(const struct cli *c)
 	fp_dev_rt_configure(&p);
 }
 
+/* A closed standard input, output or error (`>&-`) would be taken by the
+ * next file opened, the device or the journal, and the report or a note
+ * written into it: each one closed is opened on /dev/null first. */
+static void open_closed_streams(void)
+{
+	for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF &&
+		    open("/dev/null", O_RDWR) != fd)
+			_exit(FP_EXIT_FAILURE);	/* nowhere safe to say so */
+}
+
 int main(int argc, char **argv)
 {
 	struct cli c = { 0 };
-	int ret = parse_args(argc, argv, &c);
+	int ret;
+
+	open_closed_streams();
+	ret = parse_args(argc, argv, &c);
 
 	if (ret)
 		return ret < 0 ? FP_EXIT_OK : ret;

@@ -32,6 +32,7 @@
 #define IMG_BYTES (64 * MIB)
 #define AU_SEARCH_IMG_BYTES (128 * MIB)	/* room for a 16 MiB search */
 #define MAX_ARGS 16
+#define NCASES(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 static char root[128];			/* private directory of a test case */
 static char work[256];			/* root/tN: one test's directory */
@@ -228,8 +229,19 @@ static bool exited(int pid)
 	return gone;
 }
 
+#define FD_CLOSED (-2)	/* run_fds(): the stream is closed, as by `>&-` */
+
+static void place_stream(int fd, int target, int null)
+{
+	if (fd == FD_CLOSED)
+		close(target);
+	else
+		dup2(fd >= 0 ? fd : null, target);
+}
+
 /* Run the binary with stdout and stderr on the given descriptors (-1:
- * /dev/null); the status as tu_run() and the terminating signal. */
+ * /dev/null, FD_CLOSED: closed); the status as tu_run() and the
+ * terminating signal. */
 static int run_fds(const char *const *argv, int out, int err, int *termsig)
 {
 	const char *args[MAX_ARGS + 1] = { tu_binary() };
@@ -243,8 +255,8 @@ static int run_fds(const char *const *argv, int out, int err, int *termsig)
 		int null = open("/dev/null", O_RDWR);
 
 		dup2(null, 0);
-		dup2(out >= 0 ? out : null, 1);
-		dup2(err >= 0 ? err : null, 2);
+		place_stream(out, 1, null);
+		place_stream(err, 2, null);
 		execv(args[0], (char *const *)args);
 		_exit(127);
 	}
@@ -571,6 +583,94 @@ START_TEST(test_output_on_loop)
 	ck_assert_msg(strstr(r.err, "device under test"), "'%s'", r.err);
 	ck_assert_msg(tu_checksum(loop.dev) == before, "the device was overwritten");
 	tu_run_free(&r);
+}
+END_TEST
+
+/* Standard output or error on the device under test, as `1<>card.img`
+ * or `2>>/dev/sdb` make it: refused (status 2) before anything is
+ * written, the refusal on the other stream, and the device unchanged
+ * (the report and the notes used to be written onto it). */
+static const struct stream_case {
+	int stream;			/* 1 or 2: the one on the device */
+	const char *args[MAX_ARGS];
+} stream_cases[] = {
+	{ 1, { "capacity", "--write", "--yes", "@IMG", NULL } },
+	{ 2, { "capacity", "--write", "--yes", "@IMG", NULL } },
+	{ 1, { "probe", "--write", "--yes", "--json", "--quick", "--erasesize=1M", "@IMG",
+	       NULL } },
+	{ 2, { "find-fat", "--write", "--yes", "--erasesize=1M", "@IMG", NULL } },
+	{ 1, { "align", "@IMG", NULL } },
+	{ 2, { "restore", "@IMG", NULL } },
+};
+
+static void stream_refused(const struct stream_case *c, const char *dev, const char *what)
+{
+	char store[MAX_ARGS][PATH_MAX + 16], said[PATH_MAX];
+	const char *argv[MAX_ARGS];
+	uint64_t before = tu_checksum(dev);
+	int on_dev = open(dev, O_WRONLY), msg, status, termsig;
+
+	in_work(said, sizeof(said), "said");
+	msg = open(said, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_ge(on_dev, 0);
+	ck_assert_int_ge(msg, 0);
+	expand(c->args, argv, store, (const struct subst[]){ { "@IMG", dev }, { NULL, NULL } });
+	status = c->stream == 1 ? run_fds(argv, on_dev, msg, &termsig)
+				: run_fds(argv, msg, on_dev, &termsig);
+	close(on_dev);
+	close(msg);
+	ck_assert_msg(tu_checksum(dev) == before, "%s %d, stream %d: the device was written",
+		      what, (int)(c - stream_cases), c->stream);
+	ck_assert_msg(status == 2, "%s %d: status %d, '%s'", what, (int)(c - stream_cases),
+		      status, slurp(said));
+	ck_assert_msg(strstr(slurp(said), c->stream == 1 ? "standard output is the device"
+							 : "standard error is the device"),
+		      "%s %d: '%s'", what, (int)(c - stream_cases), slurp(said));
+	ck_assert_msg(state_entries() == 0, "%zu journal file(s) left", state_entries());
+}
+
+START_TEST(test_stream_on_device)
+{
+	char *img = new_image(IMG_BYTES, 43);
+
+	stream_refused(&stream_cases[_i], img, "image case");
+	free(img);
+}
+END_TEST
+
+START_TEST(test_stream_on_loop)
+{
+	require_loop();
+	stream_refused(&stream_cases[_i], loop.dev, "loop case");
+}
+END_TEST
+
+/* Closed standard streams (`>&- 2>&-`): the device or the journal, opened
+ * next, used to take their numbers, and the notes and the report were
+ * written into it (the device's O_DIRECT refused the unaligned text, by
+ * luck).  Now they are opened on /dev/null: the test runs and restores. */
+START_TEST(test_closed_streams)
+{
+	static const char *const args[][MAX_ARGS] = {
+		{ "find-fat", "--write", "--yes", "--erasesize=1M", "@IMG", NULL },
+		{ "capacity", "--write", "--yes", "@IMG", NULL },
+	};
+	char *img = new_image(IMG_BYTES, 44);
+	uint64_t before = tu_checksum(img);
+	char store[MAX_ARGS][PATH_MAX + 16];
+	const char *argv[MAX_ARGS];
+
+	for (int i = 0; i < NCASES(args); i++) {
+		int termsig, status;
+
+		expand(args[i], argv, store, (const struct subst[]){ { "@IMG", img },
+								   { NULL, NULL } });
+		status = run_fds(argv, FD_CLOSED, FD_CLOSED, &termsig);
+		ck_assert_msg(status == 0, "%s with stdout and stderr closed: status %d",
+			      args[i][0], status);
+		assert_kept(img, before);
+	}
+	free(img);
 }
 END_TEST
 
@@ -1034,8 +1134,6 @@ START_TEST(test_messages)
 }
 END_TEST
 
-#define NCASES(a) ((int)(sizeof(a) / sizeof((a)[0])))
-
 Suite *datasafety_suite(void)
 {
 	Suite *s = suite_create("datasafety");
@@ -1054,6 +1152,8 @@ Suite *datasafety_suite(void)
 	tcase_add_test(img, test_report_to_closed_pipe);
 	tcase_add_test(img, test_report_to_full_device);
 	tcase_add_loop_test(img, test_output_on_device, 0, NCASES(output_cases));
+	tcase_add_loop_test(img, test_stream_on_device, 0, NCASES(stream_cases));
+	tcase_add_test(img, test_closed_streams);
 	tcase_add_loop_test(img, test_signature_without_terminal, 0, NCASES(signature_cases));
 	tcase_add_test(img, test_long_paths_refused);
 	tcase_add_test(img, test_other_writer_image);
@@ -1077,6 +1177,7 @@ Suite *datasafety_suite(void)
 	tcase_add_test(blk, test_second_writer_loop);
 	tcase_add_test(blk, test_other_writer_loop);
 	tcase_add_test(blk, test_output_on_loop);
+	tcase_add_loop_test(blk, test_stream_on_loop, 0, NCASES(stream_cases));
 	tcase_add_test(blk, test_unverifiable_device_refused);
 	suite_add_tcase(s, blk);
 	why = bf_unavailable("mkfs.ext4");
