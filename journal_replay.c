@@ -418,7 +418,7 @@ static bool covered(const struct jr_scan *s, uint64_t off, uint64_t len)
 	return false;
 }
 
-/* The blocks the test saw outside its area must read as they did: a
+/* The blocks the test saw and never wrote must read as they did: a
  * card swapped in the same reader (same serial, same size) would get
  * the journal's data otherwise.  Blocks inside a saved range are
  * skipped: the test may have written them. */
@@ -457,8 +457,8 @@ static int check_fingerprint(const char *path, const struct jr_header *h,
 		return 0;
 	}
 	fp_errf(err, errlen, "'%s' is probably not the card journal '%s' was "
-	    "made on: %u of %u blocks outside the test area differ from what "
-	    "the test saw (the first at byte %" PRIu64 "); nothing was "
+	    "made on: %u of %u blocks the test did not write differ from what "
+	    "it saw (the first at byte %" PRIu64 "); nothing was "
 	    "restored.  If it is the same card (for example a fake card whose "
 	    "writes wrap around), run 'flashprobe restore --force %s'",
 	    fp_dev_path(dev), path, differ, checked, first, path);
@@ -783,8 +783,27 @@ static int pending_pointer(const char *path, const struct jr_pointer *p,
 	return lost_journal(path, p, err, errlen);
 }
 
+/* The journal named after this device belongs to another one: a card
+ * swapped after a crash, or an image file replaced.  Neither "nothing to
+ * restore" (its card still holds test data) nor a new test (the name is
+ * taken) would be right. */
+static int foreign_journal(const char *path, const struct jr_header *h,
+			   const struct jr_identity *want, char *err,
+			   size_t errlen)
+{
+	char diff[PATH_MAX + 128];
+
+	jr_identity_difference(&h->id, want, diff, sizeof(diff));
+	fp_errf(err, errlen, "the unfinished journal '%s' named after '%s' was "
+	    "made on another card or file (%s): nothing was written.  Put that "
+	    "card back and run 'flashprobe restore %s' (or move the journal "
+	    "away if its data no longer matters)", path, want->path, diff, path);
+	return -FP_EREFUSED;
+}
+
 /* Whether dir/name is a journal of want, directly or through a pointer;
- * its real path into found.  1, 0, or -FP_ELOST. */
+ * its real path into found.  1, 0, -FP_ELOST, or -FP_EREFUSED when the
+ * device's own name holds another device's journal. */
 static int pending_in(const char *dir, const char *name,
 		      const struct jr_identity *want, const char *own_name,
 		      char *found, size_t foundlen, char *err, size_t errlen)
@@ -806,6 +825,8 @@ static int pending_in(const char *dir, const char *name,
 	if (jr_header_read(path, false, &fd, &h, NULL, 0) == 0) {
 		close(fd);
 		hit = jr_same_device(&h.id, want);
+		if (!hit && own)
+			return foreign_journal(path, &h, want, err, errlen);
 	} else {
 		/* Unreadable but named after this device: it may be ours. */
 		hit = own && access(path, F_OK) == 0;
@@ -821,17 +842,24 @@ static int pending_dir(const char *dir, const struct jr_identity *want,
 		       char *err, size_t errlen)
 {
 	struct dirent *e;
-	int hit = 0;
+	int hit = 0, foreign = 0;
 	DIR *d = opendir(dir);
 
 	if (d == NULL)
 		return errno == ENOENT || errno == EACCES ? 0 : -errno;
-	while (hit == 0 && (e = readdir(d)) != NULL)
+	/* another device's journal under this one's name is told only when
+	 * this device has none of its own elsewhere */
+	while (hit == 0 && (e = readdir(d)) != NULL) {
 		if (journal_name(e->d_name))
 			hit = pending_in(dir, e->d_name, want, own_name, found,
 					 foundlen, err, errlen);
+		if (hit == -FP_EREFUSED) {
+			foreign = hit;
+			hit = 0;
+		}
+	}
 	closedir(d);
-	return hit;
+	return hit ? hit : foreign;
 }
 
 int journal_find_pending(const char *device, char *found, size_t foundlen,
@@ -863,7 +891,7 @@ int journal_find_pending(const char *device, char *found, size_t foundlen,
 	for (i = 0; i < ndirs && rc == 0; i++)
 		rc = pending_dir(dirs[i], &want, own, found, foundlen, err,
 				 errlen);
-	if (rc < 0 && rc != -FP_ELOST)
+	if (rc < 0 && rc != -FP_ELOST && rc != -FP_EREFUSED)
 		fp_errf(err, errlen, "cannot look for journals in '%s': %s",
 		    dirs[i - 1], strerror(-rc));
 	return rc;

@@ -32,6 +32,7 @@
 #define IMG_BYTES (64 * MIB)
 #define AU_SEARCH_IMG_BYTES (128 * MIB)	/* room for a 16 MiB search */
 #define MAX_ARGS 16
+#define JR_TEST_HEADER 4096	/* a journal's header: its records follow */
 #define NCASES(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 static char root[128];			/* private directory of a test case */
@@ -971,8 +972,103 @@ START_TEST(test_restore_other_identity_refused)
 	ck_assert_msg(tu_checksum(img) == sum, "the other file was written");
 	ck_assert_msg(journal_size() > 0, "the journal was not kept");
 	tu_run_free(&r);
+	/* by the device's name, and a new test: the journal under its name
+	 * is another file's (it said "nothing to restore", status 0, and the
+	 * test failed creating its journal, status 1) */
+	tu_run(&r, (const char *const[]){ "restore", img, NULL });
+	ck_assert_msg(r.status == 3 && tu_count_lines(r.err) == 1 &&
+		      strstr(r.err, "another card or file"), "restore of the new file: status "
+		      "%d, '%s' '%s'", r.status, r.out, r.err);
+	tu_run_free(&r);
+	tu_run(&r, args);
+	ck_assert_msg(r.status == 3 && strstr(r.err, "another card or file"),
+		      "a test of the new file: status %d, '%s'", r.status, r.err);
+	ck_assert_msg(tu_checksum(img) == sum, "the other file was written");
+	ck_assert_msg(journal_size() > 0, "the journal was not kept");
+	tu_run_free(&r);
 	free(other);
 	free(img);
+}
+END_TEST
+
+/* Copy the whole of from over to in place (the same inode or device),
+ * synced. */
+static void copy_over(const char *from, const char *to)
+{
+	static char buf[1 << 20];
+	int in = open(from, O_RDONLY), out = open(to, O_WRONLY);
+	ssize_t n;
+
+	ck_assert_int_ge(in, 0);
+	ck_assert_int_ge(out, 0);
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		ck_assert_int_eq(write(out, buf, (size_t)n), n);
+	ck_assert_int_eq(n, 0);
+	ck_assert_int_eq(fsync(out), 0);
+	close(in);
+	close(out);
+}
+
+/* A crash, then another card in the same place (the same inode, the
+ * same loop device and backing file: the same identity), restore: the
+ * fingerprint must refuse it (status 3, nothing written, the journal
+ * kept); the first card back, restore brings it back whole.  find-fat
+ * and capacity write areas that cover the whole 64 MiB card, which left
+ * no block outside them for the fingerprint: the journal was written
+ * onto the other card. */
+static const char *const swap_cases[][MAX_ARGS] = {
+	{ "find-fat", "--write", "--erasesize=1M", "@IMG", NULL },
+	{ "capacity", "--write", "@IMG", NULL },
+};
+
+static void swapped_card_refused(const char *const *tmpl, const char *dev)
+{
+	char store[MAX_ARGS][PATH_MAX + 16], crashed[PATH_MAX];
+	const char *argv[MAX_ARGS];
+	char *other = new_image(IMG_BYTES, 46);
+	uint64_t before = tu_checksum(dev), other_sum = tu_checksum(other);
+	struct tu_child ch;
+	struct run_result r;
+
+	expand(tmpl, argv, store, (const struct subst[]){ { "@IMG", dev }, { NULL, NULL } });
+	ck_assert_int_eq(tu_spawn(&ch, argv, JR_TEST_HEADER + 3 * (MIB + 80)), 0);
+	ck_assert_msg(tu_wait(&ch, &r) == SIGXFSZ, "%s did not crash: status %d, '%s'",
+		      tmpl[0], r.status, r.err);
+	tu_run_free(&r);
+	ck_assert_msg(journal_size() > 0, "%s: no pending journal", tmpl[0]);
+	in_work(crashed, sizeof(crashed), "crashed");
+	ck_assert_int_eq(bf_sh("cp '%s' '%s'", dev, crashed), 0);
+	copy_over(other, dev);
+	tu_run(&r, (const char *const[]){ "restore", dev, NULL });
+	ck_assert_msg(tu_checksum(dev) == other_sum, "%s: the journal was written onto "
+		      "another card (restore: status %d, '%s' '%s')", tmpl[0], r.status, r.out,
+		      r.err);
+	ck_assert_msg(r.status == 3 && strstr(r.err, "probably not the card"),
+		      "%s: status %d, '%s'", tmpl[0], r.status, r.err);
+	ck_assert_msg(journal_size() > 0, "%s: the journal was not kept", tmpl[0]);
+	tu_run_free(&r);
+	copy_over(crashed, dev);
+	tu_run(&r, (const char *const[]){ "restore", dev, NULL });
+	ck_assert_msg(r.status == 0, "%s: the first card back: status %d, '%s'", tmpl[0],
+		      r.status, r.err);
+	assert_kept(dev, before);
+	tu_run_free(&r);
+	free(other);
+}
+
+START_TEST(test_swapped_card_image)
+{
+	char *img = new_image(IMG_BYTES, 45);
+
+	swapped_card_refused(swap_cases[_i], img);
+	free(img);
+}
+END_TEST
+
+START_TEST(test_swapped_card_loop)
+{
+	require_loop();
+	swapped_card_refused(swap_cases[_i], loop.dev);
 }
 END_TEST
 
@@ -1159,6 +1255,7 @@ Suite *datasafety_suite(void)
 	tcase_add_test(img, test_other_writer_image);
 	tcase_add_loop_test(img, test_exit_status, 0, NCASES(status_cases));
 	tcase_add_test(img, test_restore_other_identity_refused);
+	tcase_add_loop_test(img, test_swapped_card_image, 0, NCASES(swap_cases));
 	tcase_add_loop_test(img, test_signal_restores, 0, NCASES(stop_signals));
 	tcase_add_test(img, test_ignored_sighup_stays_ignored);
 	tcase_add_test(img, test_restore_finishes_under_signals);
@@ -1178,6 +1275,7 @@ Suite *datasafety_suite(void)
 	tcase_add_test(blk, test_other_writer_loop);
 	tcase_add_test(blk, test_output_on_loop);
 	tcase_add_loop_test(blk, test_stream_on_loop, 0, NCASES(stream_cases));
+	tcase_add_loop_test(blk, test_swapped_card_loop, 0, NCASES(swap_cases));
 	tcase_add_test(blk, test_unverifiable_device_refused);
 	suite_add_tcase(s, blk);
 	why = bf_unavailable("mkfs.ext4");
