@@ -705,6 +705,17 @@ static int lock_journal(int fd, char *who, size_t wholen)
 	return -FP_EREFUSED;
 }
 
+/* Whether the open journal file is the image under test itself (a link
+ * planted at a journal's name): its lock, taken by the device's open,
+ * would read as a running test's. */
+static bool journal_is_device(int fd, struct fp_dev *dev)
+{
+	struct stat j, d;
+
+	return fstat(fd, &j) == 0 && stat(fp_dev_path(dev), &d) == 0 &&
+	       j.st_dev == d.st_dev && j.st_ino == d.st_ino;
+}
+
 int journal_restore(const char *journal_path, struct fp_dev *dev,
 		    unsigned flags, fp_progress_fn progress,
 		    void *progress_arg, struct journal_restore_report *rep,
@@ -721,6 +732,13 @@ int journal_restore(const char *journal_path, struct fp_dev *dev,
 		rc = jr_open_trusted(path, O_RDONLY, &fd, err, errlen);
 	if (rc < 0)
 		return rc;
+	if (journal_is_device(fd, dev)) {
+		fp_errf(err, errlen, "journal '%s' is the device under test "
+		    "itself (a link to it at a journal's name?), not a journal; "
+		    "nothing was restored: remove that link", path);
+		close(fd);
+		return -FP_EREFUSED;
+	}
 	rc = lock_journal(fd, who, sizeof(who));
 	if (rc == -FP_EREFUSED)
 		fp_errf(err, errlen, "journal '%s' is held by a flashprobe test "

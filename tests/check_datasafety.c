@@ -991,6 +991,46 @@ START_TEST(test_restore_other_identity_refused)
 }
 END_TEST
 
+/* A link to the image planted at its journal's name: restore (also
+ * --force) refuses it as the device itself (status 3; it was told as "a
+ * test that is still running", the device's own lock), writes nothing,
+ * and leaves the link. */
+START_TEST(test_journal_link_to_device)
+{
+	char *img = new_image(IMG_BYTES, 47);
+	const char *const args[] = { "find-fat", "--write", "-e", "1M", img, NULL };
+	char journal[PATH_MAX + 300];
+	uint64_t before;
+	struct tu_child ch;
+	struct run_result r;
+	struct stat st;
+
+	ck_assert_int_eq(tu_spawn(&ch, args, JR_TEST_HEADER + 2 * (MIB + 80)), 0);
+	ck_assert_int_eq(tu_wait(&ch, &r), SIGXFSZ);
+	tu_run_free(&r);
+	ck_assert_msg(state_journal(journal, sizeof(journal)) > 0, "no pending journal");
+	tu_run(&r, (const char *const[]){ "restore", img, NULL });
+	ck_assert_msg(r.status == 0, "restore: status %d, '%s'", r.status, r.err);
+	tu_run_free(&r);
+	before = tu_checksum(img);
+	ck_assert_int_eq(symlink(img, journal), 0);
+	for (int force = 0; force < 2; force++) {
+		const char *const restore[] = { "restore", force ? "--force" : img,
+						force ? img : NULL, NULL };
+
+		tu_run(&r, restore);
+		ck_assert_msg(r.status == 3 && strstr(r.err, "is the device under test itself"),
+			      "restore%s: status %d, '%s' '%s'", force ? " --force" : "",
+			      r.status, r.out, r.err);
+		ck_assert_msg(tu_checksum(img) == before, "the image was written");
+		ck_assert_msg(lstat(journal, &st) == 0 && S_ISLNK(st.st_mode),
+			      "the link is gone");
+		tu_run_free(&r);
+	}
+	free(img);
+}
+END_TEST
+
 /* Copy the whole of from over to in place (the same inode or device),
  * synced. */
 static void copy_over(const char *from, const char *to)
@@ -1256,6 +1296,7 @@ Suite *datasafety_suite(void)
 	tcase_add_loop_test(img, test_exit_status, 0, NCASES(status_cases));
 	tcase_add_test(img, test_restore_other_identity_refused);
 	tcase_add_loop_test(img, test_swapped_card_image, 0, NCASES(swap_cases));
+	tcase_add_test(img, test_journal_link_to_device);
 	tcase_add_loop_test(img, test_signal_restores, 0, NCASES(stop_signals));
 	tcase_add_test(img, test_ignored_sighup_stays_ignored);
 	tcase_add_test(img, test_restore_finishes_under_signals);
