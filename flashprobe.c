@@ -1385,6 +1385,7 @@ static int run_restore(const struct cli *c)
 	struct journal_restore_report rep;
 	struct stat st;
 	struct fp_dev *d;
+	bool by_device;
 	int ret, sig;
 
 	if ((ret = safety_signals_install()))
@@ -1393,13 +1394,21 @@ static int run_restore(const struct cli *c)
 	if (stat(c->device, &st) == 0 && S_ISDIR(st.st_mode))
 		return fail(FP_EXIT_USAGE, "'%s' is a directory: restore expects a "
 			    "journal file or a device", c->device);
-	if (journal_is_journal_file(c->device)) {
+	by_device = !journal_is_journal_file(c->device);
+	if (!by_device) {
 		snprintf(journal, sizeof(journal), "%s", c->device);
+		device[0] = '\0';
 		ret = journal_device_of(journal, device, sizeof(device), err, sizeof(err));
+		/* a pointer whose journal is gone: the device's own lookup
+		 * tells a lost journal, and removes the pointer a restore
+		 * killed as it finished left behind */
+		by_device = ret == -FP_ELOST && device[0];
 		if (ret == 0 && (ret = check_streams(device)))
 			return ret;
 	} else {
 		snprintf(device, sizeof(device), "%s", c->device);
+	}
+	if (by_device) {
 		if ((ret = check_streams(device)))
 			return ret;
 		ret = journal_find_pending(device, journal, sizeof(journal), err, sizeof(err));

@@ -478,31 +478,48 @@ static void forced_header(struct fp_dev *dev, struct jr_header *h)
 
 /* ---- deleting ---- */
 
-int jr_delete_journal(const char *path, const char *pointer)
+/* Whether pointer names the journal at jabs: a pointer file (p filled)
+ * or a version 1 pointer, a symbolic link (p->journal left ""). */
+static bool pointer_names(const char *pointer, const char *jabs,
+			  struct jr_pointer *p)
 {
-	char target[PATH_MAX], jabs[PATH_MAX];
-	struct jr_pointer p;
+	char target[PATH_MAX];
 	ssize_t n;
 
+	memset(p, 0, sizeof(*p));
+	if (jr_pointer_read(pointer, p) == 1)
+		return strcmp(p->journal, jabs) == 0;
+	memset(p, 0, sizeof(*p));
+	n = readlink(pointer, target, sizeof(target) - 1);
+	if (n < 0)
+		return false;
+	target[n] = '\0';
+	return strcmp(target, jabs) == 0;
+}
+
+int jr_delete_journal(const char *path, const char *pointer)
+{
+	char jabs[PATH_MAX];
+	struct jr_pointer p;
+	bool ours = pointer[0] != '\0' &&
+		    jr_abs_path(path, jabs, sizeof(jabs)) == 0 &&
+		    pointer_names(pointer, jabs, &p);
+
+	/* The device is back as it was: a pointer that outlives its journal
+	 * (killed between the two unlinks) must not tell of a lost journal
+	 * whose data may be on the device.  An empty area says "nothing
+	 * there", and the next run removes it quietly. */
+	if (ours && p.journal[0] != '\0') {
+		p.area_lo = p.area_hi = 0;
+		jr_pointer_write(pointer, &p, false);
+	}
 	if (unlink(path) != 0)
 		return -errno;
 	jr_fsync_dir_of(path);
-	if (pointer[0] == '\0' || jr_abs_path(path, jabs, sizeof(jabs)) != 0)
-		return 0;
-	if (jr_pointer_read(pointer, &p) == 1) {
-		if (strcmp(p.journal, jabs) != 0)
-			return 0;
-	} else {
-		/* a version 1 pointer: a symbolic link */
-		n = readlink(pointer, target, sizeof(target) - 1);
-		if (n < 0)
-			return 0;
-		target[n] = '\0';
-		if (strcmp(target, jabs) != 0)
-			return 0;
+	if (ours) {
+		unlink(pointer);
+		jr_fsync_dir_of(pointer);
 	}
-	unlink(pointer);
-	jr_fsync_dir_of(pointer);
 	return 0;
 }
 

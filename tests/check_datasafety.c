@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "blockfix.h"
+#include "journal_format.h"
 #include "testutil.h"
 #include "tests.h"
 
@@ -1031,6 +1032,52 @@ START_TEST(test_journal_link_to_device)
 }
 END_TEST
 
+/* Killed as its restore ends, between deleting a journal kept elsewhere
+ * (--journal) and its pointer: the pointer outlives the journal.  The
+ * restore empties the pointer's area first, so the next restore (of the
+ * pointer or of the device) removes it and says nothing is to be done
+ * (status 0), and the next test runs; it used to tell of a lost journal
+ * whose data might be on the device (status 1). */
+START_TEST(test_pointer_outlives_journal)
+{
+	char *img = new_image(IMG_BYTES, 48);
+	char jopt[PATH_MAX + 16], pointer[PATH_MAX + 300];
+	const char *const args[] = { "find-fat", "--write", "-e", "1M", jopt, img, NULL };
+	struct jr_pointer p;
+	struct tu_child ch;
+	struct run_result r;
+	uint64_t before = tu_checksum(img);
+
+	snprintf(jopt, sizeof(jopt), "--journal=%s/elsewhere.journal", work);
+	ck_assert_int_eq(tu_spawn(&ch, args, JR_TEST_HEADER + 2 * (MIB + 80)), 0);
+	ck_assert_int_eq(tu_wait(&ch, &r), SIGXFSZ);
+	tu_run_free(&r);
+	ck_assert_msg(state_journal(pointer, sizeof(pointer)) > 0, "no pointer file");
+	ck_assert_int_eq(jr_pointer_read(pointer, &p), 1);
+	ck_assert_msg(p.area_hi > p.area_lo, "the pointer names no area");
+	tu_run(&r, (const char *const[]){ "restore", img, NULL });
+	ck_assert_msg(r.status == 0, "restore: status %d, '%s'", r.status, r.err);
+	tu_run_free(&r);
+	assert_kept(img, before);
+	p.area_lo = p.area_hi = 0;
+	for (int by_device = 0; by_device < 2; by_device++) {
+		ck_assert_int_eq(jr_pointer_write(pointer, &p, true), 0);
+		tu_run(&r, (const char *const[]){ "restore", by_device ? img : pointer, NULL });
+		ck_assert_msg(r.status == 0 && strstr(r.err, "nothing to restore"),
+			      "restore of the %s: status %d, '%s'", by_device ? "device" : "pointer",
+			      r.status, r.err);
+		ck_assert_msg(state_entries() == 0, "the stale pointer was kept");
+		tu_run_free(&r);
+	}
+	ck_assert_int_eq(jr_pointer_write(pointer, &p, true), 0);
+	tu_run(&r, args);
+	ck_assert_msg(r.status == 0, "the next test: status %d, '%s'", r.status, r.err);
+	tu_run_free(&r);
+	assert_kept(img, before);
+	free(img);
+}
+END_TEST
+
 /* Copy the whole of from over to in place (the same inode or device),
  * synced. */
 static void copy_over(const char *from, const char *to)
@@ -1297,6 +1344,7 @@ Suite *datasafety_suite(void)
 	tcase_add_test(img, test_restore_other_identity_refused);
 	tcase_add_loop_test(img, test_swapped_card_image, 0, NCASES(swap_cases));
 	tcase_add_test(img, test_journal_link_to_device);
+	tcase_add_test(img, test_pointer_outlives_journal);
 	tcase_add_loop_test(img, test_signal_restores, 0, NCASES(stop_signals));
 	tcase_add_test(img, test_ignored_sighup_stays_ignored);
 	tcase_add_test(img, test_restore_finishes_under_signals);

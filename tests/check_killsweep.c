@@ -1,7 +1,8 @@
 /* check_killsweep.c - an outside tester's attack on data safety: every
  * writing command (probe --write, open-au, find-fat, capacity, bench) is
  * stopped at a random moment, by SIGKILL mostly, sometimes by a signal it
- * catches; then "flashprobe restore" runs, itself SIGKILLed at a random
+ * catches (find-fat also with its journal elsewhere, found through a
+ * pointer file); then "flashprobe restore" runs, itself SIGKILLed at a random
  * moment one time in three and run again.  Whatever happened, the device
  * must end byte for byte as it was, with no journal left, and the last
  * restore must succeed.
@@ -35,7 +36,7 @@
 #define IMG_BYTES (64 * MIB)
 #define IMG_SEED 0x5eedull
 #define MAX_ARGS 16
-#define POINTS_SAMPLED 5	/* per target in make check */
+#define POINTS_SAMPLED 6	/* per target in make check: each command */
 #define POINTS_LONG 150		/* per target with FLASHPROBE_LONG */
 #define RESTORE_KILL_NS 300000000ull	/* restore killed within 0.3 s */
 
@@ -46,6 +47,8 @@ static const char *const commands[][MAX_ARGS] = {
 	{ "capacity", "--write", "@DEV", NULL },
 	{ "bench", "--write", "--runtime=100ms", "--warmup=0", "--repeat=1", "--size=16M",
 	  "@DEV", NULL },
+	/* the journal elsewhere: a pointer file in the state directory */
+	{ "find-fat", "--write", "--erasesize=1M", "@JOURNAL", "@DEV", NULL },
 };
 #define NCOMMANDS ((int)(sizeof(commands) / sizeof(commands[0])))
 
@@ -59,6 +62,8 @@ static uint64_t seed;
 static struct target {
 	char dir[128];		/* private directory under /var/tmp */
 	char state[160];	/* FLASHPROBE_STATE_DIR */
+	char elsewhere[160];	/* --journal's directory */
+	char journal_opt[192];	/* --journal=elsewhere/... */
 	char pristine[192];	/* a copy of the device as it was */
 	const char *dev;	/* the image or the loop device */
 	uint64_t sum;		/* its checksum as it was */
@@ -89,19 +94,18 @@ static void expand(const char *const *tmpl, const char **argv)
 	size_t i;
 
 	for (i = 0; tmpl[i]; i++)
-		argv[i] = strcmp(tmpl[i], "@DEV") ? tmpl[i] : t.dev;
+		argv[i] = !strcmp(tmpl[i], "@DEV") ? t.dev :
+			  !strcmp(tmpl[i], "@JOURNAL") ? t.journal_opt : tmpl[i];
 	argv[i] = NULL;
 }
 
-/* Entries left in the state directory (journals, pointers), their names
- * in names. */
-static size_t state_left(char *names, size_t len)
+/* Entries left in dir, their names appended to names. */
+static size_t entries_in(const char *dir, char *names, size_t len)
 {
-	DIR *d = opendir(t.state);
+	DIR *d = opendir(dir);
 	struct dirent *e;
 	size_t n = 0;
 
-	names[0] = '\0';
 	while (d != NULL && (e = readdir(d)) != NULL) {
 		size_t used = strlen(names);
 
@@ -115,6 +119,14 @@ static size_t state_left(char *names, size_t len)
 	return n;
 }
 
+/* Journals and pointers left, in the state directory and elsewhere,
+ * their names in names. */
+static size_t state_left(char *names, size_t len)
+{
+	names[0] = '\0';
+	return entries_in(t.state, names, len) + entries_in(t.elsewhere, names, len);
+}
+
 /* The device as it was and no journal: so that one failure does not
  * spill into the next case. */
 static void repair(void)
@@ -125,7 +137,7 @@ static void repair(void)
 		bf_sh("dd if='%s' of='%s' bs=1M conv=notrunc,fsync status=none", t.pristine,
 		      t.dev);
 	if (state_left(names, sizeof(names)))
-		bf_sh("rm -f '%s'/*", t.state);
+		bf_sh("rm -f '%s'/* '%s'/*", t.state, t.elsewhere);
 }
 
 /* Shared by both fixtures once the device exists: its checksum, a
@@ -167,7 +179,10 @@ static bool make_dirs(void)
 		return false;
 	}
 	snprintf(t.state, sizeof(t.state), "%s/state", t.dir);
-	if (mkdir(t.state, 0700) != 0 || setenv("FLASHPROBE_STATE_DIR", t.state, 1) != 0) {
+	snprintf(t.elsewhere, sizeof(t.elsewhere), "%s/elsewhere", t.dir);
+	snprintf(t.journal_opt, sizeof(t.journal_opt), "--journal=%s/j.journal", t.elsewhere);
+	if (mkdir(t.state, 0700) != 0 || mkdir(t.elsewhere, 0700) != 0 ||
+	    setenv("FLASHPROBE_STATE_DIR", t.state, 1) != 0) {
 		snprintf(t.why, sizeof(t.why), "cannot make '%s'", t.state);
 		return false;
 	}
