@@ -73,22 +73,6 @@ static struct target {
 	char *image;
 } t;
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void sleep_ns(uint64_t ns)
-{
-	struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
-
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
-
 static void expand(const char *const *tmpl, const char **argv)
 {
 	size_t i;
@@ -155,11 +139,11 @@ static void measure_runs(void)
 		const char *argv[MAX_ARGS];
 		struct run_result r;
 		char names[1024];
-		uint64_t t0 = now_ns();
+		uint64_t t0 = tu_now_ns();
 
 		expand(commands[c], argv);
 		tu_run(&r, argv);
-		t.run_ns[c] = now_ns() - t0;
+		t.run_ns[c] = tu_now_ns() - t0;
 		if (r.status != 0 || tu_checksum(t.dev) != t.sum ||
 		    state_left(names, sizeof(names)))
 			snprintf(t.why, sizeof(t.why), "an uninterrupted %s: status %d, "
@@ -233,7 +217,7 @@ static int run_killed(const char *const *argv, uint64_t at_ns, int sig, int *ter
 
 	ck_assert_int_eq(tu_spawn(&ch, argv, 0), 0);
 	if (at_ns) {
-		sleep_ns(at_ns);
+		tu_sleep_ns(at_ns);
 		kill(ch.pid, sig);
 	}
 	*termsig = tu_wait(&ch, &r);

@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sched.h>
@@ -568,4 +569,20 @@ size_t tu_sim_profile_count(void)
 	while (sim_profiles[n].name[0])
 		n++;
 	return n;
+}
+
+uint64_t tu_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void tu_sleep_ns(uint64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
 }
