@@ -892,9 +892,14 @@ static int protect(struct session *s, const char *test, uint64_t start,
 }
 
 /* An analyzer's return: 0, or the failure told once. */
-static int run_status(const struct cli *c, const char *test, int ret)
+/* A failed test's one line: what the journal could not do (its file
+ * system full, a block that cannot be read for the backup) when that is
+ * why, rather than a bare "No space left on device" that seems to be
+ * the card's. */
+static int run_status(const struct cli *c, const struct session *s, const char *test,
+		      int ret)
 {
-	return ret ? test_failed(test, c, ret, NULL) : FP_EXIT_OK;
+	return ret ? test_failed(test, c, ret, journal_last_error(s->dev)) : FP_EXIT_OK;
 }
 
 static void print_align(const struct cli *c, const struct session *s,
@@ -963,10 +968,10 @@ static int au_from_writes(const struct cli *c, struct session *s,
 			   "the erase-block size of '%s' (%s) and the device is too small "
 			   "for the write-based AU search: give --erasesize", c->device, why);
 	else if (ret)
-		ret = run_status(c, "au-search", ret);
+		ret = run_status(c, s, "au-search", ret);
 	else if (!(ret = protect(s, "au-search", plan.start_bytes, plan.end_bytes,
 				 plan.max_bytes, true)))
-		ret = run_status(c, "au-search", auwrite_run(s->dev, &o, &plan, r));
+		ret = run_status(c, s, "au-search", auwrite_run(s->dev, &o, &plan, r));
 	*out = r->au_bytes;
 	if (ret)
 		*out = 0;	/* the failure was told already */
@@ -1090,7 +1095,7 @@ static int measure_open_au(const struct cli *c, struct session *s, void *result)
 	if ((ret = openau_plan(fp_dev_size_bytes(s->dev), fp_dev_sector_bytes(s->dev), &o, &plan)))
 		return plan_error(c, s->dev, o.erase_size_bytes, o.blocksize_bytes, ret);
 	ret = protect(s, "open-au", plan.start_bytes, plan.end_bytes, plan.max_bytes, true);
-	return ret ? ret : run_status(c, "open-au", openau_run(s->dev, &o, &plan, result));
+	return ret ? ret : run_status(c, s, "open-au", openau_run(s->dev, &o, &plan, result));
 }
 
 static void open_au_evidence(const void *result, struct svg_evidence *e)
@@ -1152,7 +1157,7 @@ static int measure_find_fat(const struct cli *c, struct session *s, void *result
 		return plan_error(c, s->dev, o.erase_size_bytes, o.blocksize_bytes, ret);
 	ret = protect(s, "find-fat", plan.start_bytes, plan.end_bytes,
 		      plan.max_write_bytes, true);
-	return ret ? ret : run_status(c, "find-fat", findfat_run(s->dev, &o, &plan, result));
+	return ret ? ret : run_status(c, s, "find-fat", findfat_run(s->dev, &o, &plan, result));
 }
 
 static void find_fat_evidence(const void *result, struct svg_evidence *e)
@@ -1214,7 +1219,7 @@ static int measure_capacity(const struct cli *c, struct session *s, void *result
 		return ret;
 	ret = capacity_run(s->dev, &o, &plan, r);
 	s->may_alias = r->aliasing_seen;
-	return run_status(c, "capacity", ret);
+	return run_status(c, s, "capacity", ret);
 }
 
 static const struct measurement capacity_measurement = {
@@ -1277,7 +1282,7 @@ static int measure_probe(const struct cli *c, struct session *s, void *result)
 	int ret = probe_run(s->dev, &o, r);
 
 	s->may_alias = r->capacity.aliasing_seen;
-	return run_status(c, "probe", ret);
+	return run_status(c, s, "probe", ret);
 }
 
 static void probe_evidence(const void *result, struct svg_evidence *e)
@@ -1363,7 +1368,7 @@ static int measure_bench(const struct cli *c, struct session *s, void *result)
 	if (!ret && o.allow_writes)
 		ret = protect(s, "bench", o.offset_bytes, o.offset_bytes + o.size_bytes,
 			      o.size_bytes, false);
-	return ret ? ret : run_status(c, "bench", benchio_run(s->dev, &o, result));
+	return ret ? ret : run_status(c, s, "bench", benchio_run(s->dev, &o, result));
 }
 
 static void bench_evidence(const void *result, struct svg_evidence *e)

@@ -715,6 +715,59 @@ START_TEST(test_output_on_mounted_partition)
 }
 END_TEST
 
+/* A tiny file system (8 MiB of ext4 on a loop device) for journals that
+ * cannot fit. */
+static struct bf_scene tiny;
+
+static void tiny_setup(void)
+{
+	root_setup();
+	memset(&tiny, 0, sizeof(tiny));
+	if (root[0] && bf_image(&tiny, 8 * MIB, false) && bf_attach(&tiny, "") &&
+	    bf_mkfs(&tiny, tiny.dev))
+		bf_mount(&tiny, tiny.dev, "");
+}
+
+static void tiny_teardown(void)
+{
+	bf_cleanup(&tiny);
+	root_teardown();
+}
+
+/* The journal's file system fills up during the test: it stops, restores
+ * what it wrote, removes its journal and says it was the journal that
+ * could not be written (status 1; the line used to be a bare "No space
+ * left on device", which reads as the card's). */
+static const char *const full_cases[][MAX_ARGS] = {
+	{ "find-fat", "--write", "--erasesize=1M", "--journal=@JOURNAL", "@IMG", NULL },
+	{ "capacity", "--write", "--journal=@JOURNAL", "@IMG", NULL },
+};
+
+START_TEST(test_journal_fs_full)
+{
+	char *img = new_image(IMG_BYTES, 49);
+	uint64_t before = tu_checksum(img);
+	char journal[PATH_MAX + 32], store[MAX_ARGS][PATH_MAX + 16];
+	const char *argv[MAX_ARGS];
+	struct run_result r;
+
+	ck_assert_msg(tiny.mnt[0], "no tiny file system: %s", tiny.why);
+	snprintf(journal, sizeof(journal), "%s/test.journal", tiny.mnt);
+	expand(full_cases[_i], argv, store, (const struct subst[]){
+		{ "@IMG", img }, { "@JOURNAL", journal }, { NULL, NULL } });
+	tu_run(&r, argv);
+	ck_assert_msg(tu_checksum(img) == before, "case %d: the image was not restored", _i);
+	ck_assert_msg(r.status == 1 && strstr(r.err, "cannot write journal") &&
+		      strstr(r.err, "No space left"),
+		      "case %d: status %d, '%s'", _i, r.status, r.err);
+	ck_assert_msg(access(journal, F_OK) != 0, "case %d: the journal was left", _i);
+	ck_assert_msg(state_entries() == 0, "case %d: %zu entries left in the state directory",
+		      _i, state_entries());
+	tu_run_free(&r);
+	free(img);
+}
+END_TEST
+
 /* ==== item 5: data on the device, no terminal to confirm on ==== */
 
 static const struct signature_case {
@@ -1321,7 +1374,7 @@ Suite *datasafety_suite(void)
 {
 	Suite *s = suite_create("datasafety");
 	TCase *img = tcase_create("image");
-	TCase *blk, *mnt;	/* made only when added: an unadded TCase leaks */
+	TCase *blk, *mnt, *full;	/* made only when added: an unadded TCase leaks */
 	const char *why = bf_unavailable("");
 
 	tcase_set_timeout(img, 300);
@@ -1369,9 +1422,16 @@ Suite *datasafety_suite(void)
 	suite_add_tcase(s, blk);
 	why = bf_unavailable("mkfs.ext4");
 	if (why) {
-		tu_skip("datasafety/mounted: --svg on a mounted partition", why);
+		tu_skip("datasafety/mounted, fullfs: --svg on a mounted partition, a "
+			"journal on a full file system", why);
 		return s;
 	}
+	full = tcase_create("fullfs");
+	tcase_set_timeout(full, 300);
+	tcase_add_unchecked_fixture(full, tiny_setup, tiny_teardown);
+	tcase_add_checked_fixture(full, work_setup, NULL);
+	tcase_add_loop_test(full, test_journal_fs_full, 0, NCASES(full_cases));
+	suite_add_tcase(s, full);
 	mnt = tcase_create("mounted");
 	tcase_set_timeout(mnt, 300);
 	tcase_add_unchecked_fixture(mnt, mounted_setup, mounted_teardown);
