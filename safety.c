@@ -704,8 +704,10 @@ int safety_check_stream(const char *what, int fd, const char *device,
 	struct stat dev, out;
 
 	if (devspec_is_sim(device) || stat(device, &dev) != 0 ||
+	    !(S_ISBLK(dev.st_mode) || S_ISREG(dev.st_mode)) ||
 	    fstat(fd, &out) != 0)
-		return 0;	/* a closed stream writes nowhere */
+		return 0;	/* the gate refuses other devices; a closed
+				 * stream writes nowhere */
 	if (output_on_device(device, &dev, &out, true) != 1)
 		return 0;	/* a pipe, a terminal, a file elsewhere */
 	return refuse_output(what, device, &dev, &out, true, err, errlen);

@@ -647,6 +647,25 @@ START_TEST(test_stream_on_loop)
 }
 END_TEST
 
+/* /dev/null as the device, with standard output on /dev/null too: the
+ * same file, but not a device the tests take, and the refusal says so
+ * (not "standard output is the device under test"). */
+START_TEST(test_null_device_and_stream)
+{
+	const char *const argv[] = { "align", "/dev/null", NULL };
+	char said[PATH_MAX];
+	int msg, status, termsig;
+
+	in_work(said, sizeof(said), "said");
+	msg = open(said, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_ge(msg, 0);
+	status = run_fds(argv, -1, msg, &termsig);
+	close(msg);
+	ck_assert_msg(status == 2 && strstr(slurp(said), "not a block device or regular file"),
+		      "status %d, '%s'", status, slurp(said));
+}
+END_TEST
+
 /* Closed standard streams (`>&- 2>&-`): the device or the journal, opened
  * next, used to take their numbers, and the notes and the report were
  * written into it (the device's O_DIRECT refused the unaligned text, by
@@ -1390,6 +1409,7 @@ Suite *datasafety_suite(void)
 	tcase_add_loop_test(img, test_output_on_device, 0, NCASES(output_cases));
 	tcase_add_loop_test(img, test_stream_on_device, 0, NCASES(stream_cases));
 	tcase_add_test(img, test_closed_streams);
+	tcase_add_test(img, test_null_device_and_stream);
 	tcase_add_loop_test(img, test_signature_without_terminal, 0, NCASES(signature_cases));
 	tcase_add_test(img, test_long_paths_refused);
 	tcase_add_test(img, test_other_writer_image);
