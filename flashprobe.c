@@ -1420,6 +1420,10 @@ static int run_restore(const struct cli *c)
 		if (ret == 0)
 			return fail(FP_EXIT_OK, "no unfinished journal for '%s': nothing to restore",
 				    device);
+		/* another card's journal under this one's name: --force
+		 * replays it all the same, as it would given by name */
+		if (ret == -FP_EREFUSED && c->force && journal[0])
+			ret = 1;
 		ret = ret > 0 ? 0 : ret;
 	}
 	if (ret)

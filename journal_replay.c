@@ -831,14 +831,16 @@ static int foreign_journal(const char *path, const struct jr_header *h,
 	jr_identity_difference(&h->id, want, diff, sizeof(diff));
 	fp_errf(err, errlen, "the unfinished journal '%s' named after '%s' was "
 	    "made on another card or file (%s): nothing was written.  Put that "
-	    "card back and run 'flashprobe restore %s' (or move the journal "
-	    "away if its data no longer matters)", path, want->path, diff, path);
+	    "card back and run 'flashprobe restore %s' ('restore --force' if "
+	    "this is a copy of it), or move the journal away if its data no "
+	    "longer matters", path, want->path, diff, path);
 	return -FP_EREFUSED;
 }
 
 /* Whether dir/name is a journal of want, directly or through a pointer;
  * its real path into found.  1, 0, -FP_ELOST, or -FP_EREFUSED when the
- * device's own name holds another device's journal. */
+ * device's own name holds another device's journal (its path in found,
+ * for restore --force). */
 static int pending_in(const char *dir, const char *name,
 		      const struct jr_identity *want, const char *own_name,
 		      char *found, size_t foundlen, char *err, size_t errlen)
@@ -860,8 +862,11 @@ static int pending_in(const char *dir, const char *name,
 	if (jr_header_read(path, false, &fd, &h, NULL, 0) == 0) {
 		close(fd);
 		hit = jr_same_device(&h.id, want);
-		if (!hit && own)
+		if (!hit && own) {
+			snprintf(found, foundlen, "%s",
+				 realpath(path, real) != NULL ? real : path);
 			return foreign_journal(path, &h, want, err, errlen);
+		}
 	} else {
 		/* Unreadable but named after this device: it may be ours. */
 		hit = own && access(path, F_OK) == 0;

@@ -1059,6 +1059,12 @@ START_TEST(test_restore_other_identity_refused)
 	ck_assert_msg(tu_checksum(img) == sum, "the other file was written");
 	ck_assert_msg(journal_size() > 0, "the journal was not kept");
 	tu_run_free(&r);
+	/* a copy of the first file: --force by the device's name replays */
+	tu_run(&r, (const char *const[]){ "restore", "--force", img, NULL });
+	ck_assert_msg(r.status == 0 && strstr(r.out, "restored") && state_entries() == 0,
+		      "restore --force of the new file: status %d, '%s' '%s'", r.status, r.out,
+		      r.err);
+	tu_run_free(&r);
 	free(other);
 	free(img);
 }
