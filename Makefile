@@ -88,7 +88,9 @@ check-run: check-lib $(B)/flashprobe $(B)/check_flashprobe $(S)/flashprobe $(S)/
 	    FLASHPROBE_BIN=$(CURDIR)/$(S)/flashprobe ./$(S)/check_flashprobe
 
 # The partition suite over every generated geometry, not a sample (minutes),
-# and the write-based AU search on 4000 generated cards.
+# the write-based AU search on 4000 generated cards, and writing tests
+# stopped at 150 random moments per target, then restored (killsweep;
+# FLASHPROBE_SWEEP_SEED=N repeats a run's moments).
 check-long: check-lib $(B)/flashprobe $(B)/check_flashprobe
 	FLASHPROBE_LONG=1 CK_RUN_SUITE=partition FLASHPROBE_BIN=$(CURDIR)/$(B)/flashprobe \
 	    ./$(B)/check_flashprobe
@@ -96,6 +98,8 @@ check-long: check-lib $(B)/flashprobe $(B)/check_flashprobe
 	    ./$(B)/check_flashprobe
 	FLASHPROBE_LONG=1 CK_RUN_SUITE=align CK_RUN_CASE=generated \
 	    FLASHPROBE_BIN=$(CURDIR)/$(B)/flashprobe ./$(B)/check_flashprobe
+	FLASHPROBE_LONG=1 CK_RUN_SUITE=killsweep FLASHPROBE_BIN=$(CURDIR)/$(B)/flashprobe \
+	    ./$(B)/check_flashprobe
 
 demo: $(B)/flashprobe
 	./$(B)/flashprobe probe sim:seed

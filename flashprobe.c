@@ -1,6 +1,7 @@
 /* flashprobe.c - command line: options, dispatch, exit status.  The only
  * file that exits; commands print their reports here. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -393,6 +394,33 @@ static int check_applicable(const struct cli *c)
 	return FP_EXIT_OK;
 }
 
+/* Standard output and error must not be the device under test (a
+ * shell's `>/dev/sdb` or `2>>card.img`): the report and the notes would
+ * be written onto it, after the restore.  When standard error is the
+ * device, it is pointed at /dev/null first and the refusal goes to
+ * standard output, when that is safe. */
+static int check_streams(const char *device)
+{
+	char err[512] = "";
+	int null;
+
+	if (safety_check_stream("standard output", STDOUT_FILENO, device, err,
+				sizeof(err)) == 0 &&
+	    safety_check_stream("standard error", STDERR_FILENO, device, err,
+				sizeof(err)) == 0)
+		return FP_EXIT_OK;
+	if (safety_check_stream("standard error", STDERR_FILENO, device, NULL, 0) == 0)
+		return fail(FP_EXIT_USAGE, "%s", err);
+	null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (null < 0 || dup2(null, STDERR_FILENO) < 0)
+		close(STDERR_FILENO);
+	if (null >= 0)
+		close(null);
+	if (safety_check_stream("standard output", STDOUT_FILENO, device, NULL, 0) == 0)
+		printf("flashprobe: %s\n", err);
+	return FP_EXIT_USAGE;
+}
+
 static int check_combinations(const struct cli *c)
 {
 	if (c->json && c->flashbench)
@@ -409,6 +437,10 @@ static int check_combinations(const struct cli *c)
 	if (c->svg && !c->svg[0])
 		return usage_error("%s", "--svg needs a file name (or - for standard output)");
 	if (check_paths(c))
+		return FP_EXIT_USAGE;
+	/* restore checks them once it knows the device (its argument may
+	 * be a journal) */
+	if (c->device && c->command != CMD_RESTORE && check_streams(c->device))
 		return FP_EXIT_USAGE;
 	return c->svg ? check_svg(c) : FP_EXIT_OK;
 }
@@ -860,9 +892,14 @@ static int protect(struct session *s, const char *test, uint64_t start,
 }
 
 /* An analyzer's return: 0, or the failure told once. */
-static int run_status(const struct cli *c, const char *test, int ret)
+/* A failed test's one line: what the journal could not do (its file
+ * system full, a block that cannot be read for the backup) when that is
+ * why, rather than a bare "No space left on device" that seems to be
+ * the card's. */
+static int run_status(const struct cli *c, const struct session *s, const char *test,
+		      int ret)
 {
-	return ret ? test_failed(test, c, ret, NULL) : FP_EXIT_OK;
+	return ret ? test_failed(test, c, ret, journal_last_error(s->dev)) : FP_EXIT_OK;
 }
 
 static void print_align(const struct cli *c, const struct session *s,
@@ -931,10 +968,10 @@ static int au_from_writes(const struct cli *c, struct session *s,
 			   "the erase-block size of '%s' (%s) and the device is too small "
 			   "for the write-based AU search: give --erasesize", c->device, why);
 	else if (ret)
-		ret = run_status(c, "au-search", ret);
+		ret = run_status(c, s, "au-search", ret);
 	else if (!(ret = protect(s, "au-search", plan.start_bytes, plan.end_bytes,
 				 plan.max_bytes, true)))
-		ret = run_status(c, "au-search", auwrite_run(s->dev, &o, &plan, r));
+		ret = run_status(c, s, "au-search", auwrite_run(s->dev, &o, &plan, r));
 	*out = r->au_bytes;
 	if (ret)
 		*out = 0;	/* the failure was told already */
@@ -1058,7 +1095,7 @@ static int measure_open_au(const struct cli *c, struct session *s, void *result)
 	if ((ret = openau_plan(fp_dev_size_bytes(s->dev), fp_dev_sector_bytes(s->dev), &o, &plan)))
 		return plan_error(c, s->dev, o.erase_size_bytes, o.blocksize_bytes, ret);
 	ret = protect(s, "open-au", plan.start_bytes, plan.end_bytes, plan.max_bytes, true);
-	return ret ? ret : run_status(c, "open-au", openau_run(s->dev, &o, &plan, result));
+	return ret ? ret : run_status(c, s, "open-au", openau_run(s->dev, &o, &plan, result));
 }
 
 static void open_au_evidence(const void *result, struct svg_evidence *e)
@@ -1120,7 +1157,7 @@ static int measure_find_fat(const struct cli *c, struct session *s, void *result
 		return plan_error(c, s->dev, o.erase_size_bytes, o.blocksize_bytes, ret);
 	ret = protect(s, "find-fat", plan.start_bytes, plan.end_bytes,
 		      plan.max_write_bytes, true);
-	return ret ? ret : run_status(c, "find-fat", findfat_run(s->dev, &o, &plan, result));
+	return ret ? ret : run_status(c, s, "find-fat", findfat_run(s->dev, &o, &plan, result));
 }
 
 static void find_fat_evidence(const void *result, struct svg_evidence *e)
@@ -1182,7 +1219,7 @@ static int measure_capacity(const struct cli *c, struct session *s, void *result
 		return ret;
 	ret = capacity_run(s->dev, &o, &plan, r);
 	s->may_alias = r->aliasing_seen;
-	return run_status(c, "capacity", ret);
+	return run_status(c, s, "capacity", ret);
 }
 
 static const struct measurement capacity_measurement = {
@@ -1245,7 +1282,7 @@ static int measure_probe(const struct cli *c, struct session *s, void *result)
 	int ret = probe_run(s->dev, &o, r);
 
 	s->may_alias = r->capacity.aliasing_seen;
-	return run_status(c, "probe", ret);
+	return run_status(c, s, "probe", ret);
 }
 
 static void probe_evidence(const void *result, struct svg_evidence *e)
@@ -1331,7 +1368,7 @@ static int measure_bench(const struct cli *c, struct session *s, void *result)
 	if (!ret && o.allow_writes)
 		ret = protect(s, "bench", o.offset_bytes, o.offset_bytes + o.size_bytes,
 			      o.size_bytes, false);
-	return ret ? ret : run_status(c, "bench", benchio_run(s->dev, &o, result));
+	return ret ? ret : run_status(c, s, "bench", benchio_run(s->dev, &o, result));
 }
 
 static void bench_evidence(const void *result, struct svg_evidence *e)
@@ -1353,6 +1390,7 @@ static int run_restore(const struct cli *c)
 	struct journal_restore_report rep;
 	struct stat st;
 	struct fp_dev *d;
+	bool by_device;
 	int ret, sig;
 
 	if ((ret = safety_signals_install()))
@@ -1361,15 +1399,31 @@ static int run_restore(const struct cli *c)
 	if (stat(c->device, &st) == 0 && S_ISDIR(st.st_mode))
 		return fail(FP_EXIT_USAGE, "'%s' is a directory: restore expects a "
 			    "journal file or a device", c->device);
-	if (journal_is_journal_file(c->device)) {
+	by_device = !journal_is_journal_file(c->device);
+	if (!by_device) {
 		snprintf(journal, sizeof(journal), "%s", c->device);
+		device[0] = '\0';
 		ret = journal_device_of(journal, device, sizeof(device), err, sizeof(err));
+		/* a pointer whose journal is gone: the device's own lookup
+		 * tells a lost journal, and removes the pointer a restore
+		 * killed as it finished left behind */
+		by_device = ret == -FP_ELOST && device[0];
+		if (ret == 0 && (ret = check_streams(device)))
+			return ret;
 	} else {
 		snprintf(device, sizeof(device), "%s", c->device);
+	}
+	if (by_device) {
+		if ((ret = check_streams(device)))
+			return ret;
 		ret = journal_find_pending(device, journal, sizeof(journal), err, sizeof(err));
 		if (ret == 0)
 			return fail(FP_EXIT_OK, "no unfinished journal for '%s': nothing to restore",
 				    device);
+		/* another card's journal under this one's name: --force
+		 * replays it all the same, as it would given by name */
+		if (ret == -FP_EREFUSED && c->force && journal[0])
+			ret = 1;
 		ret = ret > 0 ? 0 : ret;
 	}
 	if (ret)
@@ -1688,10 +1742,24 @@ static void configure_realtime(const struct cli *c)
 	fp_dev_rt_configure(&p);
 }
 
+/* A closed standard input, output or error (`>&-`) would be taken by the
+ * next file opened, the device or the journal, and the report or a note
+ * written into it: each one closed is opened on /dev/null first. */
+static void open_closed_streams(void)
+{
+	for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF &&
+		    open("/dev/null", O_RDWR) != fd)
+			_exit(FP_EXIT_FAILURE);	/* nowhere safe to say so */
+}
+
 int main(int argc, char **argv)
 {
 	struct cli c = { 0 };
-	int ret = parse_args(argc, argv, &c);
+	int ret;
+
+	open_closed_streams();
+	ret = parse_args(argc, argv, &c);
 
 	if (ret)
 		return ret < 0 ? FP_EXIT_OK : ret;

@@ -406,25 +406,25 @@ static bool overlaps(uint64_t off, uint64_t len, uint64_t lo, uint64_t hi)
 	return off < hi && lo < off + len;
 }
 
-/* Sample blocks spread over the device, outside what the test may write
- * ([lo, hi) and the write area), so that a restore can tell whether it is
- * about to write onto the same card.  Blocks that cannot be read are
- * left out. */
-static void take_fingerprint(struct journal *j, uint64_t lo, uint64_t hi)
+/* One pass of fingerprint blocks: JR_FP_MAX places spread over the
+ * device, shifted by frac sixteenths of their spacing, none touching
+ * [lo, hi) or [alo, ahi).  Blocks that cannot be read are left out. */
+static void fingerprint_pass(struct journal *j, unsigned frac, uint64_t lo,
+			     uint64_t hi, uint64_t alo, uint64_t ahi)
 {
-	uint64_t size = fp_dev_size_bytes(j->inner), alo = lo, ahi = hi;
+	uint64_t size = fp_dev_size_bytes(j->inner);
 	uint32_t sector = fp_dev_sector_bytes(j->inner);
 	uint64_t block = (JR_FP_BLOCK_BYTES + sector - 1) / sector * sector;
+	uint64_t step = size >= block ? (size - block) / (JR_FP_MAX - 1) : 0;
 
-	j->fingerprinted = true;
-	if (j->outer == NULL || !fp_dev_write_area(j->outer, &alo, &ahi))
-		alo = ahi = lo;
-	for (unsigned i = 0; i < JR_FP_MAX && size >= block; i++) {
-		uint64_t off = (size - block) / (JR_FP_MAX - 1) * i;
+	for (unsigned i = 0; i < JR_FP_MAX && size >= block &&
+			     j->slot.nfp < JR_FP_MAX; i++) {
+		uint64_t off = step * i + step / 16 * frac;
 		struct jr_fingerprint *f = &j->slot.fp[j->slot.nfp];
 
 		off -= off % sector;
-		if (overlaps(off, block, lo, hi) || overlaps(off, block, alo, ahi))
+		if (off + block > size || overlaps(off, block, lo, hi) ||
+		    overlaps(off, block, alo, ahi))
 			continue;
 		if (fp_dev_read_timed(j->inner, j->buf, (size_t)block, off,
 				      NULL) != 0)
@@ -433,6 +433,25 @@ static void take_fingerprint(struct journal *j, uint64_t lo, uint64_t hi)
 		f->hash = jr_fnv1a64(j->buf, (size_t)block);
 		j->slot.nfp++;
 	}
+}
+
+/* Sample blocks spread over the device so that a restore can tell
+ * whether it is about to write onto the same card: outside what the
+ * test may write ([lo, hi) and the write area) first.  When the area
+ * covers most of the device (capacity, a small card), blocks inside it
+ * that are not being written now fill up the fingerprint: the test saves
+ * every block before writing it, so a restore compares only those it
+ * never saved. */
+static void take_fingerprint(struct journal *j, uint64_t lo, uint64_t hi)
+{
+	uint64_t alo = lo, ahi = hi;
+
+	j->fingerprinted = true;
+	if (j->outer == NULL || !fp_dev_write_area(j->outer, &alo, &ahi))
+		alo = ahi = lo;
+	fingerprint_pass(j, 0, lo, hi, alo, ahi);
+	if (j->slot.nfp < JR_FP_MAX / 2)
+		fingerprint_pass(j, 8, lo, hi, lo, lo);
 }
 
 /* Copy [start, end) of the device into data records (not committed). */

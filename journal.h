@@ -178,7 +178,10 @@ int journal_restore(const char *journal_path, struct fp_dev *dev,
  * Returns 1 with its path in found, 0 when there is none (always for
  * simulated cards, which live only in memory), -FP_ELOST when a pointer
  * file names a journal that no longer exists (err says which range of
- * the device may hold test data and how to go on), or a negative errno. */
+ * the device may hold test data and how to go on), -FP_EREFUSED when
+ * the journal named after device is another device's (a card swapped
+ * after a crash, an image replaced: err says so, found names it), or a
+ * negative errno. */
 int journal_find_pending(const char *device, char *found, size_t foundlen,
 			 char *err, size_t errlen);
 

@@ -452,7 +452,7 @@ static bool covered(const struct jr_scan *s, uint64_t off, uint64_t len)
 	return false;
 }
 
-/* The blocks the test saw outside its area must read as they did: a
+/* The blocks the test saw and never wrote must read as they did: a
  * card swapped in the same reader (same serial, same size) would get
  * the journal's data otherwise.  Blocks inside a saved range are
  * skipped: the test may have written them. */
@@ -491,8 +491,8 @@ static int check_fingerprint(const char *path, const struct jr_header *h,
 		return 0;
 	}
 	fp_errf(err, errlen, "'%s' is probably not the card journal '%s' was "
-	    "made on: %u of %u blocks outside the test area differ from what "
-	    "the test saw (the first at byte %" PRIu64 "); nothing was "
+	    "made on: %u of %u blocks the test did not write differ from what "
+	    "it saw (the first at byte %" PRIu64 "); nothing was "
 	    "restored.  If it is the same card (for example a fake card whose "
 	    "writes wrap around), run 'flashprobe restore --force %s'",
 	    fp_dev_path(dev), path, differ, checked, first, path);
@@ -512,31 +512,48 @@ static void forced_header(struct fp_dev *dev, struct jr_header *h)
 
 /* ---- deleting ---- */
 
-int jr_delete_journal(const char *path, const char *pointer)
+/* Whether pointer names the journal at jabs: a pointer file (p filled)
+ * or a version 1 pointer, a symbolic link (p->journal left ""). */
+static bool pointer_names(const char *pointer, const char *jabs,
+			  struct jr_pointer *p)
 {
-	char target[PATH_MAX], jabs[PATH_MAX];
-	struct jr_pointer p;
+	char target[PATH_MAX];
 	ssize_t n;
 
+	memset(p, 0, sizeof(*p));
+	if (jr_pointer_read(pointer, p) == 1)
+		return strcmp(p->journal, jabs) == 0;
+	memset(p, 0, sizeof(*p));
+	n = readlink(pointer, target, sizeof(target) - 1);
+	if (n < 0)
+		return false;
+	target[n] = '\0';
+	return strcmp(target, jabs) == 0;
+}
+
+int jr_delete_journal(const char *path, const char *pointer)
+{
+	char jabs[PATH_MAX];
+	struct jr_pointer p;
+	bool ours = pointer[0] != '\0' &&
+		    jr_abs_path(path, jabs, sizeof(jabs)) == 0 &&
+		    pointer_names(pointer, jabs, &p);
+
+	/* The device is back as it was: a pointer that outlives its journal
+	 * (killed between the two unlinks) must not tell of a lost journal
+	 * whose data may be on the device.  An empty area says "nothing
+	 * there", and the next run removes it quietly. */
+	if (ours && p.journal[0] != '\0') {
+		p.area_lo = p.area_hi = 0;
+		jr_pointer_write(pointer, &p, false);
+	}
 	if (unlink(path) != 0)
 		return -errno;
 	jr_fsync_dir_of(path);
-	if (pointer[0] == '\0' || jr_abs_path(path, jabs, sizeof(jabs)) != 0)
-		return 0;
-	if (jr_pointer_read(pointer, &p) == 1) {
-		if (strcmp(p.journal, jabs) != 0)
-			return 0;
-	} else {
-		/* a version 1 pointer: a symbolic link */
-		n = readlink(pointer, target, sizeof(target) - 1);
-		if (n < 0)
-			return 0;
-		target[n] = '\0';
-		if (strcmp(target, jabs) != 0)
-			return 0;
+	if (ours) {
+		unlink(pointer);
+		jr_fsync_dir_of(pointer);
 	}
-	unlink(pointer);
-	jr_fsync_dir_of(pointer);
 	return 0;
 }
 
@@ -769,6 +786,17 @@ static int lock_journal(int fd, char *who, size_t wholen)
 	return -FP_EREFUSED;
 }
 
+/* Whether the open journal file is the image under test itself (a link
+ * planted at a journal's name): its lock, taken by the device's open,
+ * would read as a running test's. */
+static bool journal_is_device(int fd, struct fp_dev *dev)
+{
+	struct stat j, d;
+
+	return fstat(fd, &j) == 0 && stat(fp_dev_path(dev), &d) == 0 &&
+	       j.st_dev == d.st_dev && j.st_ino == d.st_ino;
+}
+
 int journal_restore(const char *journal_path, struct fp_dev *dev,
 		    unsigned flags, fp_progress_fn progress,
 		    void *progress_arg, struct journal_restore_report *rep,
@@ -785,6 +813,13 @@ int journal_restore(const char *journal_path, struct fp_dev *dev,
 		rc = jr_open_trusted(path, O_RDONLY, &fd, err, errlen);
 	if (rc < 0)
 		return rc;
+	if (journal_is_device(fd, dev)) {
+		fp_errf(err, errlen, "journal '%s' is the device under test "
+		    "itself (a link to it at a journal's name?), not a journal; "
+		    "nothing was restored: remove that link", path);
+		close(fd);
+		return -FP_EREFUSED;
+	}
 	rc = lock_journal(fd, who, sizeof(who));
 	if (rc == -FP_EREFUSED)
 		fp_errf(err, errlen, "journal '%s' is held by a flashprobe test "
@@ -847,8 +882,29 @@ static int pending_pointer(const char *path, const struct jr_pointer *p,
 	return lost_journal(path, p, err, errlen);
 }
 
+/* The journal named after this device belongs to another one: a card
+ * swapped after a crash, or an image file replaced.  Neither "nothing to
+ * restore" (its card still holds test data) nor a new test (the name is
+ * taken) would be right. */
+static int foreign_journal(const char *path, const struct jr_header *h,
+			   const struct jr_identity *want, char *err,
+			   size_t errlen)
+{
+	char diff[PATH_MAX + 128];
+
+	jr_identity_difference(&h->id, want, diff, sizeof(diff));
+	fp_errf(err, errlen, "the unfinished journal '%s' named after '%s' was "
+	    "made on another card or file (%s): nothing was written.  Put that "
+	    "card back and run 'flashprobe restore %s' ('restore --force' if "
+	    "this is a copy of it), or move the journal away if its data no "
+	    "longer matters", path, want->path, diff, path);
+	return -FP_EREFUSED;
+}
+
 /* Whether dir/name is a journal of want, directly or through a pointer;
- * its real path into found.  1, 0, or -FP_ELOST. */
+ * its real path into found.  1, 0, -FP_ELOST, or -FP_EREFUSED when the
+ * device's own name holds another device's journal (its path in found,
+ * for restore --force). */
 static int pending_in(const char *dir, const char *name,
 		      const struct jr_identity *want, const char *own_name,
 		      char *found, size_t foundlen, char *err, size_t errlen)
@@ -870,6 +926,11 @@ static int pending_in(const char *dir, const char *name,
 	if (jr_header_read(path, false, &fd, &h, NULL, 0) == 0) {
 		close(fd);
 		hit = jr_same_device(&h.id, want);
+		if (!hit && own) {
+			snprintf(found, foundlen, "%s",
+				 realpath(path, real) != NULL ? real : path);
+			return foreign_journal(path, &h, want, err, errlen);
+		}
 	} else {
 		/* Unreadable but named after this device: it may be ours. */
 		hit = own && access(path, F_OK) == 0;
@@ -885,17 +946,24 @@ static int pending_dir(const char *dir, const struct jr_identity *want,
 		       char *err, size_t errlen)
 {
 	struct dirent *e;
-	int hit = 0;
+	int hit = 0, foreign = 0;
 	DIR *d = opendir(dir);
 
 	if (d == NULL)
 		return errno == ENOENT || errno == EACCES ? 0 : -errno;
-	while (hit == 0 && (e = readdir(d)) != NULL)
+	/* another device's journal under this one's name is told only when
+	 * this device has none of its own elsewhere */
+	while (hit == 0 && (e = readdir(d)) != NULL) {
 		if (journal_name(e->d_name))
 			hit = pending_in(dir, e->d_name, want, own_name, found,
 					 foundlen, err, errlen);
+		if (hit == -FP_EREFUSED) {
+			foreign = hit;
+			hit = 0;
+		}
+	}
 	closedir(d);
-	return hit;
+	return hit ? hit : foreign;
 }
 
 int journal_find_pending(const char *device, char *found, size_t foundlen,
@@ -927,7 +995,7 @@ int journal_find_pending(const char *device, char *found, size_t foundlen,
 	for (i = 0; i < ndirs && rc == 0; i++)
 		rc = pending_dir(dirs[i], &want, own, found, foundlen, err,
 				 errlen);
-	if (rc < 0 && rc != -FP_ELOST)
+	if (rc < 0 && rc != -FP_ELOST && rc != -FP_EREFUSED)
 		fp_errf(err, errlen, "cannot look for journals in '%s': %s",
 		    dirs[i - 1], strerror(-rc));
 	return rc;

@@ -661,10 +661,25 @@ static int output_on_device(const char *device, const struct stat *dev,
 	return safety_dev_on_disk(device, major(out->st_dev), minor(out->st_dev));
 }
 
+/* The refusal of an output (label: "--svg 'x.svg'", "standard output")
+ * found on the device. */
+static int refuse_output(const char *label, const char *device,
+			 const struct stat *dev, const struct stat *out,
+			 bool exists, char *err, size_t errlen)
+{
+	fp_errf(err, errlen, "%s %s the device under test '%s'; choose a "
+		"file elsewhere", label,
+		exists && (S_ISBLK(out->st_mode) ||
+			   (out->st_dev == dev->st_dev && out->st_ino == dev->st_ino)) ?
+		"is" : "is on", device);
+	return -EINVAL;
+}
+
 int safety_check_output(const char *what, const char *output,
 			const char *device, char *err, size_t errlen)
 {
 	struct stat dev, out;
+	char label[PATH_MAX + 32];
 	bool exists;
 	int rc;
 
@@ -679,12 +694,23 @@ int safety_check_output(const char *what, const char *output,
 			output, strerror(-rc));
 	if (rc <= 0)
 		return rc;
-	fp_errf(err, errlen, "%s '%s' %s the device under test '%s'; choose a "
-		"file elsewhere", what, output,
-		exists && (S_ISBLK(out.st_mode) ||
-			   (out.st_dev == dev.st_dev && out.st_ino == dev.st_ino)) ?
-		"is" : "is on", device);
-	return -EINVAL;
+	snprintf(label, sizeof(label), "%s '%s'", what, output);
+	return refuse_output(label, device, &dev, &out, exists, err, errlen);
+}
+
+int safety_check_stream(const char *what, int fd, const char *device,
+			char *err, size_t errlen)
+{
+	struct stat dev, out;
+
+	if (devspec_is_sim(device) || stat(device, &dev) != 0 ||
+	    !(S_ISBLK(dev.st_mode) || S_ISREG(dev.st_mode)) ||
+	    fstat(fd, &out) != 0)
+		return 0;	/* the gate refuses other devices; a closed
+				 * stream writes nowhere */
+	if (output_on_device(device, &dev, &out, true) != 1)
+		return 0;	/* a pipe, a terminal, a file elsewhere */
+	return refuse_output(what, device, &dev, &out, true, err, errlen);
 }
 
 int safety_confirm(const char *device, FILE *in, FILE *out)

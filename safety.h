@@ -87,6 +87,14 @@ int safety_check_target(const char *path, enum safety_mode mode,
 int safety_check_output(const char *what, const char *output,
 			const char *device, char *err, size_t errlen);
 
+/* The same for an open stream (what: "standard output", "standard
+ * error"), as a shell redirection made it: `>/dev/sdb`, `2>>card.img`.
+ * 0, or -EINVAL with the reason in err.  Only a stream known to be on the
+ * device is refused: a pipe or terminal has no place on a disk, and a
+ * device sysfs cannot place is the gate's to refuse. */
+int safety_check_stream(const char *what, int fd, const char *device,
+			char *err, size_t errlen);
+
 /* Whether a partition table, file system, swap or RAID/LVM/LUKS signature
  * is on d (reads the first 68 KiB, or less on a smaller device).  Returns
  * 1 with its name in what ("MBR partition table", "ext2/3/4 file

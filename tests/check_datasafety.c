@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "blockfix.h"
+#include "journal_format.h"
 #include "testutil.h"
 #include "tests.h"
 
@@ -32,6 +33,8 @@
 #define IMG_BYTES (64 * MIB)
 #define AU_SEARCH_IMG_BYTES (128 * MIB)	/* room for a 16 MiB search */
 #define MAX_ARGS 16
+#define JR_TEST_HEADER 4096	/* a journal's header: its records follow */
+#define NCASES(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 static char root[128];			/* private directory of a test case */
 static char work[256];			/* root/tN: one test's directory */
@@ -228,8 +231,19 @@ static bool exited(int pid)
 	return gone;
 }
 
+#define FD_CLOSED (-2)	/* run_fds(): the stream is closed, as by `>&-` */
+
+static void place_stream(int fd, int target, int null)
+{
+	if (fd == FD_CLOSED)
+		close(target);
+	else
+		dup2(fd >= 0 ? fd : null, target);
+}
+
 /* Run the binary with stdout and stderr on the given descriptors (-1:
- * /dev/null); the status as tu_run() and the terminating signal. */
+ * /dev/null, FD_CLOSED: closed); the status as tu_run() and the
+ * terminating signal. */
 static int run_fds(const char *const *argv, int out, int err, int *termsig)
 {
 	const char *args[MAX_ARGS + 1] = { tu_binary() };
@@ -243,8 +257,8 @@ static int run_fds(const char *const *argv, int out, int err, int *termsig)
 		int null = open("/dev/null", O_RDWR);
 
 		dup2(null, 0);
-		dup2(out >= 0 ? out : null, 1);
-		dup2(err >= 0 ? err : null, 2);
+		place_stream(out, 1, null);
+		place_stream(err, 2, null);
 		execv(args[0], (char *const *)args);
 		_exit(127);
 	}
@@ -574,6 +588,113 @@ START_TEST(test_output_on_loop)
 }
 END_TEST
 
+/* Standard output or error on the device under test, as `1<>card.img`
+ * or `2>>/dev/sdb` make it: refused (status 2) before anything is
+ * written, the refusal on the other stream, and the device unchanged
+ * (the report and the notes used to be written onto it). */
+static const struct stream_case {
+	int stream;			/* 1 or 2: the one on the device */
+	const char *args[MAX_ARGS];
+} stream_cases[] = {
+	{ 1, { "capacity", "--write", "--yes", "@IMG", NULL } },
+	{ 2, { "capacity", "--write", "--yes", "@IMG", NULL } },
+	{ 1, { "probe", "--write", "--yes", "--json", "--quick", "--erasesize=1M", "@IMG",
+	       NULL } },
+	{ 2, { "find-fat", "--write", "--yes", "--erasesize=1M", "@IMG", NULL } },
+	{ 1, { "align", "@IMG", NULL } },
+	{ 2, { "restore", "@IMG", NULL } },
+};
+
+static void stream_refused(const struct stream_case *c, const char *dev, const char *what)
+{
+	char store[MAX_ARGS][PATH_MAX + 16], said[PATH_MAX];
+	const char *argv[MAX_ARGS];
+	uint64_t before = tu_checksum(dev);
+	int on_dev = open(dev, O_WRONLY), msg, status, termsig;
+
+	in_work(said, sizeof(said), "said");
+	msg = open(said, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_ge(on_dev, 0);
+	ck_assert_int_ge(msg, 0);
+	expand(c->args, argv, store, (const struct subst[]){ { "@IMG", dev }, { NULL, NULL } });
+	status = c->stream == 1 ? run_fds(argv, on_dev, msg, &termsig)
+				: run_fds(argv, msg, on_dev, &termsig);
+	close(on_dev);
+	close(msg);
+	ck_assert_msg(tu_checksum(dev) == before, "%s %d, stream %d: the device was written",
+		      what, (int)(c - stream_cases), c->stream);
+	ck_assert_msg(status == 2, "%s %d: status %d, '%s'", what, (int)(c - stream_cases),
+		      status, slurp(said));
+	ck_assert_msg(strstr(slurp(said), c->stream == 1 ? "standard output is the device"
+							 : "standard error is the device"),
+		      "%s %d: '%s'", what, (int)(c - stream_cases), slurp(said));
+	ck_assert_msg(state_entries() == 0, "%zu journal file(s) left", state_entries());
+}
+
+START_TEST(test_stream_on_device)
+{
+	char *img = new_image(IMG_BYTES, 43);
+
+	stream_refused(&stream_cases[_i], img, "image case");
+	free(img);
+}
+END_TEST
+
+START_TEST(test_stream_on_loop)
+{
+	require_loop();
+	stream_refused(&stream_cases[_i], loop.dev, "loop case");
+}
+END_TEST
+
+/* /dev/null as the device, with standard output on /dev/null too: the
+ * same file, but not a device the tests take, and the refusal says so
+ * (not "standard output is the device under test"). */
+START_TEST(test_null_device_and_stream)
+{
+	const char *const argv[] = { "align", "/dev/null", NULL };
+	char said[PATH_MAX];
+	int msg, status, termsig;
+
+	in_work(said, sizeof(said), "said");
+	msg = open(said, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_ge(msg, 0);
+	status = run_fds(argv, -1, msg, &termsig);
+	close(msg);
+	ck_assert_msg(status == 2 && strstr(slurp(said), "not a block device or regular file"),
+		      "status %d, '%s'", status, slurp(said));
+}
+END_TEST
+
+/* Closed standard streams (`>&- 2>&-`): the device or the journal, opened
+ * next, used to take their numbers, and the notes and the report were
+ * written into it (the device's O_DIRECT refused the unaligned text, by
+ * luck).  Now they are opened on /dev/null: the test runs and restores. */
+START_TEST(test_closed_streams)
+{
+	static const char *const args[][MAX_ARGS] = {
+		{ "find-fat", "--write", "--yes", "--erasesize=1M", "@IMG", NULL },
+		{ "capacity", "--write", "--yes", "@IMG", NULL },
+	};
+	char *img = new_image(IMG_BYTES, 44);
+	uint64_t before = tu_checksum(img);
+	char store[MAX_ARGS][PATH_MAX + 16];
+	const char *argv[MAX_ARGS];
+
+	for (int i = 0; i < NCASES(args); i++) {
+		int termsig, status;
+
+		expand(args[i], argv, store, (const struct subst[]){ { "@IMG", img },
+								   { NULL, NULL } });
+		status = run_fds(argv, FD_CLOSED, FD_CLOSED, &termsig);
+		ck_assert_msg(status == 0, "%s with stdout and stderr closed: status %d",
+			      args[i][0], status);
+		assert_kept(img, before);
+	}
+	free(img);
+}
+END_TEST
+
 /* A file system of the disk under test, mounted: a chart there would be
  * written through it onto the disk. */
 static struct bf_scene mounted;
@@ -610,6 +731,59 @@ START_TEST(test_output_on_mounted_partition)
 	ck_assert_msg(access(chart, F_OK) != 0, "the chart was written");
 	ck_assert_msg(tu_checksum(mounted.dev) == before, "the device changed");
 	tu_run_free(&r);
+}
+END_TEST
+
+/* A tiny file system (8 MiB of ext4 on a loop device) for journals that
+ * cannot fit. */
+static struct bf_scene tiny;
+
+static void tiny_setup(void)
+{
+	root_setup();
+	memset(&tiny, 0, sizeof(tiny));
+	if (root[0] && bf_image(&tiny, 8 * MIB, false) && bf_attach(&tiny, "") &&
+	    bf_mkfs(&tiny, tiny.dev))
+		bf_mount(&tiny, tiny.dev, "");
+}
+
+static void tiny_teardown(void)
+{
+	bf_cleanup(&tiny);
+	root_teardown();
+}
+
+/* The journal's file system fills up during the test: it stops, restores
+ * what it wrote, removes its journal and says it was the journal that
+ * could not be written (status 1; the line used to be a bare "No space
+ * left on device", which reads as the card's). */
+static const char *const full_cases[][MAX_ARGS] = {
+	{ "find-fat", "--write", "--erasesize=1M", "--journal=@JOURNAL", "@IMG", NULL },
+	{ "capacity", "--write", "--journal=@JOURNAL", "@IMG", NULL },
+};
+
+START_TEST(test_journal_fs_full)
+{
+	char *img = new_image(IMG_BYTES, 49);
+	uint64_t before = tu_checksum(img);
+	char journal[PATH_MAX + 32], store[MAX_ARGS][PATH_MAX + 16];
+	const char *argv[MAX_ARGS];
+	struct run_result r;
+
+	ck_assert_msg(tiny.mnt[0], "no tiny file system: %s", tiny.why);
+	snprintf(journal, sizeof(journal), "%s/test.journal", tiny.mnt);
+	expand(full_cases[_i], argv, store, (const struct subst[]){
+		{ "@IMG", img }, { "@JOURNAL", journal }, { NULL, NULL } });
+	tu_run(&r, argv);
+	ck_assert_msg(tu_checksum(img) == before, "case %d: the image was not restored", _i);
+	ck_assert_msg(r.status == 1 && strstr(r.err, "cannot write journal") &&
+		      strstr(r.err, "No space left"),
+		      "case %d: status %d, '%s'", _i, r.status, r.err);
+	ck_assert_msg(access(journal, F_OK) != 0, "case %d: the journal was left", _i);
+	ck_assert_msg(state_entries() == 0, "case %d: %zu entries left in the state directory",
+		      _i, state_entries());
+	tu_run_free(&r);
+	free(img);
 }
 END_TEST
 
@@ -871,8 +1045,195 @@ START_TEST(test_restore_other_identity_refused)
 	ck_assert_msg(tu_checksum(img) == sum, "the other file was written");
 	ck_assert_msg(journal_size() > 0, "the journal was not kept");
 	tu_run_free(&r);
+	/* by the device's name, and a new test: the journal under its name
+	 * is another file's (it said "nothing to restore", status 0, and the
+	 * test failed creating its journal, status 1) */
+	tu_run(&r, (const char *const[]){ "restore", img, NULL });
+	ck_assert_msg(r.status == 3 && tu_count_lines(r.err) == 1 &&
+		      strstr(r.err, "another card or file"), "restore of the new file: status "
+		      "%d, '%s' '%s'", r.status, r.out, r.err);
+	tu_run_free(&r);
+	tu_run(&r, args);
+	ck_assert_msg(r.status == 3 && strstr(r.err, "another card or file"),
+		      "a test of the new file: status %d, '%s'", r.status, r.err);
+	ck_assert_msg(tu_checksum(img) == sum, "the other file was written");
+	ck_assert_msg(journal_size() > 0, "the journal was not kept");
+	tu_run_free(&r);
+	/* a copy of the first file: --force by the device's name replays */
+	tu_run(&r, (const char *const[]){ "restore", "--force", img, NULL });
+	ck_assert_msg(r.status == 0 && strstr(r.out, "restored") && state_entries() == 0,
+		      "restore --force of the new file: status %d, '%s' '%s'", r.status, r.out,
+		      r.err);
+	tu_run_free(&r);
 	free(other);
 	free(img);
+}
+END_TEST
+
+/* A link to the image planted at its journal's name: restore (also
+ * --force) refuses it as the device itself (status 3; it was told as "a
+ * test that is still running", the device's own lock), writes nothing,
+ * and leaves the link. */
+START_TEST(test_journal_link_to_device)
+{
+	char *img = new_image(IMG_BYTES, 47);
+	const char *const args[] = { "find-fat", "--write", "-e", "1M", img, NULL };
+	char journal[PATH_MAX + 300];
+	uint64_t before;
+	struct tu_child ch;
+	struct run_result r;
+	struct stat st;
+
+	ck_assert_int_eq(tu_spawn(&ch, args, JR_TEST_HEADER + 2 * (MIB + 80)), 0);
+	ck_assert_int_eq(tu_wait(&ch, &r), SIGXFSZ);
+	tu_run_free(&r);
+	ck_assert_msg(state_journal(journal, sizeof(journal)) > 0, "no pending journal");
+	tu_run(&r, (const char *const[]){ "restore", img, NULL });
+	ck_assert_msg(r.status == 0, "restore: status %d, '%s'", r.status, r.err);
+	tu_run_free(&r);
+	before = tu_checksum(img);
+	ck_assert_int_eq(symlink(img, journal), 0);
+	for (int force = 0; force < 2; force++) {
+		const char *const restore[] = { "restore", force ? "--force" : img,
+						force ? img : NULL, NULL };
+
+		tu_run(&r, restore);
+		ck_assert_msg(r.status == 3 && strstr(r.err, "is the device under test itself"),
+			      "restore%s: status %d, '%s' '%s'", force ? " --force" : "",
+			      r.status, r.out, r.err);
+		ck_assert_msg(tu_checksum(img) == before, "the image was written");
+		ck_assert_msg(lstat(journal, &st) == 0 && S_ISLNK(st.st_mode),
+			      "the link is gone");
+		tu_run_free(&r);
+	}
+	free(img);
+}
+END_TEST
+
+/* Killed as its restore ends, between deleting a journal kept elsewhere
+ * (--journal) and its pointer: the pointer outlives the journal.  The
+ * restore empties the pointer's area first, so the next restore (of the
+ * pointer or of the device) removes it and says nothing is to be done
+ * (status 0), and the next test runs; it used to tell of a lost journal
+ * whose data might be on the device (status 1). */
+START_TEST(test_pointer_outlives_journal)
+{
+	char *img = new_image(IMG_BYTES, 48);
+	char jopt[PATH_MAX + 16], pointer[PATH_MAX + 300];
+	const char *const args[] = { "find-fat", "--write", "-e", "1M", jopt, img, NULL };
+	struct jr_pointer p;
+	struct tu_child ch;
+	struct run_result r;
+	uint64_t before = tu_checksum(img);
+
+	snprintf(jopt, sizeof(jopt), "--journal=%s/elsewhere.journal", work);
+	ck_assert_int_eq(tu_spawn(&ch, args, JR_TEST_HEADER + 2 * (MIB + 80)), 0);
+	ck_assert_int_eq(tu_wait(&ch, &r), SIGXFSZ);
+	tu_run_free(&r);
+	ck_assert_msg(state_journal(pointer, sizeof(pointer)) > 0, "no pointer file");
+	ck_assert_int_eq(jr_pointer_read(pointer, &p), 1);
+	ck_assert_msg(p.area_hi > p.area_lo, "the pointer names no area");
+	tu_run(&r, (const char *const[]){ "restore", img, NULL });
+	ck_assert_msg(r.status == 0, "restore: status %d, '%s'", r.status, r.err);
+	tu_run_free(&r);
+	assert_kept(img, before);
+	p.area_lo = p.area_hi = 0;
+	for (int by_device = 0; by_device < 2; by_device++) {
+		ck_assert_int_eq(jr_pointer_write(pointer, &p, true), 0);
+		tu_run(&r, (const char *const[]){ "restore", by_device ? img : pointer, NULL });
+		ck_assert_msg(r.status == 0 && strstr(r.err, "nothing to restore"),
+			      "restore of the %s: status %d, '%s'", by_device ? "device" : "pointer",
+			      r.status, r.err);
+		ck_assert_msg(state_entries() == 0, "the stale pointer was kept");
+		tu_run_free(&r);
+	}
+	ck_assert_int_eq(jr_pointer_write(pointer, &p, true), 0);
+	tu_run(&r, args);
+	ck_assert_msg(r.status == 0, "the next test: status %d, '%s'", r.status, r.err);
+	tu_run_free(&r);
+	assert_kept(img, before);
+	free(img);
+}
+END_TEST
+
+/* Copy the whole of from over to in place (the same inode or device),
+ * synced. */
+static void copy_over(const char *from, const char *to)
+{
+	static char buf[1 << 20];
+	int in = open(from, O_RDONLY), out = open(to, O_WRONLY);
+	ssize_t n;
+
+	ck_assert_int_ge(in, 0);
+	ck_assert_int_ge(out, 0);
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		ck_assert_int_eq(write(out, buf, (size_t)n), n);
+	ck_assert_int_eq(n, 0);
+	ck_assert_int_eq(fsync(out), 0);
+	close(in);
+	close(out);
+}
+
+/* A crash, then another card in the same place (the same inode, the
+ * same loop device and backing file: the same identity), restore: the
+ * fingerprint must refuse it (status 3, nothing written, the journal
+ * kept); the first card back, restore brings it back whole.  find-fat
+ * and capacity write areas that cover the whole 64 MiB card, which left
+ * no block outside them for the fingerprint: the journal was written
+ * onto the other card. */
+static const char *const swap_cases[][MAX_ARGS] = {
+	{ "find-fat", "--write", "--erasesize=1M", "@IMG", NULL },
+	{ "capacity", "--write", "@IMG", NULL },
+};
+
+static void swapped_card_refused(const char *const *tmpl, const char *dev)
+{
+	char store[MAX_ARGS][PATH_MAX + 16], crashed[PATH_MAX];
+	const char *argv[MAX_ARGS];
+	char *other = new_image(IMG_BYTES, 46);
+	uint64_t before = tu_checksum(dev), other_sum = tu_checksum(other);
+	struct tu_child ch;
+	struct run_result r;
+
+	expand(tmpl, argv, store, (const struct subst[]){ { "@IMG", dev }, { NULL, NULL } });
+	ck_assert_int_eq(tu_spawn(&ch, argv, JR_TEST_HEADER + 3 * (MIB + 80)), 0);
+	ck_assert_msg(tu_wait(&ch, &r) == SIGXFSZ, "%s did not crash: status %d, '%s'",
+		      tmpl[0], r.status, r.err);
+	tu_run_free(&r);
+	ck_assert_msg(journal_size() > 0, "%s: no pending journal", tmpl[0]);
+	in_work(crashed, sizeof(crashed), "crashed");
+	ck_assert_int_eq(bf_sh("cp '%s' '%s'", dev, crashed), 0);
+	copy_over(other, dev);
+	tu_run(&r, (const char *const[]){ "restore", dev, NULL });
+	ck_assert_msg(tu_checksum(dev) == other_sum, "%s: the journal was written onto "
+		      "another card (restore: status %d, '%s' '%s')", tmpl[0], r.status, r.out,
+		      r.err);
+	ck_assert_msg(r.status == 3 && strstr(r.err, "probably not the card"),
+		      "%s: status %d, '%s'", tmpl[0], r.status, r.err);
+	ck_assert_msg(journal_size() > 0, "%s: the journal was not kept", tmpl[0]);
+	tu_run_free(&r);
+	copy_over(crashed, dev);
+	tu_run(&r, (const char *const[]){ "restore", dev, NULL });
+	ck_assert_msg(r.status == 0, "%s: the first card back: status %d, '%s'", tmpl[0],
+		      r.status, r.err);
+	assert_kept(dev, before);
+	tu_run_free(&r);
+	free(other);
+}
+
+START_TEST(test_swapped_card_image)
+{
+	char *img = new_image(IMG_BYTES, 45);
+
+	swapped_card_refused(swap_cases[_i], img);
+	free(img);
+}
+END_TEST
+
+START_TEST(test_swapped_card_loop)
+{
+	require_loop();
+	swapped_card_refused(swap_cases[_i], loop.dev);
 }
 END_TEST
 
@@ -1034,13 +1395,11 @@ START_TEST(test_messages)
 }
 END_TEST
 
-#define NCASES(a) ((int)(sizeof(a) / sizeof((a)[0])))
-
 Suite *datasafety_suite(void)
 {
 	Suite *s = suite_create("datasafety");
 	TCase *img = tcase_create("image");
-	TCase *blk, *mnt;	/* made only when added: an unadded TCase leaks */
+	TCase *blk, *mnt, *full;	/* made only when added: an unadded TCase leaks */
 	const char *why = bf_unavailable("");
 
 	tcase_set_timeout(img, 300);
@@ -1054,11 +1413,17 @@ Suite *datasafety_suite(void)
 	tcase_add_test(img, test_report_to_closed_pipe);
 	tcase_add_test(img, test_report_to_full_device);
 	tcase_add_loop_test(img, test_output_on_device, 0, NCASES(output_cases));
+	tcase_add_loop_test(img, test_stream_on_device, 0, NCASES(stream_cases));
+	tcase_add_test(img, test_closed_streams);
+	tcase_add_test(img, test_null_device_and_stream);
 	tcase_add_loop_test(img, test_signature_without_terminal, 0, NCASES(signature_cases));
 	tcase_add_test(img, test_long_paths_refused);
 	tcase_add_test(img, test_other_writer_image);
 	tcase_add_loop_test(img, test_exit_status, 0, NCASES(status_cases));
 	tcase_add_test(img, test_restore_other_identity_refused);
+	tcase_add_loop_test(img, test_swapped_card_image, 0, NCASES(swap_cases));
+	tcase_add_test(img, test_journal_link_to_device);
+	tcase_add_test(img, test_pointer_outlives_journal);
 	tcase_add_loop_test(img, test_signal_restores, 0, NCASES(stop_signals));
 	tcase_add_test(img, test_ignored_sighup_stays_ignored);
 	tcase_add_test(img, test_restore_finishes_under_signals);
@@ -1077,13 +1442,22 @@ Suite *datasafety_suite(void)
 	tcase_add_test(blk, test_second_writer_loop);
 	tcase_add_test(blk, test_other_writer_loop);
 	tcase_add_test(blk, test_output_on_loop);
+	tcase_add_loop_test(blk, test_stream_on_loop, 0, NCASES(stream_cases));
+	tcase_add_loop_test(blk, test_swapped_card_loop, 0, NCASES(swap_cases));
 	tcase_add_test(blk, test_unverifiable_device_refused);
 	suite_add_tcase(s, blk);
 	why = bf_unavailable("mkfs.ext4");
 	if (why) {
-		tu_skip("datasafety/mounted: --svg on a mounted partition", why);
+		tu_skip("datasafety/mounted, fullfs: --svg on a mounted partition, a "
+			"journal on a full file system", why);
 		return s;
 	}
+	full = tcase_create("fullfs");
+	tcase_set_timeout(full, 300);
+	tcase_add_unchecked_fixture(full, tiny_setup, tiny_teardown);
+	tcase_add_checked_fixture(full, work_setup, NULL);
+	tcase_add_loop_test(full, test_journal_fs_full, 0, NCASES(full_cases));
+	suite_add_tcase(s, full);
 	mnt = tcase_create("mounted");
 	tcase_set_timeout(mnt, 300);
 	tcase_add_unchecked_fixture(mnt, mounted_setup, mounted_teardown);

@@ -380,22 +380,6 @@ static const char *first_line(const char *s, char *buf, size_t len)
 	return buf;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void sleep_ns(uint64_t ns)
-{
-	struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
-
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
-
 static const struct jsonv *need(const struct jsonv *doc, const char *path)
 {
 	const struct jsonv *v = jsonv_get(doc, path);
@@ -988,9 +972,9 @@ static void interrupt_setup(void)
 		char names[256];
 
 		expand(intr_cmds[c], argv);
-		t0 = now_ns();
+		t0 = tu_now_ns();
 		tu_run(&r, argv);
-		run_ns[c] = now_ns() - t0;
+		run_ns[c] = tu_now_ns() - t0;
 		if (r.status != 0 || csum(image) != image_sum ||
 		    state_list(names, sizeof(names)) != 0) {
 			snprintf(intr_note, sizeof(intr_note), "%s: status %d, %s", argv[0],
@@ -1035,7 +1019,7 @@ START_TEST(test_interrupt)
 	ck_assert_msg(run_ns[c] > 0, "the uninterrupted run failed: %s", intr_note);
 	at = kill_point(c, sig, k);
 	ck_assert_int_eq(spawn(&ch, intr_cmds[c], 0), 0);
-	sleep_ns(at);
+	tu_sleep_ns(at);
 	kill(ch.pid, sig);
 	termsig = tu_wait(&ch, &r);
 	sum = csum(image);
@@ -1129,7 +1113,7 @@ START_TEST(test_kill_restore)
 	ck_assert_msg(run_ns[c] > 0, "the uninterrupted run failed: %s", intr_note);
 	at = kill_point(c, SIGKILL, k);
 	ck_assert_int_eq(spawn(&ch, intr_cmds[c], 0), 0);
-	sleep_ns(at);
+	tu_sleep_ns(at);
 	kill(ch.pid, SIGKILL);
 	termsig = tu_wait(&ch, &r);
 	state_journal(journal, sizeof(journal), &jsize);
@@ -1166,7 +1150,7 @@ START_TEST(test_pending_journal_refused)
 
 		repair();
 		ck_assert_int_eq(spawn(&ch, intr_cmds[0], 0), 0);
-		sleep_ns(run_ns[0] * (4 + (uint64_t)attempt % 4) / 10);
+		tu_sleep_ns(run_ns[0] * (4 + (uint64_t)attempt % 4) / 10);
 		kill(ch.pid, SIGKILL);
 		tu_wait(&ch, &k);
 		tu_run_free(&k);
@@ -1318,7 +1302,7 @@ START_TEST(test_damaged_journal_refused)
 
 		repair();
 		ck_assert_int_eq(spawn(&ch, intr_cmds[0], 0), 0);
-		sleep_ns(run_ns[0] * (6 + (uint64_t)attempt % 3) / 10);
+		tu_sleep_ns(run_ns[0] * (6 + (uint64_t)attempt % 3) / 10);
 		kill(ch.pid, SIGKILL);
 		tu_wait(&ch, &k);
 		tu_run_free(&k);

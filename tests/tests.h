@@ -29,5 +29,6 @@ Suite *svg_suite(void);
 Suite *identify_suite(void);
 Suite *schema_suite(void);
 Suite *auwrite_suite(void);
+Suite *killsweep_suite(void);
 
 #endif

@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sched.h>
@@ -610,4 +611,20 @@ int tu_dev_copy(struct fp_dev *from, struct fp_dev *to)
 	fp_dev_end_write_area(to);
 	free(buf);
 	return rc;
+}
+
+uint64_t tu_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void tu_sleep_ns(uint64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
 }

@@ -45,6 +45,11 @@ int tu_spawn(struct tu_child *c, const char *const *argv, uint64_t fsize_limit);
  * Returns the signal that terminated it, or 0 if it exited. */
 int tu_wait(struct tu_child *c, struct run_result *r);
 
+/* The monotonic clock in nanoseconds, and a sleep that EINTR does not
+ * cut short: for stopping a child at a chosen moment. */
+uint64_t tu_now_ns(void);
+void tu_sleep_ns(uint64_t ns);
+
 /* Number of lines in s (a final line without newline counts). */
 size_t tu_count_lines(const char *s);
 
