@@ -1089,26 +1089,41 @@ static double rel_step_that_matters(const struct align_state *st,
 }
 
 /* An open size is measured with its largest divisors, against which the
- * level test would judge it (or the smallest size, its base then). */
+ * level test would judge it (or with the smallest size, its base when
+ * neither is tested). */
 static void focus_step(const struct align_state *st, struct align_decision *dc,
 		       const struct align_group *g)
 {
 	const struct align_group *half = group_of(st, g->size / 2);
 	const struct align_group *third = g->size % 3 ? NULL : group_of(st, g->size / 3);
 
-	dc->focus[g - st->groups] = dc->focus[step_base(st, g->size) - st->groups] = true;
+	dc->focus[g - st->groups] = true;
 	if (half)
 		dc->focus[half - st->groups] = true;
 	if (third)
 		dc->focus[third - st->groups] = true;
+	if (!half && !third)
+		dc->focus[0] = true;
+}
+
+static bool is_level_group(const struct align_level *lv, size_t n,
+			   const struct align_group *g)
+{
+	for (size_t j = 0; j < n; j++)
+		if (lv[j].self == g)
+			return true;
+	return false;
 }
 
 /* Sequential, per size: a size that is not a level stays open while the
  * upper bound of its step over its base could still reach the step that
- * matters there (then it and its base are measured more); a level's own
- * precision is the level tests' business (unresolved, focus).
+ * matters there (then it and its divisors are measured more); a level's
+ * own precision is the level tests' business (unresolved, focus).
  * detectable[r] is the largest such bound over its target in region r:
- * below 1, nothing hidden there could change the verdict. */
+ * below 1, nothing hidden there could change the verdict.  A step clearly
+ * above any level's minimum that no level explains keeps the run
+ * uncertain, and the smallest such size in each region (the level is
+ * there or below) is measured until the level tests settle it. */
 static void mark_open_sizes(const struct align_state *st, struct align_decision *dc,
 			    const struct align_level *lv, size_t n, uint64_t E)
 {
@@ -1118,21 +1133,13 @@ static void mark_open_sizes(const struct align_state *st, struct align_decision 
 		const struct align_group *g = &st->groups[i], *b;
 		int r = region_of(dc, g->size, E);
 		double step, margin, matters, ratio;
-		bool level = false;
 
-		for (size_t j = 0; j < n; j++)
-			level |= lv[j].self == g;
-		if (r < 0)
-			continue;
-		if (level)
+		if (r < 0 || is_level_group(lv, n, g))
 			continue;
 		b = step_base(st, g->size);
 		step = g->d - b->d;
 		margin = ALIGN_Z_HINT * sqrt(g->se * g->se + b->se * b->se);
 		matters = rel_step_that_matters(st, dc, g->size, r) * st->target_scale;
-		/* a step clearly above any level's minimum is visible, but no
-		 * level explains it: that is for the level tests of its
-		 * smallest size (the level is there or below) to settle */
 		if ((step - margin) / st->base_ns > fmin(matters, ALIGN_MIN_REL_STEP)) {
 			if (!unexplained[r])
 				unexplained[r] = g;
