@@ -1,4 +1,5 @@
 /* check_main.c - the single test runner: every suite, one summary line. */
+#include <signal.h>
 #include <stdlib.h>
 
 #include <stdio.h>
@@ -6,10 +7,26 @@
 #include "testutil.h"
 #include "tests.h"
 
+/* The suites test how flashprobe treats signals, including ones ignored
+ * at its start (nohup); they set up such cases themselves.  Start them
+ * from the defaults, whatever the runner inherited: a shell without job
+ * control starts background jobs with SIGINT and SIGQUIT ignored, and
+ * some CI runners ignore SIGHUP or SIGPIPE. */
+static void default_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGQUIT, SIGHUP, SIGTERM, SIGPIPE };
+
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		signal(sigs[i], SIG_DFL);
+}
+
 int main(void)
 {
-	SRunner *sr = srunner_create(units_suite());
+	SRunner *sr;
 	int failed, run;
+
+	default_signals();
+	sr = srunner_create(units_suite());
 
 	srunner_add_suite(sr, stats_suite());
 	srunner_add_suite(sr, json_suite());

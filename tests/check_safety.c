@@ -446,13 +446,16 @@ static void raise_during_noted_restore(void)
 }
 
 /* Ignored at start (nohup) stays ignored; SIGQUIT is caught; SIGPIPE is
- * ignored while installed and put back afterwards. */
+ * ignored while installed and put back afterwards.  SIGQUIT starts at its
+ * default: a shell without job control starts background jobs with it
+ * ignored, and that must stay ignored too. */
 START_TEST(test_signal_dispositions)
 {
 	struct sigaction now;
 	char *text;
 
 	signal(SIGHUP, SIG_IGN);
+	signal(SIGQUIT, SIG_DFL);
 	signal(SIGPIPE, SIG_DFL);
 	ck_assert_int_eq(safety_signals_install(), 0);
 	sigaction(SIGHUP, NULL, &now);
