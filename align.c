@@ -206,6 +206,13 @@ _Static_assert(ALIGN_MAX_POSITIONS * KIND_COUNT <= (1 << ALIGN_SLOT_BITS),
 _Static_assert((uint64_t)ALIGN_MAX_ROWS << ALIGN_SLOT_BITS <= UINT32_MAX,
 	       "a group index must fit above the slot bits");
 
+/* A robust "typical fast" time of one read from its repeats: the mean of
+ * the fastest 1/fraction of them.  Every variant ignores stalls and other
+ * slow outliers.  Which one is most precise depends on the shape of the
+ * jitter: for bounded (uniform-like) jitter the fastest few are best, for
+ * Gaussian-like jitter the faster half; align_run tries both. */
+enum align_estimator { EST_FAST_TAIL, EST_FAST_HALF, EST_COUNT };
+
 struct align_group {
 	uint64_t size;
 	unsigned npos;
@@ -216,7 +223,6 @@ struct align_group {
 	/* estimates, recomputed after every round, over the positions with
 	 * enough repeats (nused of them, est/diff indexed like pos) */
 	double est[ALIGN_MAX_POSITIONS][KIND_COUNT];
-	double side_est[ALIGN_MAX_POSITIONS][2];	/* the base reads per side */
 	double diff[ALIGN_MAX_POSITIONS];
 	unsigned nused;
 	double d;			/* trimmed mean diff over positions */
@@ -243,6 +249,7 @@ struct align_state {
 	size_t ngroups;
 	double base_ns;
 	double pooled_sigma;
+	enum align_estimator estimator;	/* the one the estimates were made with */
 	void *buf;
 	struct stats_rng rng;
 };
@@ -432,12 +439,6 @@ static int measure_round(struct align_state *st)
 	return 0;
 }
 
-/* A robust "typical fast" time of one read from its repeats: the mean of
- * the fastest 1/fraction of them.  Every variant ignores stalls and other
- * slow outliers.  Which one is most precise depends on the shape of the
- * jitter: for bounded (uniform-like) jitter the fastest few are best, for
- * Gaussian-like jitter the faster half; align_run tries both. */
-enum align_estimator { EST_FAST_TAIL, EST_FAST_HALF, EST_COUNT };
 
 static double fast_mean(const double *v, unsigned n, enum align_estimator e)
 {
@@ -520,8 +521,6 @@ static void estimate_group(struct align_state *st, struct align_group *g,
 		for (unsigned k = 0; k < KIND_COUNT; k++)
 			g->est[u][k] = fast_mean(sample_slot(st, g, p, k),
 						 g->reps[p], e);
-		for (unsigned side = SIDE_PRE; side <= SIDE_POST; side++)
-			g->side_est[u][side] = side_mean(st, g, p, side, e);
 		g->diff[u] = g->est[u][KIND_ON] - g->est[u][KIND_BASE];
 		g->nused++;
 	}
@@ -581,6 +580,7 @@ static void estimate_all(struct align_state *st)
 	}
 	if (best != EST_COUNT - 1)
 		estimate_with(st, best);
+	st->estimator = best;
 }
 
 static const struct align_group *group_of(const struct align_state *st,
@@ -1199,24 +1199,35 @@ static bool same_decision(const struct align_decision *a,
 	return a->page == b->page && a->erase == b->erase;
 }
 
-static void fill_rows(const struct align_state *st, struct align_result *r)
+/* The median over a group's used positions of the fast mean of its base
+ * reads on one side: the table's pre and post columns, made once at the
+ * end (the estimates between rounds use both sides together). */
+static int64_t side_column(struct align_state *st, struct align_group *g,
+			   unsigned side)
+{
+	double v[ALIGN_MAX_POSITIONS];
+	unsigned n = 0;
+
+	for (unsigned p = 0; p < g->npos; p++)
+		if (g->reps[p] >= ALIGN_MIN_REPS_USED)
+			v[n++] = side_mean(st, g, p, side, st->estimator);
+	return llround(stats_median(v, n));
+}
+
+static void fill_rows(struct align_state *st, struct align_result *r)
 {
 	r->nrows = st->ngroups;
 	for (size_t i = 0; i < st->ngroups; i++) {
-		const struct align_group *g = &st->groups[i];
+		struct align_group *g = &st->groups[i];
 		struct align_row *row = &r->rows[i];
 		double v[ALIGN_MAX_POSITIONS];
 
 		row->align_bytes = g->size;
-		for (unsigned col = 0; col < 3; col++) {
-			int64_t *dst = col == 0 ? &row->pre_ns :
-				       col == 1 ? &row->on_ns : &row->post_ns;
-
-			for (unsigned p = 0; p < g->nused; p++)
-				v[p] = col == 1 ? g->est[p][KIND_ON]
-						: g->side_est[p][col == 0 ? SIDE_PRE : SIDE_POST];
-			*dst = llround(stats_median(v, g->nused));
-		}
+		for (unsigned p = 0; p < g->nused; p++)
+			v[p] = g->est[p][KIND_ON];
+		row->on_ns = llround(stats_median(v, g->nused));
+		row->pre_ns = side_column(st, g, SIDE_PRE);
+		row->post_ns = side_column(st, g, SIDE_POST);
 		row->diff_ns = llround(g->d);
 		row->diff_se_ns = g->se;
 		row->positions = g->nused;
