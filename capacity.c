@@ -12,9 +12,21 @@
  * What is measured: test blocks that describe themselves (magic, their
  * own offset, a per-run nonce, a checksum over the block), so a read-back
  * tells "my block" from "another offset's block of this run" (aliasing)
- * from anything else (lost).  Before every read-back, cache_bytes of
- * other blocks are written and read in a flush area, so no recently
- * written test block can still be served from a cache of that size.
+ * from anything else (lost).  Before every read-back, 32 MiB of other
+ * blocks are written and read in a flush area at the top of the device,
+ * so no recently written test block can still be served from a cache of
+ * that size.  The flush is at the top because a fake card may cache only
+ * the writes its flash drops (f3probe's model: a direct-mapped cache of
+ * the addresses past the real flash), which a flush inside the real
+ * flash would never touch.
+ *
+ * The deep check: caches of up to cache_bytes (1 GiB, f3probe's largest;
+ * at most a quarter of the device) are defeated once, at the end: the
+ * flush area is extended downwards to cache_bytes and every position read
+ * again.  A position that kept its own block so far and loses it now was
+ * served by a cache larger than 32 MiB: the whole test then runs again,
+ * with a fresh nonce and the deep flush before every read-back (slow, but
+ * only on such a fake).  A genuine card pays the deep flush once.
  *
  * How it is decided, in rounds of write, flush, read back everything:
  *   round 0  offset 0 (the anchor), then every power of two B..N from the
@@ -31,7 +43,8 @@
  *            the truth, and never above it (a good block proves the flash
  *            up to its end).  Rounds grow with log17(capacity / 1 MiB).
  *   confirm  every position is read once more; one that reads differently
- *            makes the answer undetermined.
+ *            makes the answer undetermined.  Then the deep check (above),
+ *            unless the card wraps around (aliasing shows through a cache).
  *   verdict  wraparound when offset 0 aliased; else genuine when nothing
  *            was bad; damaged when the first bad position failed with an
  *            I/O error or a good position follows it (an island), when a
@@ -44,11 +57,13 @@
  * Known limits: an island smaller than a 16th of the device may be
  * missed; a wrap period that is not a power of two is found only when a
  * probe happens to land on an alias (then "undetermined"); a write cache
- * larger than cache_bytes can hide a limbo card.  When the card aliases
- * inside the flush area itself (real flash below ~33 MiB with wraparound),
- * round 0's flush clobbers some test blocks (they read the filler of an
- * alias and are set aside); later flushes leave out every block landing
- * on a test block.
+ * larger than cache_bytes can hide a limbo card; a loose direct-mapped
+ * cache (one serving a slot's block for any address mapped to it) makes
+ * positions read other positions' blocks, which gives "undetermined".
+ * On a wraparound card the flush area aliases onto the real flash: round
+ * 0's flush may clobber test blocks (they read the filler of an alias and
+ * are set aside, and the search writes them again); later flushes leave
+ * out every block landing on a test block.
  */
 #include "capacity.h"
 
@@ -208,11 +223,12 @@ int capacity_plan(uint64_t device_bytes, uint32_t sector_bytes,
 							     : CAPACITY_BLOCK_BYTES;
 	p->grid_bytes = CAPACITY_GRID_BYTES;
 	p->end_bytes = n;
-	/* right after the first unit, inside the real flash of all but the
-	 * tiniest fakes; at most half the device */
-	p->flush_start_bytes = p->grid_bytes;
-	p->flush_bytes = min64(o->cache_bytes, n / 2 - p->grid_bytes) /
-			 p->block_bytes * p->block_bytes;
+	/* at the top, below the last block, past the real flash of most
+	 * fakes (see the opening comment) */
+	p->deep_bytes = min64(o->cache_bytes, n / 4) / p->block_bytes * p->block_bytes;
+	p->flush_bytes = min64(CAPACITY_ROUND_FLUSH_BYTES, p->deep_bytes);
+	p->deep_start_bytes = n - p->block_bytes - p->deep_bytes;
+	p->flush_start_bytes = n - p->block_bytes - p->flush_bytes;
 	plan_add(p, 0);
 	for (c = p->block_bytes; c <= (n - p->block_bytes) / 2; c *= 2)
 		;
@@ -235,6 +251,9 @@ int capacity_plan(uint64_t device_bytes, uint32_t sector_bytes,
 	if (p->max_probes > CAPACITY_MAX_PROBES)
 		return -EINVAL;
 	p->max_bytes = p->max_probes * p->block_bytes + p->max_rounds * p->flush_bytes;
+	if (p->deep_bytes > p->flush_bytes)	/* the deep check and a second pass */
+		p->max_bytes += p->deep_bytes - p->flush_bytes +
+				p->max_probes * p->block_bytes + p->max_rounds * p->deep_bytes;
 	return 0;
 }
 
@@ -251,7 +270,13 @@ struct ctx {
 	uint8_t *chunk;			/* one flush chunk */
 	bool flush_error_noted;
 	bool contradiction;
+	bool may_reveal;		/* a position losing its block now means
+					 * a cache served it (the first pass) */
+	bool cache_hid;			/* ... and one did */
 	uint64_t top;			/* end of what can be real */
+	uint64_t nonce;			/* this pass's (the second has its own) */
+	uint64_t flush_start;		/* the flush before each read-back */
+	uint64_t flush_bytes;
 };
 
 /* -EIO is evidence about the position; everything else stops the test. */
@@ -276,7 +301,7 @@ static int write_probe(struct ctx *c, struct capacity_probe *pr)
 	size_t b = (size_t)c->p->block_bytes;
 	int rc;
 
-	block_fill(c->blk, b, pr->offset_bytes, c->o->nonce, KIND_PROBE);
+	block_fill(c->blk, b, pr->offset_bytes, c->nonce, KIND_PROBE);
 	rc = fp_dev_write_timed(c->d, c->blk, b, pr->offset_bytes, NULL);
 	c->r->blocks_tested++;
 	if (is_media_error(rc)) {
@@ -291,7 +316,7 @@ static enum capacity_state classify(struct ctx *c, const struct capacity_probe *
 {
 	enum block_kind kind;
 
-	if (!block_parse(c->blk, (size_t)c->p->block_bytes, c->o->nonce, claimed, &kind))
+	if (!block_parse(c->blk, (size_t)c->p->block_bytes, c->nonce, claimed, &kind))
 		return CAPACITY_LOST;
 	if (*claimed != pr->offset_bytes)
 		return CAPACITY_FOREIGN;
@@ -309,7 +334,7 @@ static bool garbled_own(struct ctx *c, const struct capacity_probe *pr)
 	size_t b = (size_t)c->p->block_bytes;
 	uint64_t bits = 0;
 
-	block_fill(c->expect, b, pr->offset_bytes, c->o->nonce, KIND_PROBE);
+	block_fill(c->expect, b, pr->offset_bytes, c->nonce, KIND_PROBE);
 	for (size_t i = 0; i < b; i++)
 		bits += (uint64_t)__builtin_popcount(c->blk[i] ^ c->expect[i]);
 	return bits > 0 && bits <= b * 8 / GARBLED_BIT_SHARE;
@@ -332,11 +357,15 @@ static int read_probe(struct ctx *c, struct capacity_probe *pr)
 	pr->garbled = st == CAPACITY_LOST && garbled_own(c, pr);
 	/* each position is written once: reading it differently later has no
 	 * explanation in the model (unstable media or reader, a cache larger
-	 * than the flush), except another offset's block landing on it,
-	 * which sort_out_aliasing() judges; a position set aside for that
+	 * than the flush: the first pass then ends, see run_passes()), except
+	 * another offset's block landing on it, which sort_out_aliasing()
+	 * judges; a position set aside for that
 	 * says nothing any more (our own filler may come and go there) */
-	if (!pr->ignored && pr->state != CAPACITY_UNREAD && st != pr->state &&
-	    st != CAPACITY_FOREIGN)
+	if (c->may_reveal && pr->state == CAPACITY_OWN && st == CAPACITY_LOST &&
+	    !pr->ignored)
+		c->cache_hid = true;
+	else if (!pr->ignored && pr->state != CAPACITY_UNREAD && st != pr->state &&
+		 st != CAPACITY_FOREIGN)
 		c->contradiction = true;
 	if (pr->first == CAPACITY_UNREAD)
 		pr->first = st;
@@ -364,7 +393,7 @@ static int note_flush_error(struct ctx *c, uint64_t off, uint64_t end)
 		return 0;
 	c->flush_error_noted = true;
 	for (; off < end; off += b) {
-		block_fill(c->blk, b, off, c->o->nonce, KIND_FLUSH);
+		block_fill(c->blk, b, off, c->nonce, KIND_FLUSH);
 		rc = fp_dev_write_timed(c->d, c->blk, b, off, NULL);
 		if (rc == 0)
 			rc = fp_dev_read_timed(c->d, c->blk, b, off, NULL);
@@ -387,7 +416,7 @@ static int flush_piece(struct ctx *c, uint64_t off, uint64_t end)
 	int rc;
 
 	for (size_t i = 0; i < len; i += b)
-		block_fill(c->chunk + i, min64(b, len - i), off + i, c->o->nonce, KIND_FLUSH);
+		block_fill(c->chunk + i, min64(b, len - i), off + i, c->nonce, KIND_FLUSH);
 	rc = fp_dev_write_timed(c->d, c->chunk, len, off, NULL);
 	if (rc == 0)
 		rc = fp_dev_read_timed(c->d, c->chunk, len, off, NULL);
@@ -419,13 +448,12 @@ static bool hits_probe(const struct ctx *c, const uint64_t *landings, size_t n,
 	return lo < n && landings[lo] < at + b;
 }
 
-/* Defeat a write cache: cache_bytes of filler written and read in runs
+/* Defeat a write cache: [off, end) of filler written and read in runs
  * of up to one chunk, leaving out every block that would land on a test
  * block (on a wraparound card the area itself may alias onto them). */
-static int flush(struct ctx *c)
+static int flush_area(struct ctx *c, uint64_t off, uint64_t end)
 {
 	const struct capacity_plan *p = c->p;
-	uint64_t end = p->flush_start_bytes + p->flush_bytes, off = p->flush_start_bytes;
 	uint64_t *landings = malloc((c->r->nprobes + 1) * sizeof(*landings));
 	size_t n = 0;
 	int rc = 0;
@@ -446,7 +474,10 @@ static int flush(struct ctx *c)
 		off = run > off ? run : off + p->block_bytes;
 	}
 	free(landings);
-	c->r->flushes++;
+	if (c->flush_bytes == c->p->deep_bytes && c->r->deep_flush_bytes)
+		c->r->deep_flushes++;
+	else
+		c->r->flushes++;
 	return rc;
 }
 
@@ -458,10 +489,10 @@ static int run_round(struct ctx *c, size_t first)
 
 	for (size_t i = first; rc == 0 && i < r->nprobes; i++)
 		rc = write_probe(c, &r->probes[i]);
-	if (!c->p->flush_bytes)
+	if (!c->flush_bytes)
 		r->cache_defeated = false;
 	else if (rc == 0)
-		rc = flush(c);
+		rc = flush_area(c, c->flush_start, c->flush_start + c->flush_bytes);
 	for (size_t i = 0; rc == 0 && i < r->nprobes; i++)
 		rc = read_probe(c, &r->probes[i]);
 	r->rounds++;
@@ -662,7 +693,14 @@ static void conclude(struct ctx *c, bool converged)
 	if (!sure && !r->note[0])
 		snprintf(r->note, sizeof(r->note), "%s", !c->p->flush_bytes ?
 			 "no cache flush: a write cache could have served lost writes" :
-			 "the cache flush was smaller than --cache-size (a small device)");
+			 "no flush as large as the cache size asked for came before the "
+			 "last read-backs");
+	else if (r->cache_hid_loss && !r->note[0])
+		snprintf(r->note, sizeof(r->note), "a write cache larger than the "
+			 "%llu MiB flushes served lost writes; the test ran again "
+			 "with %llu MiB flushes",
+			 (unsigned long long)(c->p->flush_bytes >> 20),
+			 (unsigned long long)(c->p->deep_bytes >> 20));
 }
 
 /* Rounds until no unit is left between the good end and the first bad
@@ -672,7 +710,7 @@ static int search(struct ctx *c)
 {
 	struct capacity_result *r = c->r;
 
-	while (!c->contradiction) {
+	while (!c->contradiction && !c->cache_hid) {
 		unsigned queued;
 		int rc;
 
@@ -724,10 +762,90 @@ static int round_zero(struct ctx *c)
 	return 0;
 }
 
+static int one_pass(struct ctx *c)
+{
+	int rc = round_zero(c);
+
+	if (rc == 0)
+		rc = search(c);
+	if (rc == 0)
+		rc = confirm(c);
+	return rc;
+}
+
+/* The deep check (see the opening comment): the rest of the deep area
+ * flushed, every position read again; sets c->cache_hid when one that
+ * kept its own block lost it. */
+static int deep_check(struct ctx *c)
+{
+	int rc;
+
+	c->r->deep_flush_bytes = c->p->deep_bytes;
+	c->flush_bytes = c->p->deep_bytes;	/* counted as a deep flush */
+	rc = flush_area(c, c->p->deep_start_bytes, c->p->flush_start_bytes);
+	for (size_t i = 0; rc == 0 && i < c->r->nprobes; i++)
+		rc = read_probe(c, &c->r->probes[i]);
+	if (rc == 0)
+		sort_out_aliasing(c, c->r->alias_period_bytes);
+	return rc;
+}
+
+/* A cache hid lost writes from the round flushes: forget this pass and
+ * test again with a fresh nonce (the old blocks then read as lost) and
+ * the deep flush before every read-back. */
+static void second_pass(struct ctx *c)
+{
+	struct capacity_result *r = c->r;
+
+	memset(r->probes, 0, sizeof(r->probes));
+	r->nprobes = 0;
+	r->rounds = 0;
+	r->alias_period_bytes = 0;
+	r->cache_hid_loss = true;
+	r->deep_flush_bytes = c->p->deep_bytes;
+	c->nonce = stats_hash64(c->nonce + 1);
+	c->flush_start = c->p->deep_start_bytes;
+	c->flush_bytes = c->p->deep_bytes;
+	c->top = c->p->device_bytes;
+	c->contradiction = c->cache_hid = c->may_reveal = c->flush_error_noted = false;
+}
+
+/* The first pass, with the round flushes, then the deep check; the
+ * second pass when a position lost its block in either.  0, -EAGAIN (a search that did not converge), or the
+ * error that stopped the test. */
+static int run_passes(struct ctx *c)
+{
+	int rc;
+
+	c->may_reveal = c->p->deep_bytes > c->p->flush_bytes;
+	rc = one_pass(c);
+	if (rc == 0 && !c->cache_hid && !c->contradiction && !c->r->alias_period_bytes &&
+	    c->may_reveal)
+		rc = deep_check(c);
+	if (rc || !c->cache_hid)
+		return rc;
+	second_pass(c);
+	return one_pass(c);
+}
+
+/* Whether the verdict's read-backs defeat the cache asked for (capped at
+ * a quarter of the device: a larger cache is not credible): aliasing
+ * shows through any cache; else the deep flush once it ran, or the
+ * round's. */
+static bool cache_defeated(const struct ctx *c)
+{
+	const struct capacity_result *r = c->r;
+	uint64_t flushed = r->deep_flush_bytes ? r->deep_flush_bytes : c->flush_bytes;
+
+	return c->flush_bytes > 0 && (r->alias_period_bytes || flushed >= c->p->deep_bytes);
+}
+
 int capacity_run(struct fp_dev *d, const struct capacity_opts *o,
 		 const struct capacity_plan *p, struct capacity_result *r)
 {
-	struct ctx c = { .d = d, .o = o, .p = p, .r = r, .top = p->device_bytes };
+	struct ctx c = { .d = d, .o = o, .p = p, .r = r, .top = p->device_bytes,
+			 .nonce = o->nonce, .flush_start = p->flush_start_bytes,
+			 .flush_bytes = p->flush_bytes };
 	uint64_t io0 = fp_dev_io_count(d), ns0 = fp_dev_io_ns(d);
 	uint64_t w0 = fp_dev_bytes_written(d);
 	int rc;
@@ -735,7 +853,6 @@ int capacity_run(struct fp_dev *d, const struct capacity_opts *o,
 	memset(r, 0, sizeof(*r));
 	r->reported_bytes = p->device_bytes;
 	r->flush_bytes = p->flush_bytes;
-	r->cache_defeated = p->flush_bytes > 0 && p->flush_bytes >= o->cache_bytes;
 	if (fp_dev_size_bytes(d) != p->device_bytes)
 		return -EINVAL;
 	c.blk = fp_dev_alloc_buf((size_t)p->block_bytes);
@@ -743,11 +860,8 @@ int capacity_run(struct fp_dev *d, const struct capacity_opts *o,
 	c.chunk = fp_dev_alloc_buf(CAPACITY_CHUNK_BYTES);
 	rc = c.blk && c.expect && c.chunk ? 0 : -ENOMEM;
 	if (rc == 0)
-		rc = round_zero(&c);
-	if (rc == 0)
-		rc = search(&c);
-	if (rc == 0)
-		rc = confirm(&c);
+		rc = run_passes(&c);
+	r->cache_defeated = cache_defeated(&c);
 	if (rc == 0 || rc == -EAGAIN)
 		conclude(&c, rc == 0);
 	if (rc == -EAGAIN)

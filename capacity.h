@@ -26,8 +26,9 @@
 
 struct fp_dev;
 
-#define CAPACITY_DEFAULT_CACHE_BYTES (32u * 1024u * 1024u)	/* --cache-size */
+#define CAPACITY_DEFAULT_CACHE_BYTES (1024u * 1024u * 1024u)	/* --cache-size */
 #define CAPACITY_MAX_CACHE_BYTES (1024u * 1024u * 1024u)
+#define CAPACITY_ROUND_FLUSH_BYTES (32u * 1024u * 1024u)	/* before each round's read-back */
 #define CAPACITY_GRID_BYTES (1024u * 1024u)	/* resolution of real_bytes */
 #define CAPACITY_BLOCK_BYTES 4096u		/* test block (or one sector) */
 #define CAPACITY_ROUND_PROBES 16u		/* new positions per search round */
@@ -36,7 +37,7 @@ struct fp_dev;
 #define CAPACITY_MAX_PROBES 320u
 
 struct capacity_opts {
-	uint64_t cache_bytes;		/* written and read before each read-back
+	uint64_t cache_bytes;		/* the largest write cache to defeat
 					 * (0: no cache defeat, less certain) */
 	uint64_t nonce;			/* per-run random number in every block
 					 * and the random positions; default
@@ -56,8 +57,13 @@ struct capacity_plan {
 	uint64_t start_bytes;		/* write area [start, end): the whole
 					 * device, written sparsely */
 	uint64_t end_bytes;
-	uint64_t flush_start_bytes;	/* cache-flush area (skips test blocks) */
-	uint64_t flush_bytes;		/* 0: too small a device, or disabled */
+	uint64_t flush_start_bytes;	/* a round's cache flush: the top of the
+					 * deep area (skips test blocks) */
+	uint64_t flush_bytes;		/* 0: disabled */
+	uint64_t deep_start_bytes;	/* the deep flush: [deep_start, end of
+					 * the round flush), below the last
+					 * block, at most a quarter of the device */
+	uint64_t deep_bytes;		/* == flush_bytes: no deep check */
 	uint64_t fixed[CAPACITY_MAX_FIXED];	/* round 0, in writing order:
 						 * offset 0, powers of two from
 						 * the top down, random positions,
@@ -111,10 +117,16 @@ struct capacity_result {
 	bool first_bad_known;
 	uint64_t first_bad_bytes;	/* lowest offset shown not to keep its data */
 	double confidence;		/* [0, 1]; 0 when undetermined */
-	bool cache_defeated;		/* every read-back followed a full flush */
+	bool cache_defeated;		/* the verdict's read-backs followed a
+					 * flush of the cache size asked for */
+	bool cache_hid_loss;		/* the deep flush showed lost writes a
+					 * cache had served: the test ran again
+					 * with deep flushes */
+	uint64_t deep_flush_bytes;	/* the deep check's flush, or 0 */
+	unsigned deep_flushes;		/* the deep check's and the second pass's */
 	bool aliasing_seen;		/* some read returned another offset's block */
-	uint64_t flush_bytes;		/* per flush */
-	unsigned flushes;
+	uint64_t flush_bytes;		/* per round flush of the first pass */
+	unsigned flushes;		/* round flushes of the first pass */
 	unsigned rounds;
 	uint64_t blocks_tested;		/* test blocks written */
 	uint64_t bytes_written;		/* by this run, flushes included */

@@ -113,7 +113,7 @@ static const struct cli_option options[] = {
 	  "flashbench's table, no verdict" },
 	{ "quick", OPT_QUICK, NULL, ON(CMD_ALIGN) | ON(CMD_PROBE), GROUP_MEASURE, "cheaper, less certain" },
 	{ "cache-size", OPT_CACHE_SIZE, "SIZE", ON(CMD_CAPACITY) | ON(CMD_PROBE), GROUP_MEASURE,
-	  "write cache to defeat (default 32MiB; 0 = none)" },
+	  "largest write cache to defeat (default 1GiB; 0 = none)" },
 	{ "workload", OPT_WORKLOAD, "LIST", ON(CMD_BENCH), GROUP_MEASURE,
 	  "seq_read,seq_write,rand_read,rand_write or all" },
 	{ "runtime", OPT_RUNTIME, "TIME", ON(CMD_BENCH), GROUP_MEASURE,

@@ -86,10 +86,15 @@ void report_capacity_evidence(FILE *out, const struct capacity_result *r)
 	fprintf(out, "test blocks: %" PRIu64 " written in %u round%s; ", r->blocks_tested,
 		r->rounds, r->rounds == 1 ? "" : "s");
 	if (r->flushes)
-		fprintf(out, "%u cache flush%s of %s written and read before the "
-			"read-backs%s\n", r->flushes, r->flushes == 1 ? "" : "es",
-			units_format_bytes(r->flush_bytes, a, sizeof(a)),
-			r->cache_defeated ? "" : " (not before all of them)");
+		fprintf(out, "%u cache flush%s of %s", r->flushes,
+			r->flushes == 1 ? "" : "es",
+			units_format_bytes(r->flush_bytes, a, sizeof(a)));
+	if (r->deep_flushes)
+		fprintf(out, "%s%u of %s", r->flushes ? ", then " : "", r->deep_flushes,
+			units_format_bytes(r->deep_flush_bytes, a, sizeof(a)));
+	if (r->flushes || r->deep_flushes)
+		fprintf(out, " written and read before the read-backs%s\n",
+			r->cache_defeated ? "" : " (not as large as the cache size asked for)");
 	else
 		fprintf(out, "no cache flush\n");
 	fprintf(out, "%s written, %" PRIu64 " I/Os, %s of device time\n",
@@ -124,6 +129,9 @@ void report_capacity_json(struct json_writer *w, const struct capacity_result *r
 	json_uint(w, "elapsed_ns", r->elapsed_ns);
 	json_uint(w, "cache_flush_bytes", r->flush_bytes);
 	json_uint(w, "cache_flushes", r->flushes);
+	json_uint(w, "deep_flush_bytes", r->deep_flush_bytes);
+	json_uint(w, "deep_flushes", r->deep_flushes);
+	json_bool(w, "cache_hid_loss", r->cache_hid_loss);
 	json_bool(w, "cache_defeated", r->cache_defeated);
 	json_uint(w, "rounds", r->rounds);
 	json_text_or_null(w, "note", r->note);

@@ -438,7 +438,12 @@ static int sim_validate_capacity(const struct sim_profile *p, char *err,
 				 size_t errlen)
 {
 	if (p->cache_bytes % SIM_BLOCK_BYTES || p->cache_bytes > SIM_MAX_CACHE_BYTES) {
-		fp_errf(err, errlen, "cache must be a multiple of 4KiB up to 256MiB");
+		fp_errf(err, errlen, "cache must be a multiple of 4KiB up to 1GiB");
+		return -EINVAL;
+	}
+	if ((p->cache_direct && !p->cache_bytes) || (p->cache_strict && !p->cache_direct)) {
+		fp_errf(err, errlen, "cache_direct needs cache=SIZE, cache_strict "
+			"needs cache_direct");
 		return -EINVAL;
 	}
 	if (p->fake == SIM_FAKE_NONE)
@@ -656,6 +661,8 @@ static const struct sim_key sim_keys[] = {
 	SIM_KEY("real", real_bytes, SIM_KEY_BYTES),
 	SIM_KEY("period", period_bytes, SIM_KEY_BYTES),
 	SIM_KEY("cache", cache_bytes, SIM_KEY_BYTES),
+	SIM_KEY("cache_direct", cache_direct, SIM_KEY_BOOL),
+	SIM_KEY("cache_strict", cache_strict, SIM_KEY_BOOL),
 	SIM_KEY("eio_write", eio_write, SIM_KEY_RANGE),
 	SIM_KEY("corrupt", corrupt, SIM_KEY_RANGE),
 	SIM_KEY("slow", slow, SIM_KEY_RANGE),
@@ -1301,6 +1308,59 @@ static uint64_t sim_cache_key(const struct sim *s, uint64_t base)
 	return base % s->period_bytes / SIM_BLOCK_BYTES;
 }
 
+/* f3probe's cache (its file device): direct-mapped, slot = logical
+ * block mod slots, and only for blocks past the real flash, whose writes
+ * the flash drops.  A strict cache serves a block only from its own
+ * entry; a loose one serves whatever its slot holds. */
+static bool sim_block_dropped(const struct sim *s, uint64_t block)
+{
+	uint64_t seg;
+	bool dropped;
+
+	return sim_map(s, block * SIM_BLOCK_BYTES, SIM_BLOCK_BYTES, &seg, &dropped) ==
+	       SIM_LOST_OFFSET;
+}
+
+static long sim_direct_find(const struct sim *s, uint64_t block)
+{
+	const struct sim_cache *c = &s->cache;
+	size_t slot = (size_t)(block % c->n);
+
+	if (!c->block[slot] || !sim_block_dropped(s, block) ||
+	    (s->prof.cache_strict && c->block[slot] != block + 1))
+		return -1;
+	return (long)slot;
+}
+
+/* The slot a write of block goes to, or -1 when the flash keeps it. */
+static long sim_direct_slot(struct sim *s, uint64_t block, bool *fresh)
+{
+	struct sim_cache *c = &s->cache;
+	size_t slot = (size_t)(block % c->n);
+
+	if (!sim_block_dropped(s, block))
+		return -1;
+	*fresh = c->block[slot] != block + 1;
+	c->block[slot] = block + 1;
+	return (long)slot;
+}
+
+/* The slot serving reads of the 4 KiB block at base, or -1. */
+static long sim_cache_lookup(const struct sim *s, uint64_t base)
+{
+	if (s->prof.cache_direct)
+		return sim_direct_find(s, base / SIM_BLOCK_BYTES);
+	return sim_cache_find(&s->cache, sim_cache_key(s, base));
+}
+
+/* The slot a write of the block at base fills (-1: none). */
+static long sim_cache_take(struct sim *s, uint64_t base, bool *fresh)
+{
+	if (s->prof.cache_direct)
+		return sim_direct_slot(s, base / SIM_BLOCK_BYTES, fresh);
+	return (long)sim_cache_slot(&s->cache, sim_cache_key(s, base), fresh);
+}
+
 /* Reads see the cached blocks over the flash. */
 static void sim_cached_read(const struct sim *s, uint8_t *dst, size_t len,
 			    uint64_t off)
@@ -1309,7 +1369,7 @@ static void sim_cached_read(const struct sim *s, uint8_t *dst, size_t len,
 
 	sim_flash_read(s, dst, len, off);
 	for (uint64_t b = off / SIM_BLOCK_BYTES; c->n && b * SIM_BLOCK_BYTES < off + len; b++) {
-		long slot = sim_cache_find(c, sim_cache_key(s, b * SIM_BLOCK_BYTES));
+		long slot = sim_cache_lookup(s, b * SIM_BLOCK_BYTES);
 		uint64_t from = b * SIM_BLOCK_BYTES > off ? b * SIM_BLOCK_BYTES : off;
 		uint64_t to = (b + 1) * SIM_BLOCK_BYTES < off + len ?
 			      (b + 1) * SIM_BLOCK_BYTES : off + len;
@@ -1337,15 +1397,17 @@ static int sim_cached_write(struct sim *s, const uint8_t *src, size_t len,
 		uint64_t whole = s->prof.size_bytes - base < SIM_BLOCK_BYTES ?
 				 s->prof.size_bytes - base : SIM_BLOCK_BYTES;
 		uint8_t old[SIM_BLOCK_BYTES];
-		bool fresh;
-		size_t slot;
+		bool fresh = false;
+		long slot;
 
 		if (to - from < whole)
 			sim_cached_read(s, old, (size_t)whole, base);
-		slot = sim_cache_slot(c, sim_cache_key(s, base), &fresh);
+		slot = sim_cache_take(s, base, &fresh);
+		if (slot < 0)
+			continue;
 		if (to - from < whole && fresh)
-			memcpy(c->data + slot * SIM_BLOCK_BYTES, old, (size_t)whole);
-		memcpy(c->data + slot * SIM_BLOCK_BYTES + (from - base), src + (from - off),
+			memcpy(c->data + (size_t)slot * SIM_BLOCK_BYTES, old, (size_t)whole);
+		memcpy(c->data + (size_t)slot * SIM_BLOCK_BYTES + (from - base), src + (from - off),
 		       (size_t)(to - from));
 	}
 	return sim_flash_write(s, src, len, off);
@@ -1827,8 +1889,9 @@ const char *sim_capacity_truth(const struct sim_profile *p, char *buf,
 	char real[32], period[32], cache[40] = "";
 
 	if (p->cache_bytes)
-		snprintf(cache, sizeof(cache), " +cache %s",
-			 units_format_bytes(p->cache_bytes, real, sizeof(real)));
+		snprintf(cache, sizeof(cache), " +cache %s%s",
+			 units_format_bytes(p->cache_bytes, real, sizeof(real)),
+			 p->cache_strict ? " strict" : p->cache_direct ? " direct" : "");
 	units_format_bytes(p->real_bytes, real, sizeof(real));
 	units_format_bytes(sim_wrap_period(p), period, sizeof(period));
 	if (p->fake == SIM_FAKE_WRAP)

@@ -27,7 +27,7 @@ struct fp_dev;
 
 #define SIM_NAME_MAX 32
 #define SIM_MAX_RANGES 4		/* ranges per key (eio=, lost=...) per card */
-#define SIM_MAX_CACHE_BYTES (256u * 1024u * 1024u)
+#define SIM_MAX_CACHE_BYTES (1024u * 1024u * 1024u)
 
 /* What a counterfeit card does with the space past its real flash. */
 enum sim_fake {
@@ -156,6 +156,14 @@ struct sim_profile {
 					 * the last cache_bytes written come
 					 * from it, not from the flash
 					 * (0 = none) */
+	bool cache_direct;		/* f3probe's model instead: the cache
+					 * takes only writes the flash drops
+					 * (past the real flash), slot = logical
+					 * 4 KiB block mod slots */
+	bool cache_strict;		/* direct: a read past the real flash
+					 * sees its slot only when the slot
+					 * holds that block (else the slot's
+					 * block, whichever it is) */
 };
 
 /* The built-in profiles, terminated by an entry with an empty name. */
@@ -175,9 +183,12 @@ const struct sim_profile *sim_profile_find(const char *name);
  *     2.5ms): read_base, read_page, raw_cross, page_cross, subau_cross,
  *     au_cross, write_base, write_page, gc_page, erase_time, random_write,
  *     fat_random, stall;
- *   booleans (1/0, yes/no, true/false, on/off): erased_fast, fresh;
+ *   booleans (1/0, yes/no, true/false, on/off): erased_fast, fresh,
+ *     cache_direct, cache_strict;
  *   capacity: fake=none|wrap|limbo, real=SIZE (the flash behind a fake),
- *     period=SIZE (wrap), cache=SIZE (write cache serving recent writes);
+ *     period=SIZE (wrap), cache=SIZE (write cache serving recent writes),
+ *     cache_direct and cache_strict (booleans: f3probe's direct-mapped
+ *     cache of the writes past the real flash, strict or not);
  *   ranges START+LEN (sizes, repeatable, up to SIM_MAX_RANGES each):
  *     eio=START+LEN (I/O there fails with EIO), lost=START+LEN (writes
  *     there are dropped silently);

@@ -122,6 +122,35 @@ START_TEST(test_sim_limbo_and_cache)
 }
 END_TEST
 
+/* f3probe's cache: direct-mapped (slot = 4 KiB block mod slots), only
+ * for the writes past the real flash; strict serves a block only from
+ * its own entry, loose serves whatever its slot holds. */
+START_TEST(test_sim_direct_cache)
+{
+	struct fp_dev *d = open_writable("sim:sdhc-4m,size=256M,fake=limbo,real=100M,"
+					 "cache=1M,cache_direct=1,cache_strict=1" QUIET);
+
+	put_block(d, 200 * MIB, 0x77);
+	for (uint64_t off = 0; off < 4 * MIB; off += 4 * KIB)
+		put_block(d, 10 * MIB + off, 0x01);	/* real flash: not cached */
+	ck_assert_int_eq(get_block(d, 200 * MIB), 0x77);
+	put_block(d, 200 * MIB + 4 * KIB, 0x55);	/* another slot */
+	ck_assert_int_eq(get_block(d, 200 * MIB), 0x77);
+	put_block(d, 201 * MIB, 0x66);			/* the same slot */
+	ck_assert_int_eq(get_block(d, 200 * MIB), 0);	/* strict: evicted */
+	ck_assert_int_eq(get_block(d, 201 * MIB), 0x66);
+	ck_assert_int_eq(get_block(d, 10 * MIB), 0x01);
+	fp_dev_close(d);
+
+	d = open_writable("sim:sdhc-4m,size=256M,fake=limbo,real=100M,"
+			  "cache=1M,cache_direct=1" QUIET);
+	put_block(d, 201 * MIB, 0x66);
+	ck_assert_int_eq(get_block(d, 200 * MIB), 0x66);	/* loose: the slot's */
+	ck_assert_int_eq(get_block(d, 200 * MIB + 4 * KIB), 0);	/* never written */
+	fp_dev_close(d);
+}
+END_TEST
+
 START_TEST(test_sim_bad_ranges)
 {
 	struct fp_dev *d = open_writable("sim:sdhc-4m,eio=8M+4K,eio=700M+1M,lost=16M+1M" QUIET);
@@ -153,6 +182,8 @@ static const struct {
 	{ "sdhc-4m,eio=1023M+2M", "eio range 1 is empty or passes" },
 	{ "sdhc-4m,eio=1M+1,eio=2M+1,eio=3M+1,eio=4M+1,eio=5M+1", "bad value '5M+1'" },
 	{ "sdhc-4m,cache=5000", "cache must be a multiple of 4KiB" },
+	{ "sdhc-4m,cache_direct=1", "cache_direct needs cache=SIZE" },
+	{ "sdhc-4m,cache=1M,cache_strict=1", "cache_strict needs cache_direct" },
 };
 
 START_TEST(test_sim_fake_parse_errors)
@@ -207,56 +238,72 @@ struct card_case {
 	enum capacity_verdict verdict;
 	uint64_t real;			/* truth: real flash, or the first bad byte */
 	uint64_t period;		/* wraparound */
+	bool second_pass;		/* a cache larger than the round flush
+					 * hides lost writes from it */
 };
 
 static const struct card_case cards[] = {
-	{ "sim:sdhc-4m", CAPACITY_GENUINE, GIB, 0 },
-	{ "sim:sdhc-4m,size=64G", CAPACITY_GENUINE, 64 * GIB, 0 },
-	{ "sim:emmc-4k,size=2G", CAPACITY_GENUINE, 2 * GIB, 0 },
-	{ "sim:np2-3m", CAPACITY_GENUINE, 1536 * MIB, 0 },
-	{ "sim:fake-wrap", CAPACITY_WRAPAROUND, 8 * GIB, 8 * GIB },
-	{ "sim:fake-limbo", CAPACITY_LIMBO, 8 * GIB, 0 },
-	{ "sim:fake-cache", CAPACITY_LIMBO, 4 * GIB, 0 },
-	{ "sim:sdhc-4m,fake=wrap,real=256M", CAPACITY_WRAPAROUND, 256 * MIB, 256 * MIB },
+	{ "sim:sdhc-4m", CAPACITY_GENUINE, GIB, 0, false },
+	{ "sim:sdhc-4m,size=64G", CAPACITY_GENUINE, 64 * GIB, 0, false },
+	{ "sim:emmc-4k,size=2G", CAPACITY_GENUINE, 2 * GIB, 0, false },
+	{ "sim:np2-3m", CAPACITY_GENUINE, 1536 * MIB, 0, false },
+	{ "sim:fake-wrap", CAPACITY_WRAPAROUND, 8 * GIB, 8 * GIB, false },
+	{ "sim:fake-limbo", CAPACITY_LIMBO, 8 * GIB, 0, false },
+	{ "sim:fake-cache", CAPACITY_LIMBO, 4 * GIB, 0, false },
+	{ "sim:sdhc-4m,fake=wrap,real=256M", CAPACITY_WRAPAROUND, 256 * MIB, 256 * MIB, false },
 	/* real flash not a multiple of the 4 MiB erase block */
-	{ "sim:sdhc-4m,fake=wrap,real=102M", CAPACITY_WRAPAROUND, 102 * MIB, 128 * MIB },
-	{ "sim:sdhc-4m,fake=limbo,real=301M", CAPACITY_LIMBO, 301 * MIB, 0 },
+	{ "sim:sdhc-4m,fake=wrap,real=102M", CAPACITY_WRAPAROUND, 102 * MIB, 128 * MIB, false },
+	{ "sim:sdhc-4m,fake=limbo,real=301M", CAPACITY_LIMBO, 301 * MIB, 0, false },
 	/* ... nor of the 1 MiB search grid */
-	{ "sim:sdhc-4m,fake=limbo,real=315097088", CAPACITY_LIMBO, 315097088, 0 },
+	{ "sim:sdhc-4m,fake=limbo,real=315097088", CAPACITY_LIMBO, 315097088, 0, false },
 	{ "sim:sdhc-4m,fake=wrap,real=200000K,period=256M", CAPACITY_WRAPAROUND,
-	  200000 * KIB, 256 * MIB },
+	  200000 * KIB, 256 * MIB, false },
 	/* just below the reported size */
-	{ "sim:sdhc-4m,fake=limbo,real=1023M", CAPACITY_LIMBO, 1023 * MIB, 0 },
-	{ "sim:sdhc-4m,fake=limbo,real=1073737728", CAPACITY_LIMBO, 1073737728, 0 },
-	{ "sim:sdhc-4m,fake=wrap,real=512M", CAPACITY_WRAPAROUND, 512 * MIB, 512 * MIB },
+	{ "sim:sdhc-4m,fake=limbo,real=1023M", CAPACITY_LIMBO, 1023 * MIB, 0, false },
+	{ "sim:sdhc-4m,fake=limbo,real=1073737728", CAPACITY_LIMBO, 1073737728, 0, false },
+	{ "sim:sdhc-4m,fake=wrap,real=512M", CAPACITY_WRAPAROUND, 512 * MIB, 512 * MIB, false },
 	/* tiny: inside the flush area, or below one grid step */
-	{ "sim:sdhc-4m,fake=wrap,real=4M", CAPACITY_WRAPAROUND, 4 * MIB, 4 * MIB },
-	{ "sim:sdhc-4m,fake=limbo,real=3M", CAPACITY_LIMBO, 3 * MIB, 0 },
-	{ "sim:sdhc-4m,fake=limbo,real=512K", CAPACITY_LIMBO, 512 * KIB, 0 },
-	{ "sim:sdhc-4m,fake=wrap,real=6M,period=16M", CAPACITY_WRAPAROUND, 6 * MIB, 16 * MIB },
+	{ "sim:sdhc-4m,fake=wrap,real=4M", CAPACITY_WRAPAROUND, 4 * MIB, 4 * MIB, false },
+	{ "sim:sdhc-4m,fake=limbo,real=3M", CAPACITY_LIMBO, 3 * MIB, 0, false },
+	{ "sim:sdhc-4m,fake=limbo,real=512K", CAPACITY_LIMBO, 512 * KIB, 0, false },
+	{ "sim:sdhc-4m,fake=wrap,real=6M,period=16M", CAPACITY_WRAPAROUND, 6 * MIB, 16 * MIB, false },
 	/* write caches that serve recent writes */
-	{ "sim:sdhc-4m,fake=wrap,real=24M,cache=8M", CAPACITY_WRAPAROUND, 24 * MIB, 32 * MIB },
-	{ "sim:sdhc-4m,fake=limbo,real=300M,cache=16M", CAPACITY_LIMBO, 300 * MIB, 0 },
-	{ "sim:usb-8m,fake=wrap,real=128M,cache=32M", CAPACITY_WRAPAROUND, 128 * MIB, 128 * MIB },
+	{ "sim:sdhc-4m,fake=wrap,real=24M,cache=8M", CAPACITY_WRAPAROUND, 24 * MIB, 32 * MIB, false },
+	{ "sim:sdhc-4m,fake=limbo,real=300M,cache=16M", CAPACITY_LIMBO, 300 * MIB, 0, false },
+	{ "sim:usb-8m,fake=wrap,real=128M,cache=32M", CAPACITY_WRAPAROUND, 128 * MIB, 128 * MIB, false },
+	/* caches larger than the round flush: the deep check finds them and
+	 * a second pass runs; f3probe's model (direct-mapped, only for the
+	 * writes past the real flash) and a FIFO of every write */
+	{ "sim:fake-cache,cache=64M", CAPACITY_LIMBO, 4 * GIB, 0, true },
+	{ "sim:fake-limbo,cache=96M,cache_direct=1,cache_strict=1", CAPACITY_LIMBO, 8 * GIB, 0,
+	  true },
+	{ "sim:fake-cache,size=64000M,real=7248M,cache=64M,cache_direct=1,cache_strict=1",
+	  CAPACITY_LIMBO, 7248 * MIB, 0, true },
+	{ "sim:sdhc-4m,fake=limbo,real=600M,cache=48M", CAPACITY_LIMBO, 600 * MIB, 0, true },
 	/* damaged: start, middle, end; EIO and silently lost writes */
-	{ "sim:sdhc-4m,eio=0+1M", CAPACITY_DAMAGED, 0, 0 },
-	{ "sim:sdhc-4m,eio=512M+64M", CAPACITY_DAMAGED, 512 * MIB, 0 },
-	{ "sim:sdhc-4m,eio=700M+70M", CAPACITY_DAMAGED, 700 * MIB, 0 },
-	{ "sim:sdhc-4m,eio=1016M+8M", CAPACITY_DAMAGED, 1016 * MIB, 0 },
-	{ "sim:sdhc-4m,bad_start=1020M,bad=4M", CAPACITY_DAMAGED, 1020 * MIB, 0 },
-	{ "sim:sdhc-4m,lost=640M+64M", CAPACITY_DAMAGED, 640 * MIB, 0 },
-	{ "sim:sdhc-4m,eio=20M+1M", CAPACITY_DAMAGED, 20 * MIB, 0 },
-	{ "sim:sdhc-4m,fake=limbo,real=600M,eio=100M+64M", CAPACITY_DAMAGED, 100 * MIB, 0 },
+	{ "sim:sdhc-4m,eio=0+1M", CAPACITY_DAMAGED, 0, 0, false },
+	{ "sim:sdhc-4m,eio=512M+64M", CAPACITY_DAMAGED, 512 * MIB, 0, false },
+	{ "sim:sdhc-4m,eio=700M+70M", CAPACITY_DAMAGED, 700 * MIB, 0, false },
+	{ "sim:sdhc-4m,eio=1016M+8M", CAPACITY_DAMAGED, 1016 * MIB, 0, false },
+	{ "sim:sdhc-4m,bad_start=1020M,bad=4M", CAPACITY_DAMAGED, 1020 * MIB, 0, false },
+	{ "sim:sdhc-4m,lost=640M+64M", CAPACITY_DAMAGED, 640 * MIB, 0, false },
+	/* a small bad spot inside the flush area (at the top) */
+	{ "sim:sdhc-4m,eio=1000M+1M", CAPACITY_DAMAGED, 1000 * MIB, 0, false },
+	{ "sim:sdhc-4m,fake=limbo,real=600M,eio=100M+64M", CAPACITY_DAMAGED, 100 * MIB, 0, false },
 	/* worn: writes stored with bit errors (at the end they would look
 	 * like a limbo fake), writes that fail, nothing kept from the start */
-	{ "sim:sdhc-4m,corrupt=960M+64M", CAPACITY_DAMAGED, 960 * MIB, 0 },
-	{ "sim:sdhc-4m,corrupt=300M+100M", CAPACITY_DAMAGED, 300 * MIB, 0 },
-	{ "sim:sdhc-4m,corrupt=0+1G", CAPACITY_DAMAGED, 0, 0 },
-	{ "sim:sdhc-4m,lost=0+1G", CAPACITY_DAMAGED, 0, 0 },
-	{ "sim:sdhc-4m,eio_write=1000M+24M", CAPACITY_DAMAGED, 1000 * MIB, 0 },
+	{ "sim:sdhc-4m,corrupt=960M+64M", CAPACITY_DAMAGED, 960 * MIB, 0, false },
+	{ "sim:sdhc-4m,corrupt=300M+100M", CAPACITY_DAMAGED, 300 * MIB, 0, false },
+	{ "sim:sdhc-4m,corrupt=0+1G", CAPACITY_DAMAGED, 0, 0, false },
+	{ "sim:sdhc-4m,lost=0+1G", CAPACITY_DAMAGED, 0, 0, false },
+	{ "sim:sdhc-4m,eio_write=1000M+24M", CAPACITY_DAMAGED, 1000 * MIB, 0, false },
 };
 
 #define NONCES 2
+/* The cards' deep flush: above the round flush (so the deep check and
+ * the second pass run) and the caches in the table, but not the default
+ * 1 GiB, whose filler a genuine 64 GiB card would store in memory. */
+#define CARDS_CACHE_BYTES (128 * MIB)
 
 static struct capacity_result *run_card(const char *spec, uint64_t nonce,
 					uint64_t cache_bytes, struct capacity_plan *plan)
@@ -273,8 +320,9 @@ static struct capacity_result *run_card(const char *spec, uint64_t nonce,
 	ck_assert_int_eq(fp_dev_set_write_area(d, plan->start_bytes, plan->end_bytes), 0);
 	ck_assert_int_eq(capacity_run(d, &o, plan, r), 0);
 	ck_assert_uint_eq(r->bytes_written, fp_dev_bytes_written(d));
-	/* a 64 GiB card must stay sparse in memory */
-	ck_assert_uint_lt(sim_mem_bytes(d), 128 * MIB);
+	/* a 64 GiB card must stay sparse in memory (the deep flush's
+	 * filler blocks are stored where the flash keeps them) */
+	ck_assert_uint_lt(sim_mem_bytes(d), 128 * MIB + plan->deep_bytes);
 	fp_dev_close(d);
 	return r;
 }
@@ -303,7 +351,8 @@ START_TEST(test_cards)
 	const struct card_case *c = &cards[_i / NONCES];
 	struct capacity_plan plan;
 	struct capacity_result *r = run_card(c->spec, stats_hash64((uint64_t)_i + 1),
-					     CAPACITY_DEFAULT_CACHE_BYTES, &plan);
+					     CARDS_CACHE_BYTES, &plan);
+	uint64_t passes;
 
 	ck_assert_msg(r->verdict == c->verdict, "%s: %s (%s), want %s", c->spec,
 		      capacity_verdict_name(r->verdict), r->note,
@@ -326,11 +375,44 @@ START_TEST(test_cards)
 	ck_assert_msg(r->confidence >= 0.9, "%s: confidence %.2f", c->spec, r->confidence);
 	ck_assert(r->cache_defeated);
 	ck_assert_uint_le(r->bytes_written, plan.max_bytes);
-	ck_assert_uint_le(r->blocks_tested, plan.max_probes);
+	/* per pass (a second pass when a cache hid lost writes) */
+	passes = r->cache_hid_loss ? 2 : 1;
+	ck_assert_uint_le(r->blocks_tested, passes * plan.max_probes);
 	/* besides the cache flushes: a few hundred KiB, never 64 MiB */
-	ck_assert_uint_le(r->blocks_tested * plan.block_bytes, 2 * MIB);
-	ck_assert_uint_le(r->blocks_tested, 120);
+	ck_assert_uint_le(r->blocks_tested * plan.block_bytes, passes * 2 * MIB);
+	ck_assert_uint_le(r->blocks_tested, passes * 120);
+	ck_assert_int_eq(r->cache_hid_loss, c->second_pass);
+	/* every verdict but a wraparound rests on the deep flush too */
+	if (c->verdict != CAPACITY_WRAPAROUND)
+		ck_assert_uint_eq(r->deep_flush_bytes, plan.deep_bytes);
 	ck_assert_uint_gt(r->elapsed_ns, 0);
+	free(r);
+}
+END_TEST
+
+/* f3probe's "real limbo drive with 256MB of strict cache" (7.6 of 67
+ * GB) and a FIFO cache of the same size, with the default cache size: a
+ * 32 MiB flush alone called the FIFO one genuine. */
+static const char *const large_caches[] = {
+	"sim:fake-cache,size=64000M,real=7248M,cache=256M,cache_direct=1,cache_strict=1",
+	"sim:fake-cache,cache=256M",
+};
+
+START_TEST(test_large_cache_found)
+{
+	struct capacity_plan plan;
+	struct capacity_result *r = run_card(large_caches[_i], 5, CAPACITY_DEFAULT_CACHE_BYTES,
+					     &plan);
+	uint64_t truth = _i == 0 ? 7248 * MIB : 4 * GIB;
+
+	ck_assert_msg(r->verdict == CAPACITY_LIMBO, "%s: %s (%s)", large_caches[_i],
+		      capacity_verdict_name(r->verdict), r->note);
+	ck_assert_uint_le(r->real_bytes, truth);
+	ck_assert_uint_ge(r->real_bytes + MIB, truth);
+	ck_assert(r->cache_hid_loss);
+	ck_assert(r->cache_defeated);
+	ck_assert_uint_eq(r->deep_flush_bytes, GIB);
+	ck_assert_msg(strstr(r->note, "write cache larger than"), "%s", r->note);
 	free(r);
 }
 END_TEST
@@ -477,8 +559,11 @@ START_TEST(test_plan)
 	ck_assert_uint_eq(p.start_bytes, 0);
 	ck_assert_uint_eq(p.end_bytes, n);
 	ck_assert_uint_eq(p.block_bytes, 4096);
-	ck_assert_uint_eq(p.flush_start_bytes, MIB);
+	/* at the top, below the last block; the deep area extends it down */
 	ck_assert_uint_eq(p.flush_bytes, 32 * MIB);
+	ck_assert_uint_eq(p.flush_start_bytes, n - 4096 - 32 * MIB);
+	ck_assert_uint_eq(p.deep_bytes, GIB);
+	ck_assert_uint_eq(p.deep_start_bytes, n - 4096 - GIB);
 	ck_assert_uint_eq(p.fixed[0], 0);
 	ck_assert_uint_eq(p.fixed[p.nfixed - 1], n - 4096);
 	ck_assert_uint_eq(p.npow2, 24);			/* 4 KiB .. 32 GiB */
@@ -491,15 +576,20 @@ START_TEST(test_plan)
 			ck_assert_msg(p.fixed[i] >= p.fixed[j] + 4096 || p.fixed[j] >= p.fixed[i] + 4096,
 				      "fixed positions %zu and %zu overlap", i, j);
 	}
-	ck_assert_uint_eq(p.max_bytes, p.max_probes * p.block_bytes + p.max_rounds * p.flush_bytes);
+	/* two passes: the second with the deep flush every round */
+	ck_assert_uint_eq(p.max_bytes, 2 * p.max_probes * p.block_bytes +
+			  p.max_rounds * (p.flush_bytes + p.deep_bytes) + p.deep_bytes - p.flush_bytes);
 	/* another nonce moves the random positions only */
 	o.nonce = 43;
 	ck_assert_int_eq(capacity_plan(n, 512, &o, &q), 0);
 	ck_assert_uint_eq(q.nfixed, p.nfixed);
 	ck_assert_int_ne(memcmp(p.fixed, q.fixed, sizeof(p.fixed)), 0);
-	/* a small device: the flush shrinks to half of it */
+	/* a small device: the deep area shrinks to a quarter of it */
 	ck_assert_int_eq(capacity_plan(8 * MIB, 512, &o, &p), 0);
-	ck_assert_uint_eq(p.flush_bytes, 3 * MIB);
+	ck_assert_uint_eq(p.flush_bytes, 2 * MIB);
+	ck_assert_uint_eq(p.deep_bytes, 2 * MIB);
+	ck_assert_int_eq(capacity_plan(GIB, 512, &o, &p), 0);
+	ck_assert_uint_eq(p.deep_bytes, GIB / 4);
 	ck_assert_int_eq(capacity_plan(64 * KIB * 16 * 2, 4096, &o, &p), 0);
 	ck_assert_int_eq(capacity_plan(MIB, 512, &o, &p), -EINVAL);
 	ck_assert_int_eq(capacity_plan(n, 0, &o, &p), -EINVAL);
@@ -807,6 +897,7 @@ Suite *capacity_suite(void)
 
 	tcase_add_test(sim, test_sim_wrap);
 	tcase_add_test(sim, test_sim_limbo_and_cache);
+	tcase_add_test(sim, test_sim_direct_cache);
 	tcase_add_test(sim, test_sim_bad_ranges);
 	tcase_add_loop_test(sim, test_sim_fake_parse_errors, 0,
 			    (int)(sizeof(bad_specs) / sizeof(bad_specs[0])));
@@ -818,6 +909,8 @@ Suite *capacity_suite(void)
 	tcase_add_test(an, test_genuine_headline_is_a_sample);
 	tcase_add_loop_test(an, test_cards, 0,
 			    (int)(NONCES * sizeof(cards) / sizeof(cards[0])));
+	tcase_add_loop_test(an, test_large_cache_found, 0,
+			    (int)(sizeof(large_caches) / sizeof(large_caches[0])));
 	tcase_add_loop_test(an, test_flaky_is_undetermined, 0, 2);
 	tcase_add_test(an, test_wrap_with_lost_candidate);
 	tcase_add_test(an, test_no_flush_is_not_confident);
