@@ -43,8 +43,9 @@
  *            the truth, and never above it (a good block proves the flash
  *            up to its end).  Rounds grow with log17(capacity / 1 MiB).
  *   confirm  every position is read once more; one that reads differently
- *            makes the answer undetermined.  Then the deep check (above),
- *            unless the card wraps around (aliasing shows through a cache).
+ *            makes the answer undetermined.  Then the deep check (above):
+ *            on a wraparound card too, whose flash between the real end
+ *            and the period may lose writes that a cache hides.
  *   verdict  wraparound when offset 0 aliased; else genuine when nothing
  *            was bad; damaged when the first bad position failed with an
  *            I/O error or a good position follows it (an island), when a
@@ -312,12 +313,13 @@ static int write_probe(struct ctx *c, struct capacity_probe *pr)
 }
 
 static enum capacity_state classify(struct ctx *c, const struct capacity_probe *pr,
-				    uint64_t *claimed)
+				    uint64_t *claimed, bool *filler)
 {
 	enum block_kind kind;
 
 	if (!block_parse(c->blk, (size_t)c->p->block_bytes, c->nonce, claimed, &kind))
 		return CAPACITY_LOST;
+	*filler = kind == KIND_FLUSH;
 	if (*claimed != pr->offset_bytes)
 		return CAPACITY_FOREIGN;
 	return kind == KIND_PROBE ? CAPACITY_OWN : CAPACITY_LOST;
@@ -344,6 +346,7 @@ static int read_probe(struct ctx *c, struct capacity_probe *pr)
 {
 	enum capacity_state st = CAPACITY_IOERR;
 	uint64_t claimed = 0;
+	bool filler = false;
 	int rc;
 
 	if (pr->first == CAPACITY_IOERR && pr->state == CAPACITY_IOERR)
@@ -353,7 +356,7 @@ static int read_probe(struct ctx *c, struct capacity_probe *pr)
 	if (rc && !is_media_error(rc))
 		return rc;
 	if (rc == 0)
-		st = classify(c, pr, &claimed);
+		st = classify(c, pr, &claimed, &filler);
 	pr->garbled = st == CAPACITY_LOST && garbled_own(c, pr);
 	/* each position is written once: reading it differently later has no
 	 * explanation in the model (unstable media or reader, a cache larger
@@ -371,6 +374,7 @@ static int read_probe(struct ctx *c, struct capacity_probe *pr)
 		pr->first = st;
 	pr->state = st;
 	pr->claimed_bytes = claimed;
+	pr->claimed_filler = filler;
 	return 0;
 }
 
@@ -529,7 +533,12 @@ static uint64_t find_period(const struct ctx *c)
 }
 
 /* Blocks of other offsets that the period explains are our own aliasing,
- * not evidence about the position; any other one is a contradiction. */
+ * not evidence about the position.  Without that explanation, flush
+ * filler there means the position serves what was written elsewhere (a
+ * loose direct-mapped cache of a fake: the slot's last block): it does
+ * not keep its own data.  Another test block there is a cache's doing in
+ * the first pass (the second, with the deep flush, decides), else a
+ * contradiction. */
 static void sort_out_aliasing(struct ctx *c, uint64_t period)
 {
 	struct capacity_result *r = c->r;
@@ -542,6 +551,10 @@ static void sort_out_aliasing(struct ctx *c, uint64_t period)
 		r->aliasing_seen = true;
 		if (period && (pr->claimed_bytes - pr->offset_bytes) % period == 0)
 			pr->ignored = true;
+		else if (pr->claimed_filler)
+			pr->state = CAPACITY_LOST;
+		else if (c->may_reveal)
+			c->cache_hid = true;
 		else
 			c->contradiction = true;
 	}
@@ -819,8 +832,7 @@ static int run_passes(struct ctx *c)
 
 	c->may_reveal = c->p->deep_bytes > c->p->flush_bytes;
 	rc = one_pass(c);
-	if (rc == 0 && !c->cache_hid && !c->contradiction && !c->r->alias_period_bytes &&
-	    c->may_reveal)
+	if (rc == 0 && !c->cache_hid && !c->contradiction && c->may_reveal)
 		rc = deep_check(c);
 	if (rc || !c->cache_hid)
 		return rc;
@@ -829,15 +841,14 @@ static int run_passes(struct ctx *c)
 }
 
 /* Whether the verdict's read-backs defeat the cache asked for (capped at
- * a quarter of the device: a larger cache is not credible): aliasing
- * shows through any cache; else the deep flush once it ran, or the
- * round's. */
+ * a quarter of the device: a larger cache is not credible): the deep
+ * flush once it ran, or the round's. */
 static bool cache_defeated(const struct ctx *c)
 {
 	const struct capacity_result *r = c->r;
 	uint64_t flushed = r->deep_flush_bytes ? r->deep_flush_bytes : c->flush_bytes;
 
-	return c->flush_bytes > 0 && (r->alias_period_bytes || flushed >= c->p->deep_bytes);
+	return c->flush_bytes > 0 && flushed >= c->p->deep_bytes;
 }
 
 int capacity_run(struct fp_dev *d, const struct capacity_opts *o,

@@ -100,6 +100,7 @@ struct capacity_probe {
 	enum capacity_state state;	/* at the last read-back */
 	enum capacity_state first;	/* at the first read-back */
 	uint64_t claimed_bytes;		/* FOREIGN: the offset the block names */
+	bool claimed_filler;		/* ... and the block is cache-flush filler */
 	bool ignored;			/* explained by the wrap aliasing */
 	bool garbled;			/* LOST, but read back as its own block
 					 * with a few bits wrong: the write
