@@ -59,8 +59,8 @@
  * missed; a wrap period that is not a power of two is found only when a
  * probe happens to land on an alias (then "undetermined"); a write cache
  * larger than cache_bytes can hide a limbo card; a loose direct-mapped
- * cache (one serving a slot's block for any address mapped to it) makes
- * positions read other positions' blocks, which gives "undetermined".
+ * cache larger than it (one serving a slot's block for any address mapped
+ * to it) makes positions read other test blocks: "undetermined".
  * On a wraparound card the flush area aliases onto the real flash: round
  * 0's flush may clobber test blocks (they read the filler of an alias and
  * are set aside, and the search writes them again); later flushes leave
