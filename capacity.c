@@ -13,7 +13,8 @@
  * own offset, a per-run nonce, a checksum over the block), so a read-back
  * tells "my block" from "another offset's block of this run" (aliasing)
  * from anything else (lost).  Before every read-back, 32 MiB of other
- * blocks are written and read in a flush area at the top of the device,
+ * blocks (half the deep flush on a small device) are written and read in
+ * a flush area at the top of the device,
  * so no recently written test block can still be served from a cache of
  * that size.  The flush is at the top because a fake card may cache only
  * the writes its flash drops (f3probe's model: a direct-mapped cache of
@@ -227,7 +228,10 @@ int capacity_plan(uint64_t device_bytes, uint32_t sector_bytes,
 	/* at the top, below the last block, past the real flash of most
 	 * fakes (see the opening comment) */
 	p->deep_bytes = min64(o->cache_bytes, n / 4) / p->block_bytes * p->block_bytes;
-	p->flush_bytes = min64(CAPACITY_ROUND_FLUSH_BYTES, p->deep_bytes);
+	/* half the deep flush at most, so that even a small device gets the
+	 * deep check */
+	p->flush_bytes = min64(CAPACITY_ROUND_FLUSH_BYTES,
+			       p->deep_bytes / 2 / p->block_bytes * p->block_bytes);
 	p->deep_start_bytes = n - p->block_bytes - p->deep_bytes;
 	p->flush_start_bytes = n - p->block_bytes - p->flush_bytes;
 	plan_add(p, 0);

@@ -592,7 +592,7 @@ START_TEST(test_plan)
 	ck_assert_int_ne(memcmp(p.fixed, q.fixed, sizeof(p.fixed)), 0);
 	/* a small device: the deep area shrinks to a quarter of it */
 	ck_assert_int_eq(capacity_plan(8 * MIB, 512, &o, &p), 0);
-	ck_assert_uint_eq(p.flush_bytes, 2 * MIB);
+	ck_assert_uint_eq(p.flush_bytes, MIB);
 	ck_assert_uint_eq(p.deep_bytes, 2 * MIB);
 	ck_assert_int_eq(capacity_plan(GIB, 512, &o, &p), 0);
 	ck_assert_uint_eq(p.deep_bytes, GIB / 4);
@@ -731,6 +731,7 @@ START_TEST(test_cli_json)
 		"real_bytes.value", "alias_period_bytes", "first_bad_bytes", "blocks_tested",
 		"bytes_written",
 		"io_count", "elapsed_ns", "cache_flush_bytes", "cache_defeated",
+		"deep_flush_bytes", "deep_flushes", "cache_hid_loss",
 	};
 	struct run_result r;
 	struct jsonv *doc;
@@ -750,7 +751,12 @@ START_TEST(test_cli_json)
 	ck_assert(need(doc, "capacity.reported_bytes")->number == 64.0 * GIB);
 	ck_assert_int_eq(need(doc, "capacity.alias_period_bytes")->type, JSONV_NULL);
 	ck_assert(need(doc, "capacity.first_bad_bytes")->number == 8.0 * GIB);
-	ck_assert(need(doc, "capacity.cache_flush_bytes")->number == 16.0 * MIB);
+	/* rounds flush half the cache size, the deep check all of it */
+	ck_assert(need(doc, "capacity.cache_flush_bytes")->number == 8.0 * MIB);
+	ck_assert(need(doc, "capacity.deep_flush_bytes")->number == 16.0 * MIB);
+	ck_assert_int_eq(need(doc, "capacity.deep_flushes")->number, 1);
+	ck_assert_int_eq(need(doc, "capacity.cache_hid_loss")->type, JSONV_BOOL);
+	ck_assert(!need(doc, "capacity.cache_hid_loss")->boolean);
 	ck_assert(need(doc, "capacity.blocks_tested")->number < 120);
 	jsonv_free(doc);
 	tu_run_free(&r);
