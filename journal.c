@@ -673,7 +673,9 @@ static int create_file(const char *path, const struct jr_header *h,
 		else
 			fp_errf(err, errlen, "cannot create journal '%s': %s", path,
 			    strerror(-rc));
-		return rc;
+		/* a path where no journal can be, like a missing directory, is a
+		 * bad --journal (status 2), not a refusal of the device */
+		return rc == -EROFS ? -EINVAL : rc;
 	}
 	memset(b, 0, sizeof(b));
 	jr_static_encode(h, b);

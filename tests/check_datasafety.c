@@ -787,6 +787,32 @@ START_TEST(test_journal_fs_full)
 }
 END_TEST
 
+/* A journal on a read-only file system is a bad --journal, like one in
+ * a missing directory: status 2, one line, nothing written. */
+START_TEST(test_journal_fs_read_only)
+{
+	char *img = new_image(IMG_BYTES, 50);
+	uint64_t before = tu_checksum(img);
+	char journal[PATH_MAX + 32], arg[PATH_MAX + 48];
+	struct run_result r;
+
+	ck_assert_msg(tiny.mnt[0], "no tiny file system: %s", tiny.why);
+	ck_assert_int_eq(bf_sh("mount -o remount,ro '%s'", tiny.mnt), 0);
+	snprintf(journal, sizeof(journal), "%s/test.journal", tiny.mnt);
+	snprintf(arg, sizeof(arg), "--journal=%s", journal);
+	tu_run(&r, (const char *const[]){ "find-fat", "--write", "--yes", "--erasesize=1M",
+					  arg, img, NULL });
+	ck_assert_int_eq(bf_sh("mount -o remount,rw '%s'", tiny.mnt), 0);
+	ck_assert_msg(r.status == 2 && strstr(r.err, "Read-only file system") &&
+		      !strchr(strchr(r.err, '\n') + 1, '\n'),
+		      "status %d, '%s'", r.status, r.err);
+	ck_assert_msg(tu_checksum(img) == before, "the image changed");
+	ck_assert_msg(access(journal, F_OK) != 0, "a journal was made");
+	tu_run_free(&r);
+	free(img);
+}
+END_TEST
+
 /* ==== item 5: data on the device, no terminal to confirm on ==== */
 
 static const struct signature_case {
@@ -1457,6 +1483,7 @@ Suite *datasafety_suite(void)
 	tcase_add_unchecked_fixture(full, tiny_setup, tiny_teardown);
 	tcase_add_checked_fixture(full, work_setup, NULL);
 	tcase_add_loop_test(full, test_journal_fs_full, 0, NCASES(full_cases));
+	tcase_add_test(full, test_journal_fs_read_only);
 	suite_add_tcase(s, full);
 	mnt = tcase_create("mounted");
 	tcase_set_timeout(mnt, 300);
