@@ -58,6 +58,7 @@ struct fp_dev {
 	uint64_t write_end_bytes;
 	bool write_area_set;
 	struct fp_dev *inner;		/* a wrapper's device, else NULL */
+	struct fp_dev_failure failure;	/* the last I/O the device failed */
 };
 
 void fp_dev_set_inner(struct fp_dev *d, struct fp_dev *inner)
@@ -129,6 +130,19 @@ static bool dev_in_write_area(const struct fp_dev *d, size_t len, uint64_t off)
 	       off + len <= d->write_end_bytes;
 }
 
+/* Keep what failed for the error message (fp_dev_describe_failure). */
+static int dev_failed(struct fp_dev *d, int rc, bool write, size_t len, uint64_t off)
+{
+	d->failure = (struct fp_dev_failure){ .err = rc < 0 ? rc : -EIO, .write = write,
+					      .offset_bytes = off, .len = len };
+	return d->failure.err;
+}
+
+const struct fp_dev_failure *fp_dev_last_failure(const struct fp_dev *d)
+{
+	return d != NULL && d->failure.err ? &d->failure : NULL;
+}
+
 /* Book a successful call; a clock that went backwards counts as zero. */
 static void dev_account(struct fp_dev *d, uint64_t t0, uint64_t t1,
 			uint64_t *ns)
@@ -153,7 +167,7 @@ int fp_dev_read_timed(struct fp_dev *d, void *buf, size_t len, uint64_t off,
 	rc = d->ops->pread(d->priv, buf, len, off);
 	t1 = d->ops->now_ns(d->priv);
 	if (rc != 0)
-		return rc < 0 ? rc : -EIO;
+		return dev_failed(d, rc, false, len, off);
 	dev_account(d, t0, t1, ns);
 	return 0;
 }
@@ -176,7 +190,7 @@ int fp_dev_write_timed(struct fp_dev *d, const void *buf, size_t len,
 	rc = d->ops->pwrite(d->priv, buf, len, off);
 	t1 = d->ops->now_ns(d->priv);
 	if (rc != 0)
-		return rc < 0 ? rc : -EIO;
+		return dev_failed(d, rc, true, len, off);
 	dev_account(d, t0, t1, ns);
 	d->bytes_written += len;
 	return 0;

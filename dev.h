@@ -93,6 +93,16 @@ void fp_dev_end_write_area(struct fp_dev *d);
 /* The write area, when one is set: true with [*start, *end). */
 bool fp_dev_write_area(const struct fp_dev *d, uint64_t *start, uint64_t *end);
 
+/* The last read or write the device (its backend or a wrapper) failed,
+ * so that an error message can name it; NULL when none did. */
+struct fp_dev_failure {
+	int err;			/* negative errno */
+	bool write;
+	uint64_t offset_bytes;
+	size_t len;
+};
+const struct fp_dev_failure *fp_dev_last_failure(const struct fp_dev *d);
+
 /* Whether the write area covers [start, end): an analyzer's check that it
  * was given the area its plan needs, before it writes anything. */
 bool fp_dev_may_write(const struct fp_dev *d, uint64_t start, uint64_t end);

@@ -726,13 +726,30 @@ static int close_session(struct session *s, int status)
 
 /* A test that failed: its reason, unless a signal stopped it (the
  * interruption is reported once, after the restore). */
-static int test_failed(const char *test, const struct cli *c, int ret,
-		       const char *err)
+/* The error, and the I/O that got it when the device failed one with
+ * that error: "Input/output error writing 1MiB at byte 20971520 (20MiB)". */
+static const char *io_error_text(const struct fp_dev *d, int ret, char *buf, size_t len)
 {
+	const struct fp_dev_failure *f = fp_dev_last_failure(d);
+	char n[32], at[32];
+
+	if (!f || f->err != ret)
+		return strerror(-ret);
+	snprintf(buf, len, "%s %s %s at byte %" PRIu64 " (%s)", strerror(-ret),
+		 f->write ? "writing" : "reading", units_format_bytes(f->len, n, sizeof(n)),
+		 f->offset_bytes, units_format_bytes(f->offset_bytes, at, sizeof(at)));
+	return buf;
+}
+
+static int test_failed(const char *test, const struct cli *c, const struct fp_dev *d,
+		       int ret, const char *err)
+{
+	char buf[160];
+
 	if (ret == -EINTR && session_interrupted())
 		return FP_EXIT_FAILURE;
 	return fail(FP_EXIT_FAILURE, "%s failed on '%s': %s", test, c->device,
-		    err && err[0] ? err : strerror(-ret));
+		    err && err[0] ? err : io_error_text(d, ret, buf, sizeof(buf)));
 }
 
 /* --svg=-: standard output carries the chart alone; what the commands
@@ -814,8 +831,10 @@ static void fill_align_opts(const struct cli *c, struct align_opts *o)
 	}
 }
 
-static int align_error(const struct cli *c, int ret)
+static int align_error(const struct cli *c, const struct fp_dev *d, int ret)
 {
+	char buf[160];
+
 	if (ret == -EINTR && session_interrupted())
 		return FP_EXIT_FAILURE;	/* reported after the restore */
 	if (ret == -EINVAL)
@@ -823,7 +842,7 @@ static int align_error(const struct cli *c, int ret)
 			    " or the blocksize is not a multiple of two sectors",
 			    c->device, c->blocksize_bytes);
 	return fail(FP_EXIT_FAILURE, "read failed on '%s': %s", c->device,
-		    strerror(-ret));
+		    io_error_text(d, ret, buf, sizeof(buf)));
 }
 
 /* A command that measures, run by run_measurement(): the session opens,
@@ -899,7 +918,7 @@ static int protect(struct session *s, const char *test, uint64_t start,
 static int run_status(const struct cli *c, const struct session *s, const char *test,
 		      int ret)
 {
-	return ret ? test_failed(test, c, ret, journal_last_error(s->dev)) : FP_EXIT_OK;
+	return ret ? test_failed(test, c, s->dev, ret, journal_last_error(s->dev)) : FP_EXIT_OK;
 }
 
 static void print_align(const struct cli *c, const struct session *s,
@@ -929,7 +948,7 @@ static int measure_align(const struct cli *c, struct session *s, void *result)
 
 	fill_align_opts(c, &o);
 	ret = align_run(s->dev, &o, result);
-	return ret ? align_error(c, ret) : FP_EXIT_OK;
+	return ret ? align_error(c, s->dev, ret) : FP_EXIT_OK;
 }
 
 static void align_evidence(const void *result, struct svg_evidence *e)
@@ -1006,7 +1025,7 @@ static int erase_size_for(const struct cli *c, struct session *s, uint64_t *out)
 	ret = align_run(s->dev, &o, r);
 	*out = r->erase_size_bytes;
 	if (ret)
-		ret = align_error(c, ret);
+		ret = align_error(c, s->dev, ret);
 	else if (!*out)
 		ret = au_from_writes(c, s, r->note[0] ? r->note : "no clear step", out);
 	else

@@ -28,6 +28,7 @@
 #include "jsonv.h"
 #include "stats.h"
 #include "testutil.h"
+#include "units.h"
 #include "tests.h"
 
 #define MIB (1024ull * 1024)
@@ -1338,22 +1339,47 @@ static const struct sim_error_case {
 	const char *args[MAX_ARGS];
 	int status;
 	const char *expect;
+	uint64_t bad_start, bad_end;	/* the failing I/O must touch it */
 } sim_error_cases[] = {
 	{ { "open-au", "--write", "--erasesize=4M", "--max-open=4",
-	    "sim:sdhc-4m,bad_start=20M,bad=1M", NULL }, 1, "open-au failed" },
+	    "sim:sdhc-4m,bad_start=20M,bad=1M", NULL }, 1, "open-au failed", 20 * MIB, 21 * MIB },
 	{ { "open-au", "--erasesize=4M", "--max-open=4", "sim:sdhc-4m,bad_start=20M,bad=1M",
-	    NULL }, 1, "open-au failed" },
+	    NULL }, 1, "open-au failed", 20 * MIB, 21 * MIB },
 	{ { "find-fat", "--write", "--erasesize=4M", "sim:sdhc-4m,bad_start=1M,bad=64K", NULL },
-	  1, "find-fat failed" },
+	  1, "find-fat failed", MIB, MIB + 64 * 1024 },
 	{ { "find-fat", "--erasesize=4M", "sim:sdhc-4m,bad_start=1M,bad=64K", NULL },
-	  1, "find-fat failed" },
+	  1, "find-fat failed", MIB, MIB + 64 * 1024 },
 	{ { "bench", "--runtime=200ms", "--warmup=0", "--repeat=1", "--size=16M",
-	    "sim:sdhc-4m,bad_start=20M,bad=1M", NULL }, 1, "bench" },
+	    "sim:sdhc-4m,bad_start=20M,bad=1M", NULL }, 1, "bench", 20 * MIB, 21 * MIB },
 	/* the same runs with the bad range outside the test area succeed */
 	{ { "open-au", "--write", "--erasesize=4M", "--max-open=4",
-	    "sim:sdhc-4m,bad_start=900M,bad=1M", NULL }, 0, NULL },
-	{ { "find-fat", "--erasesize=4M", "sim:sdhc-4m,bad_start=900M,bad=1M", NULL }, 0, NULL },
+	    "sim:sdhc-4m,bad_start=900M,bad=1M", NULL }, 0, NULL, 0, 0 },
+	{ { "find-fat", "--erasesize=4M", "sim:sdhc-4m,bad_start=900M,bad=1M", NULL }, 0, NULL,
+	  0, 0 },
 };
+
+/* The line names where the I/O failed: "... writing 4MiB at byte
+ * 20971520 ..." (or the journal's "cannot back up ... at byte N", a 1 MiB
+ * block), touching [bad_start, bad_end). */
+static void assert_names_failed_io(const struct sim_error_case *c, const char *line)
+{
+	const char *at = strstr(line, " at byte ");
+	const char *what = strstr(line, "reading ");
+	char size[32] = "";
+	uint64_t off, len = MIB;
+
+	ck_assert_msg(at, "'%s' names no position", line);
+	if (!what)
+		what = strstr(line, "writing ");
+	if (what && at > what + 8 && (size_t)(at - what - 8) < sizeof(size)) {
+		memcpy(size, what + 8, (size_t)(at - what - 8));
+		ck_assert_msg(units_parse_size(size, &len) == 0, "'%s': bad size '%s'", line,
+			      size);
+	}
+	off = strtoull(at + 9, NULL, 10);
+	ck_assert_msg(off < c->bad_end && off + len > c->bad_start,
+		      "'%s' names an I/O outside the bad range", line);
+}
 
 START_TEST(test_sim_io_error)
 {
@@ -1386,6 +1412,7 @@ START_TEST(test_sim_io_error)
 		last--;
 	ck_assert_msg(strstr(last, c->expect) && strstr(last, "Input/output error"),
 		      "%s: the last line '%s' does not name the failure", cmd, last);
+	assert_names_failed_io(c, last);
 	tu_run_free(&r);
 }
 END_TEST
