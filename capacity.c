@@ -670,6 +670,16 @@ static enum capacity_state state_at(const struct ctx *c, uint64_t off)
 	return CAPACITY_UNREAD;
 }
 
+/* A deep flush smaller than the default one (capped by the device):
+ * a fake's larger cache could hide lost writes from it. */
+static bool small_cache(const struct capacity_plan *p)
+{
+	uint64_t full = min64(CAPACITY_DEFAULT_CACHE_BYTES, p->device_bytes / 4) /
+			p->block_bytes * p->block_bytes;
+
+	return p->deep_bytes < full;
+}
+
 static void conclude(struct ctx *c, bool converged)
 {
 	struct capacity_result *r = c->r;
@@ -704,9 +714,12 @@ static void conclude(struct ctx *c, bool converged)
 	if (r->verdict == CAPACITY_UNDETERMINED)
 		r->confidence = 0;
 	else if (r->verdict == CAPACITY_GENUINE)
-		r->confidence = sure ? 0.9 : 0.5;
+		r->confidence = !sure ? 0.5 : small_cache(c->p) ? 0.8 : 0.9;
 	else
 		r->confidence = sure ? 0.95 : 0.7;
+	if (sure && small_cache(c->p) && r->verdict == CAPACITY_GENUINE && !r->note[0])
+		snprintf(r->note, sizeof(r->note), "write caches over %llu MiB were not "
+			 "ruled out (--cache-size)", (unsigned long long)(c->p->deep_bytes >> 20));
 	if (!sure && !r->note[0])
 		snprintf(r->note, sizeof(r->note), "%s", !c->p->flush_bytes ?
 			 "no cache flush: a write cache could have served lost writes" :

@@ -76,6 +76,8 @@ static int run_capacity(struct fp_dev *d, const struct probe_opts *o,
 	capacity_opts_default(&co);
 	if (o->cache_set)
 		co.cache_bytes = o->cache_bytes;
+	else if (o->quick)	/* the deep flush is most of the check's cost */
+		co.cache_bytes = CAPACITY_ROUND_FLUSH_BYTES;
 	if (o->seed_set)
 		co.nonce = stats_hash64(o->seed);
 	if (o->progress) {

@@ -16,6 +16,9 @@
 #include "tests.h"
 #include "xmlcheck.h"
 
+#define MIB (1024ull * 1024)
+#define GIB (1024 * MIB)
+
 /* Probe p; erase_bytes as --erasesize (0: none). */
 static struct probe_result *probe_card_erase(const struct sim_profile *p, bool writes,
 					     uint64_t erase_bytes, struct fp_dev **out)
@@ -132,6 +135,33 @@ START_TEST(test_probe_every_profile)
 	check_advice(p, r);
 out:
 	fp_dev_close(d);
+	free(r);
+}
+END_TEST
+
+/* --quick gives up the deep cache flush (most of the capacity check's
+ * cost) and says so in the confidence; without it the flush is the
+ * default one (a quarter of this 1 GiB card). */
+START_TEST(test_probe_quick_capacity)
+{
+	const struct sim_profile *p = sim_profile_find("sdhc-4m");
+	struct probe_result *r = calloc(1, sizeof(*r));
+	struct probe_opts o = { 0 };
+	struct fp_dev *d;
+
+	ck_assert_ptr_nonnull(r);
+	for (int quick = 0; quick <= 1; quick++) {
+		ck_assert_int_eq(sim_open(p, &d), 0);
+		memset(r, 0, sizeof(*r));
+		o = (struct probe_opts){ .device = "sim:test", .sysfs_root = "/sys",
+					 .writes_allowed = true, .quick = quick,
+					 .protect = tu_allow_area, .protect_arg = d };
+		ck_assert_int_eq(probe_run(d, &o, r), 0);
+		ck_assert_int_eq(r->capacity.verdict, CAPACITY_GENUINE);
+		ck_assert_uint_eq(r->capacity.deep_flush_bytes, quick ? 32 * MIB : GIB / 4);
+		ck_assert_double_eq_tol(r->capacity.confidence, quick ? 0.8 : 0.9, 1e-9);
+		fp_dev_close(d);
+	}
 	free(r);
 }
 END_TEST
@@ -382,6 +412,7 @@ Suite *probe_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, test_probe_every_profile, 0, (int)n);
 	tcase_add_test(tc, test_probe_read_only);
+	tcase_add_test(tc, test_probe_quick_capacity);
 	tcase_add_test(tc, test_probe_skips_writes_without_erase_size);
 	tcase_add_test(tc, test_probe_au_from_writes);
 	tcase_add_test(tc, test_probe_reads_and_writes_disagree);
