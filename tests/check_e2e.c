@@ -1295,7 +1295,9 @@ START_TEST(test_damaged_journal_refused)
 	require_image();
 	ck_assert_msg(run_ns[0] > 0, "the uninterrupted run failed: %s", intr_note);
 	journal[0] = '\0';
-	/* killed late, so that the journal commits a few MiB */
+	/* killed late, so that the journal commits a few MiB: from 60 % of
+	 * the uninterrupted run on, later each time (a loaded machine runs
+	 * the attempts slower than the run that was timed) */
 	for (int attempt = 0; attempt < 10 && jsize < 4096 + 2 * (40 + (1 << 20));
 	     attempt++) {
 		struct tu_child ch;
@@ -1303,7 +1305,7 @@ START_TEST(test_damaged_journal_refused)
 
 		repair();
 		ck_assert_int_eq(spawn(&ch, intr_cmds[0], 0), 0);
-		tu_sleep_ns(run_ns[0] * (6 + (uint64_t)attempt % 3) / 10);
+		tu_sleep_ns(run_ns[0] * (60 + 4 * (uint64_t)attempt) / 100);
 		kill(ch.pid, SIGKILL);
 		tu_wait(&ch, &k);
 		tu_run_free(&k);
