@@ -1135,6 +1135,25 @@ static bool collapse_shown_twice(const struct tally *t, unsigned hi,
 	return false;
 }
 
+/* "At least N": no trial collapsed.  A write buffer larger than what the
+ * run wrote looks the same (every write fast), so the bound is trusted
+ * only after FP_WBUF_HIDE_BYTES of writes; below, its confidence is
+ * UNSUPPORTED_CONF at most, with a note. */
+static double no_collapse_confidence(struct ctx *c, enum openau_order order,
+				     double conf)
+{
+	uint64_t written = fp_dev_bytes_written(c->d) - c->bytes0;
+	char msg[160];
+
+	if (written >= FP_WBUF_HIDE_BYTES)
+		return conf;
+	snprintf(msg, sizeof(msg), "no trial collapsed in the %llu MiB written: "
+		 "a write buffer larger than that would look the same",
+		 (unsigned long long)(written >> 20));
+	note(c, openau_order_name(order), msg);
+	return fmin(conf, UNSUPPORTED_CONF);
+}
+
 /* Find the count for one order.  known_open: N already shown open (the
  * linear reference covers N=1); limit: highest N tested; at_limit_exact:
  * an open result at the limit is exact (random cannot exceed a known
@@ -1187,7 +1206,8 @@ static int search(struct ctx *c, enum openau_order order, unsigned known_open,
 		if (hi <= limit || at_limit_exact)
 			set_count(out, lo, OPENAU_EXACT, conf);
 		else
-			set_count(out, lo, OPENAU_AT_LEAST, conf);
+			set_count(out, lo, OPENAU_AT_LEAST,
+				  no_collapse_confidence(c, order, conf));
 	}
 out:
 	free(t);
