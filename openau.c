@@ -156,6 +156,7 @@
 #define RHO_COL_MAX 0.75
 #define CONF_CAP 0.99
 #define UNSUPPORTED_CONF 0.5		/* random count without a linear one */
+#define UNBUFFERED_CONF 0.45		/* no collapse, fewer bytes than a buffer */
 
 enum phase_kind { PHASE_REF, PHASE_TRIAL };
 
@@ -1138,7 +1139,8 @@ static bool collapse_shown_twice(const struct tally *t, unsigned hi,
 /* "At least N": no trial collapsed.  A write buffer larger than what the
  * run wrote looks the same (every write fast), so the bound is trusted
  * only after FP_WBUF_HIDE_BYTES of writes; below, its confidence is
- * UNSUPPORTED_CONF at most, with a note. */
+ * UNBUFFERED_CONF at most (under the 0.5 of a trusted answer), with a
+ * note. */
 static double no_collapse_confidence(struct ctx *c, enum openau_order order,
 				     double conf)
 {
@@ -1151,7 +1153,7 @@ static double no_collapse_confidence(struct ctx *c, enum openau_order order,
 		 "a write buffer larger than that would look the same",
 		 (unsigned long long)(written >> 20));
 	note(c, openau_order_name(order), msg);
-	return fmin(conf, UNSUPPORTED_CONF);
+	return fmin(conf, UNBUFFERED_CONF);
 }
 
 /* Find the count for one order.  known_open: N already shown open (the
