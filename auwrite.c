@@ -44,11 +44,14 @@
  * weak to judge; a smaller one is full after the flush, but it takes a
  * write whenever it drained meanwhile (the host read, e.g. a journal's
  * backup before each new MiB), and an absorbed write looks like an AU
- * start.  So a write that takes less than half the base cost (below its
- * jitter) makes the answer undetermined, with a note.  Writes use
+ * start.  So a write clearly faster than the calibration's gap-free
+ * writes (below them by twice their jitter and 5 % of the base, or below
+ * half the base) makes the answer undetermined, with a note; a buffer
+ * about as slow as a gap-free write is not seen.  Writes use
  * flashbench's constant pattern (FP_FILL_BYTE).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,10 +88,15 @@
 /* At least 64 KiB: a gap of a few pages copies whole pages only, so much
  * shorter gaps cost visibly less per byte than the long ones k came from. */
 #define PAIR_GAP_MIN (64 * KIB)
-/* A write that took less than this share of the base cost (the median
- * gap-free write; jitter stays within 30 %) did not reach the flash as
- * the others did: a write buffer absorbed it, and an absorbed write looks
- * like an AU start (no gap copy). */
+/* A write faster than any gap-free write of the calibration can be did
+ * not reach the flash as they did: a write buffer absorbed it, and an
+ * absorbed write looks like an AU start (no gap copy).  "Faster" is below
+ * the second fastest calibration write by ABSORBED_RANGES times the range
+ * of the four slowest (the jitter, which five samples underestimate) plus
+ * ABSORBED_MARGIN of the base, or below ABSORBED_OF_BASE of the base on
+ * any card (jitter stays within 30 %). */
+#define ABSORBED_RANGES 2.0
+#define ABSORBED_MARGIN 0.05
 #define ABSORBED_OF_BASE 0.5
 #define WEAK_SPREADS 2.0
 
@@ -102,7 +110,8 @@ struct ctx {
 	void *buf;
 	uint64_t prev_end;		/* end of the last write, from the site */
 	double spread_ns;		/* calibration: max - min */
-	unsigned absorbed;		/* writes far faster than the base */
+	double absorbed_ns;		/* faster than this: absorbed */
+	unsigned absorbed;		/* writes faster than that */
 };
 
 void auwrite_opts_default(struct auwrite_opts *o)
@@ -230,7 +239,18 @@ static int cmp_u64(const void *a, const void *b)
 
 static bool absorbed(const struct ctx *c, uint64_t ns)
 {
-	return (double)ns < ABSORBED_OF_BASE * (double)c->r->base_ns;
+	return (double)ns < c->absorbed_ns;
+}
+
+/* The absorbed limit from the sorted gap-free writes t[1..5] (t[0] opens
+ * the site's AU): their range without the fastest (which may itself have
+ * been absorbed) measures the jitter. */
+static double absorbed_limit(const uint64_t *t, double base)
+{
+	double low = (double)t[2], range = (double)(t[CALIBRATION_WRITES - 1] - t[2]);
+
+	return fmax(low - ABSORBED_RANGES * range - ABSORBED_MARGIN * base,
+		    ABSORBED_OF_BASE * base);
 }
 
 static int calibrate(struct ctx *c)
@@ -252,6 +272,7 @@ static int calibrate(struct ctx *c)
 	qsort(t + 1, CALIBRATION_WRITES - 1, sizeof(t[0]), cmp_u64);
 	r->base_ns = t[1 + (CALIBRATION_WRITES - 1) / 2];
 	c->spread_ns = (double)(t[CALIBRATION_WRITES - 1] - t[1]);
+	c->absorbed_ns = absorbed_limit(t, (double)r->base_ns);
 	for (unsigned i = 1; i < CALIBRATION_WRITES; i++)
 		c->absorbed += absorbed(c, t[i]);
 	c->prev_end = CALIBRATION_WRITES * c->p->chunk_bytes;
@@ -548,16 +569,16 @@ static void undetermined_absorbed(struct ctx *c)
 
 	c->r->au_bytes = 0;
 	c->r->confidence = 0;
-	snprintf(msg, sizeof(msg), "%u writes took less than half the time of "
-		 "a write without a gap: a write buffer in front of the flash "
-		 "absorbs some writes and hides their copy cost", c->absorbed);
+	snprintf(msg, sizeof(msg), "%u writes ran faster than any write without "
+		 "a gap: a write buffer in front of the flash absorbs some writes "
+		 "and hides their copy cost", c->absorbed);
 	note(c->r, msg);
 }
 
 int auwrite_run(struct fp_dev *d, const struct auwrite_opts *o,
 		const struct auwrite_plan *p, struct auwrite_result *r)
 {
-	struct ctx c = { d, o, p, r, NULL, 0, 0, 0 };
+	struct ctx c = { d, o, p, r, NULL, 0, 0, 0, 0 };
 	uint64_t ns0, bytes0, io0;
 	int rc;
 
