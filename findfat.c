@@ -63,8 +63,15 @@
  * Drift: the references are normal units written whole one after the
  * other; a steady climb of their times (check_drift) means every write
  * pays a growing extra time (a worn card getting slower the more it is
- * written), which squeezes the contrast and makes "none" wrong, so the
- * answer is undetermined.
+ * written, or a write buffer filling up), which squeezes the contrast and
+ * makes "none" wrong, so the answer is undetermined.
+ *
+ * Write buffers (an SLC cache or DRAM in front of the flash, sim wbuf=)
+ * larger than what the test writes make every unit take every write
+ * alike: that is the no-collapse "none" of the confirmation, so it is
+ * trusted only after FP_WBUF_HIDE_BYTES of writes and FINDFAT_WBUF_CAP
+ * with a note before (cap_unbuffered_none); a "none" where normal units
+ * collapse needs writes that reached the flash and stands.
  *
  * Failure modes: a leading area that differs from the rest by less than
  * that in all three rows is invisible to timing and reported as "none";

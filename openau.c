@@ -75,8 +75,15 @@
  * not separable by timing: such trials come out unclear and the counts
  * undetermined or of low confidence.  Cards that defer garbage collection
  * (log blocks, background merges, PCTIPS2 in flash-model.md) can look open
- * beyond their pool; a write cache in front of the card would hide
- * everything.  Writes go through fp_dev_write_timed() with a constant
+ * beyond their pool.
+ *
+ * Write buffers (an SLC cache or DRAM in front of the flash, sim wbuf=):
+ * one that fills during the run makes the late reference slower than the
+ * first, and the drift check leaves both counts undetermined; one larger
+ * than the run's writes hides every collapse, so "at least N" (no trial
+ * collapsed) is trusted only after FP_WBUF_HIDE_BYTES of writes and is
+ * UNBUFFERED_CONF with a note before (no_collapse_confidence).  Exact
+ * counts need a collapse, which a buffer cannot fake.  Writes go through fp_dev_write_timed() with a constant
  * 0x5a pattern, as flashbench writes; data-dependent controllers are not
  * exercised.
  */
