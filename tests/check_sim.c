@@ -813,17 +813,28 @@ START_TEST(test_worn_write_stalls)
 }
 END_TEST
 
-/* A write buffer (wbuf=): whole AUs on the one-open-AU seed card cost
- * wbuf_write per 4 KiB while the buffer has room, then exactly what the
- * flash charges; at most one write in between fits in part.  The data is
- * stored as without the buffer. */
-START_TEST(test_wbuf_fast_then_slow)
+/* The seed card behind an 8 MiB buffer, and what a whole AU costs there:
+ * absorbed (fast) and at the flash (whole, closing the one open AU). */
+static struct fp_dev *open_wbuf_seed(uint64_t *fast, uint64_t *whole)
 {
 	struct fp_dev *d = open_spec("seed,wbuf=8MiB,wbuf_write=50us" NOISE_OFF);
 	const struct sim_profile *p = sim_profile_of(d);
-	uint64_t E = p->erase_bytes, fast = E / 4096 * p->wbuf_write_ns;
-	uint64_t whole = p->erase_ns + p->write_base_ns +
-			 E / p->page_bytes * p->write_page_ns;
+	uint64_t E = p->erase_bytes;
+
+	*fast = E / 4096 * p->wbuf_write_ns;
+	*whole = p->erase_ns + p->write_base_ns + E / p->page_bytes * p->write_page_ns;
+	return d;
+}
+
+/* A write buffer (wbuf=): whole AUs on the one-open-AU seed card cost
+ * wbuf_write per 4 KiB while the buffer has room, then exactly what the
+ * flash charges; in between a few fit in part.  The data is stored as
+ * without the buffer. */
+START_TEST(test_wbuf_fast_then_slow)
+{
+	uint64_t fast, whole;
+	struct fp_dev *d = open_wbuf_seed(&fast, &whole);
+	uint64_t E = sim_profile_of(d)->erase_bytes;
 	unsigned nfast = 0, npart = 0, nslow = 0;
 
 	ck_assert_uint_lt(fast, whole / 4);
@@ -862,11 +873,9 @@ END_TEST
  * read longer than the owed flash time empties it (fast again). */
 START_TEST(test_wbuf_drains_on_reads)
 {
-	struct fp_dev *d = open_spec("seed,wbuf=8MiB,wbuf_write=50us" NOISE_OFF);
-	const struct sim_profile *p = sim_profile_of(d);
-	uint64_t E = p->erase_bytes, fast = E / 4096 * p->wbuf_write_ns;
-	uint64_t whole = p->erase_ns + p->write_base_ns +
-			 E / p->page_bytes * p->write_page_ns;
+	uint64_t fast, whole;
+	struct fp_dev *d = open_wbuf_seed(&fast, &whole);
+	uint64_t E = sim_profile_of(d)->erase_bytes;
 	uint64_t t, idle = 0;
 	unsigned i = 0;
 
@@ -885,9 +894,9 @@ START_TEST(test_wbuf_drains_on_reads)
 }
 END_TEST
 
-/* Without wbuf the keys change nothing; with it, the flash state machine
- * still runs behind: small writes to alternating AUs are absorbed, and
- * once the buffer is full they cost the collapse (one AU copy) again. */
+/* The keys parse, and the flash state machine runs behind the buffer:
+ * small writes to alternating AUs are absorbed, and once the buffer is
+ * full they cost the collapse (one AU copy) again. */
 START_TEST(test_wbuf_flash_behind)
 {
 	struct fp_dev *d = open_spec("seed,wbuf=1MiB,wbuf_write=20us" NOISE_OFF);
@@ -895,6 +904,8 @@ START_TEST(test_wbuf_flash_behind)
 	uint64_t E = p->erase_bytes, P = p->page_bytes;
 	uint64_t first = 0, last = 0;
 
+	ck_assert_uint_eq(p->wbuf_bytes, MIB);
+	ck_assert_uint_eq(p->wbuf_write_ns, 20 * SIM_TEST_US);
 	for (unsigned i = 0; i < 400; i++) {
 		uint64_t t = wr(d, (100 + i % 2) * E + (i / 2) * P, P, 1);
 
