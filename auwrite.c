@@ -44,10 +44,10 @@
  * weak to judge; a smaller one is full after the flush, but it takes a
  * write whenever it drained meanwhile (the host read, e.g. a journal's
  * backup before each new MiB), and an absorbed write looks like an AU
- * start.  So a write clearly faster than the calibration's gap-free
- * writes (below them by twice their jitter and 5 % of the base, or below
- * half the base) makes the answer undetermined, with a note; a buffer
- * about as slow as a gap-free write is not seen.  Writes use
+ * start.  So a write under half the base, or one judged opened that is
+ * clearly faster than the calibration's gap-free writes (below them by
+ * twice their jitter and 5 % of the base), makes the answer undetermined,
+ * with a note; a buffer about as slow as a gap-free write is not seen.  Writes use
  * flashbench's constant pattern (FP_FILL_BYTE).
  */
 #include <errno.h>
@@ -91,10 +91,11 @@
 /* A write faster than any gap-free write of the calibration can be did
  * not reach the flash as they did: a write buffer absorbed it, and an
  * absorbed write looks like an AU start (no gap copy).  "Faster" is below
- * the second fastest calibration write by ABSORBED_RANGES times the range
- * of the four slowest (the jitter, which five samples underestimate) plus
- * ABSORBED_MARGIN of the base, or below ABSORBED_OF_BASE of the base on
- * any card (jitter stays within 30 %). */
+ * ABSORBED_OF_BASE of the base on any card (jitter stays within 30 %), and
+ * for a write judged opened also below the second fastest calibration
+ * write by ABSORBED_RANGES times the range of the four slowest (the
+ * jitter, which five samples underestimate) plus ABSORBED_MARGIN of the
+ * base. */
 #define ABSORBED_RANGES 2.0
 #define ABSORBED_MARGIN 0.05
 #define ABSORBED_OF_BASE 0.5
@@ -237,9 +238,13 @@ static int cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static bool absorbed(const struct ctx *c, uint64_t ns)
+/* Whether a write of ns was absorbed: any write under ABSORBED_OF_BASE of
+ * the base, and one judged opened (what an absorbed write would fake)
+ * under the calibration's limit too. */
+static bool absorbed(const struct ctx *c, uint64_t ns, bool opened)
 {
-	return (double)ns < c->absorbed_ns;
+	return (double)ns < (opened ? c->absorbed_ns :
+			     ABSORBED_OF_BASE * (double)c->r->base_ns);
 }
 
 /* The absorbed limit from the sorted gap-free writes t[1..5] (t[0] opens
@@ -274,7 +279,7 @@ static int calibrate(struct ctx *c)
 	c->spread_ns = (double)(t[CALIBRATION_WRITES - 1] - t[1]);
 	c->absorbed_ns = absorbed_limit(t, (double)r->base_ns);
 	for (unsigned i = 1; i < CALIBRATION_WRITES; i++)
-		c->absorbed += absorbed(c, t[i]);
+		c->absorbed += absorbed(c, t[i], false);
 	c->prev_end = CALIBRATION_WRITES * c->p->chunk_bytes;
 	return 0;
 }
@@ -334,7 +339,7 @@ static int measure(struct ctx *c, uint64_t off, const struct auwrite_point **out
 	excess = (double)ns - (double)r->base_ns;
 	pt->ratio = expected > 0 ? excess / expected : 0;
 	pt->cls = classify(c, expected, pt->ratio);
-	if (absorbed(c, ns))
+	if (absorbed(c, ns, pt->cls == AUWRITE_PT_OPENED))
 		c->absorbed++;
 	r->copy_ns_per_byte = k;
 	c->prev_end = off + c->p->chunk_bytes;
