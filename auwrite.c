@@ -39,10 +39,19 @@
  * copies); cards whose erase cost when closing an AU is comparable to the
  * gap copy (small AUs with cheap copies); pools so large that their
  * closing victims are half-written AUs of earlier tests; cards that defer
- * garbage collection.  A write cache in front of the card hides
- * everything.  Writes use flashbench's constant pattern (FP_FILL_BYTE).
+ * garbage collection.  A write buffer in front of the flash (SLC cache,
+ * DRAM) larger than the flush makes every write cheap and the points too
+ * weak to judge; a smaller one is full after the flush, but it takes a
+ * write whenever it drained meanwhile (the host read, e.g. a journal's
+ * backup before each new MiB), and an absorbed write looks like an AU
+ * start.  So a write under half the base, or one judged opened that is
+ * clearly faster than the calibration's gap-free writes (below them by
+ * twice their jitter and 5 % of the base), makes the answer undetermined,
+ * with a note; a buffer about as slow as a gap-free write is not seen.  Writes use
+ * flashbench's constant pattern (FP_FILL_BYTE).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +88,17 @@
 /* At least 64 KiB: a gap of a few pages copies whole pages only, so much
  * shorter gaps cost visibly less per byte than the long ones k came from. */
 #define PAIR_GAP_MIN (64 * KIB)
+/* A write faster than any gap-free write of the calibration can be did
+ * not reach the flash as they did: a write buffer absorbed it, and an
+ * absorbed write looks like an AU start (no gap copy).  "Faster" is below
+ * ABSORBED_OF_BASE of the base on any card (jitter stays within 30 %), and
+ * for a write judged opened also below the second fastest calibration
+ * write by ABSORBED_RANGES times the range of the four slowest (the
+ * jitter, which five samples underestimate) plus ABSORBED_MARGIN of the
+ * base. */
+#define ABSORBED_RANGES 2.0
+#define ABSORBED_MARGIN 0.05
+#define ABSORBED_OF_BASE 0.5
 #define WEAK_SPREADS 2.0
 
 static const uint64_t pre_points[] = { 32 * KIB, 64 * KIB, 96 * KIB };
@@ -91,6 +111,8 @@ struct ctx {
 	void *buf;
 	uint64_t prev_end;		/* end of the last write, from the site */
 	double spread_ns;		/* calibration: max - min */
+	double absorbed_ns;		/* faster than this: absorbed */
+	unsigned absorbed;		/* writes faster than that */
 };
 
 void auwrite_opts_default(struct auwrite_opts *o)
@@ -216,6 +238,26 @@ static int cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Whether a write of ns was absorbed: any write under ABSORBED_OF_BASE of
+ * the base, and one judged opened (what an absorbed write would fake)
+ * under the calibration's limit too. */
+static bool absorbed(const struct ctx *c, uint64_t ns, bool opened)
+{
+	return (double)ns < (opened ? c->absorbed_ns :
+			     ABSORBED_OF_BASE * (double)c->r->base_ns);
+}
+
+/* The absorbed limit from the sorted gap-free writes t[1..5] (t[0] opens
+ * the site's AU): their range without the fastest (which may itself have
+ * been absorbed) measures the jitter. */
+static double absorbed_limit(const uint64_t *t, double base)
+{
+	double low = (double)t[2], range = (double)(t[CALIBRATION_WRITES - 1] - t[2]);
+
+	return fmax(low - ABSORBED_RANGES * range - ABSORBED_MARGIN * base,
+		    ABSORBED_OF_BASE * base);
+}
+
 static int calibrate(struct ctx *c)
 {
 	uint64_t t[CALIBRATION_WRITES];
@@ -235,6 +277,9 @@ static int calibrate(struct ctx *c)
 	qsort(t + 1, CALIBRATION_WRITES - 1, sizeof(t[0]), cmp_u64);
 	r->base_ns = t[1 + (CALIBRATION_WRITES - 1) / 2];
 	c->spread_ns = (double)(t[CALIBRATION_WRITES - 1] - t[1]);
+	c->absorbed_ns = absorbed_limit(t, (double)r->base_ns);
+	for (unsigned i = 1; i < CALIBRATION_WRITES; i++)
+		c->absorbed += absorbed(c, t[i], false);
 	c->prev_end = CALIBRATION_WRITES * c->p->chunk_bytes;
 	return 0;
 }
@@ -294,6 +339,8 @@ static int measure(struct ctx *c, uint64_t off, const struct auwrite_point **out
 	excess = (double)ns - (double)r->base_ns;
 	pt->ratio = expected > 0 ? excess / expected : 0;
 	pt->cls = classify(c, expected, pt->ratio);
+	if (absorbed(c, ns, pt->cls == AUWRITE_PT_OPENED))
+		c->absorbed++;
 	r->copy_ns_per_byte = k;
 	c->prev_end = off + c->p->chunk_bytes;
 	progress(c);
@@ -517,10 +564,26 @@ static int search(struct ctx *c)
 	return rc;
 }
 
+/* Some writes skipped the flash's cost: a write buffer in front of it
+ * (an SLC cache, DRAM) takes writes whenever it has room (it drains while
+ * the host reads, e.g. a journal's backup), and an absorbed write looks
+ * like an AU start.  No answer stands, whatever the sweep found. */
+static void undetermined_absorbed(struct ctx *c)
+{
+	char msg[sizeof(c->r->note)];
+
+	c->r->au_bytes = 0;
+	c->r->confidence = 0;
+	snprintf(msg, sizeof(msg), "%u writes ran faster than any write without "
+		 "a gap: a write buffer in front of the flash absorbs some writes "
+		 "and hides their copy cost", c->absorbed);
+	note(c->r, msg);
+}
+
 int auwrite_run(struct fp_dev *d, const struct auwrite_opts *o,
 		const struct auwrite_plan *p, struct auwrite_result *r)
 {
-	struct ctx c = { d, o, p, r, NULL, 0, 0 };
+	struct ctx c = { d, o, p, r, NULL, 0, 0, 0, 0 };
 	uint64_t ns0, bytes0, io0;
 	int rc;
 
@@ -537,6 +600,8 @@ int auwrite_run(struct fp_dev *d, const struct auwrite_opts *o,
 	rc = flush_pool(&c);
 	if (!rc)
 		rc = search(&c);
+	if (!rc && c.absorbed)
+		undetermined_absorbed(&c);
 	r->elapsed_ns = fp_dev_io_ns(d) - ns0;
 	r->bytes_written = fp_dev_bytes_written(d) - bytes0;
 	r->io_count = fp_dev_io_count(d) - io0;

@@ -63,8 +63,15 @@
  * Drift: the references are normal units written whole one after the
  * other; a steady climb of their times (check_drift) means every write
  * pays a growing extra time (a worn card getting slower the more it is
- * written), which squeezes the contrast and makes "none" wrong, so the
- * answer is undetermined.
+ * written, or a write buffer filling up), which squeezes the contrast and
+ * makes "none" wrong, so the answer is undetermined.
+ *
+ * Write buffers (an SLC cache or DRAM in front of the flash, sim wbuf=)
+ * larger than what the test writes make every unit take every write
+ * alike: that is the no-collapse "none" of the confirmation, so it is
+ * trusted only after FP_WBUF_HIDE_BYTES of writes and FINDFAT_WBUF_CAP
+ * with a note before (cap_unbuffered_none); a "none" where normal units
+ * collapse needs writes that reached the flash and stands.
  *
  * Failure modes: a leading area that differs from the rest by less than
  * that in all three rows is invisible to timing and reported as "none";
@@ -159,6 +166,9 @@
  * trusted, up to FINDFAT_TRUSTED + this for a full collapse and quiet
  * levels (0.95: never certain from timing alone). */
 #define FINDFAT_COLLAPSE_SPAN 0.45
+/* "None" without any write slowing down, in fewer bytes than a write
+ * buffer may hold (cap_unbuffered_none): below trusted. */
+#define FINDFAT_WBUF_CAP 0.45
 /* No collapse and no confirmation ran: "none" is a guess, from this base
  * up to twice it (0.4) on quiet levels, below trusted. */
 #define FINDFAT_GUESS_BASE 0.2
@@ -1021,6 +1031,22 @@ static double none_without_collapse(const struct findfat_ctx *c,
 	return FINDFAT_NONE_BASE + FINDFAT_NONE_SPAN * res;
 }
 
+/* "None" from the confirmation rests on no write having slowed down
+ * anywhere: a write buffer larger than what the test wrote looks the same
+ * (every write fast, leading units like the rest), so it is trusted only
+ * after FP_WBUF_HIDE_BYTES of writes; below, it stays under trusted. */
+static void cap_unbuffered_none(const struct findfat_ctx *c,
+				struct findfat_verdict *v)
+{
+	if (c->done_bytes >= FP_WBUF_HIDE_BYTES ||
+	    v->confidence < FINDFAT_TRUSTED)
+		return;
+	v->confidence = FINDFAT_WBUF_CAP;
+	snprintf(v->note, sizeof(v->note), "no write slowed down in the %llu "
+		 "MiB written: a write buffer larger than that would look the "
+		 "same", (unsigned long long)(c->done_bytes >> 20));
+}
+
 /* "none" where normal units collapse (col of them, on levels quiet). */
 static double none_by_collapse(double quiet, double col)
 {
@@ -1077,6 +1103,8 @@ static void verdict_none(struct findfat_ctx *c, const struct findfat_split *sp,
 		v->confidence = agree ? fmax(by_col, w) : col > 0 ? by_col : w;
 		if (col > 0 && (!agree || by_col > w))
 			v->note[0] = '\0';
+		if (col == 0)
+			cap_unbuffered_none(c, v);
 	} else if (col > 0) {
 		v->confidence = none_by_collapse(quiet, col);
 	} else {

@@ -21,6 +21,9 @@
  *     wrote the AU start to end.
  * The FAT area is page mapped: no pool, no GC, an out-of-order write costs
  * fat_random_ns and pages cost fat_page_pct % of write_page_ns.
+ * A write buffer (wbuf=) changes only what the host waits for: writes
+ * that fit cost wbuf_write per 4 KiB and owe their flash time, which the
+ * flash works off while the host reads or fills the buffer.
  *
  * Data is stored sparsely in 4 KiB blocks: a block that holds one repeated
  * byte keeps just that byte, so never-written space and constant patterns
@@ -671,6 +674,8 @@ static const struct sim_key sim_keys[] = {
 	SIM_KEY("wear", wear_ns, SIM_KEY_NS),
 	SIM_KEY("write_stall_ppm", write_stall_ppm, SIM_KEY_UINT),
 	SIM_KEY("write_stall", write_stall_ns, SIM_KEY_NS),
+	SIM_KEY("wbuf", wbuf_bytes, SIM_KEY_BYTES),
+	SIM_KEY("wbuf_write", wbuf_write_ns, SIM_KEY_NS),
 };
 
 static const char *const sim_fake_names[] = {
@@ -957,6 +962,8 @@ struct sim {
 	uint64_t written_bytes;		/* acknowledged writes since the open */
 	uint64_t nwrites;		/* write requests, for write stalls */
 	bool read_only;			/* ro_after reached */
+	uint64_t wbuf_fill_bytes;	/* write buffer: bytes not yet drained */
+	uint64_t wbuf_debt_ns;		/* flash time owed for them */
 };
 
 /* Allocation with accounting, so sim_mem_bytes() is exact. */
@@ -1699,6 +1706,61 @@ static int sim_write_cost(struct sim *s, uint64_t off, uint64_t len,
 }
 
 /* ------------------------------------------------------------------ */
+/* Write buffer timing (wbuf=): what the host waits for */
+
+/* The flash works off buffered writes for dt ns: the owed time shrinks
+ * by dt and the buffered bytes in proportion (a mean drain rate). */
+static void sim_wbuf_drain(struct sim *s, uint64_t dt)
+{
+	if (dt >= s->wbuf_debt_ns) {
+		s->wbuf_fill_bytes = 0;
+		s->wbuf_debt_ns = 0;
+		return;
+	}
+	s->wbuf_fill_bytes -= (uint64_t)((unsigned __int128)s->wbuf_fill_bytes *
+					 dt / s->wbuf_debt_ns);
+	s->wbuf_debt_ns -= dt;
+}
+
+/* The buffer's cost of absorbing blocks 4 KiB blocks, with the card's
+ * jitter drawn from a hash of the write count (not from the noise
+ * generator, so the flash's timings stay those of a card without it). */
+static uint64_t sim_wbuf_fast_ns(const struct sim *s, uint64_t blocks)
+{
+	const struct sim_profile *p = &s->prof;
+	uint64_t h = stats_hash64(p->seed ^ (s->nwrites * 0xc2b2ae3d27d4eb4fu));
+	double u = (double)(h >> 11) * 0x1.0p-53;
+	double f = 1.0 + p->jitter_pct / 100.0 * (2.0 * u - 1.0);
+
+	return (uint64_t)llround((double)(p->wbuf_write_ns * blocks) * f);
+}
+
+/* The host's time of a write of len bytes that costs the flash flash_ns:
+ * the part that fits the buffer at wbuf_write_ns per 4 KiB (its flash
+ * time becomes owed), the rest at the flash's cost pro rata.  The flash
+ * drains the buffer while the host writes into it, but not while it
+ * writes through (a full buffer stays full under writes). */
+static uint64_t sim_wbuf_write(struct sim *s, uint64_t len, uint64_t flash_ns)
+{
+	const struct sim_profile *p = &s->prof;
+	uint64_t room, fit, fit_flash, host;
+
+	if (p->wbuf_bytes == 0 || len == 0)
+		return flash_ns;
+	room = p->wbuf_bytes > s->wbuf_fill_bytes ?
+	       p->wbuf_bytes - s->wbuf_fill_bytes : 0;
+	fit = len < room ? len : room - room % SIM_BLOCK_BYTES;	/* blocks */
+	if (fit == 0)
+		return flash_ns;	/* write-through: the flash is busy with it */
+	fit_flash = (uint64_t)((unsigned __int128)flash_ns * fit / len);
+	host = sim_wbuf_fast_ns(s, (fit + SIM_BLOCK_BYTES - 1) / SIM_BLOCK_BYTES);
+	sim_wbuf_drain(s, host);
+	s->wbuf_fill_bytes += fit;
+	s->wbuf_debt_ns += fit_flash;
+	return host + (flash_ns - fit_flash);
+}
+
+/* ------------------------------------------------------------------ */
 /* Backend */
 
 static bool sim_overlaps(uint64_t start, uint64_t bytes, uint64_t off,
@@ -1736,15 +1798,17 @@ static int sim_check(const struct sim *s, size_t len, uint64_t off)
 static int sim_pread(void *priv, void *buf, size_t len, uint64_t off)
 {
 	struct sim *s = priv;
+	uint64_t t;
 	int rc = sim_check(s, len, off);
 
 	if (rc < 0)
 		return rc;
 	sim_cached_read(s, buf, len, off);
-	s->now_ns += sim_noisy(s, sim_read_cost(s, off, len),
-			       sim_location_factor(s, off));
+	t = sim_noisy(s, sim_read_cost(s, off, len), sim_location_factor(s, off));
 	if (sim_hits_ranges(&s->prof.slow, off, len))
-		s->now_ns += s->prof.read_retry_ns;
+		t += s->prof.read_retry_ns;
+	s->now_ns += t;
+	sim_wbuf_drain(s, t);
 	return 0;
 }
 
@@ -1824,7 +1888,8 @@ static int sim_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
 		rc = sim_write_cost(s, off, len, &cost);
 	if (rc < 0)
 		return rc;
-	s->now_ns += sim_noisy(s, cost, 1.0) + sim_wear_ns(s);
+	s->now_ns += sim_wbuf_write(s, len, sim_noisy(s, cost, 1.0) +
+				    sim_wear_ns(s));
 	s->written_bytes += len;
 	return 0;
 }

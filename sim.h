@@ -146,6 +146,17 @@ struct sim_profile {
 	uint64_t write_stall_ns;	/* extra time of such a stall (garbage
 					 * collection of a worn card) */
 
+	/* a timing write buffer in front of the flash of a genuine card (SLC
+	 * cache, DRAM, a log): writes cost wbuf_write_ns per 4 KiB while it
+	 * holds less than wbuf_bytes not yet written to the flash; a write
+	 * that does not fit costs what the flash charges (pro rata for the
+	 * part that does not fit).  The flash behind sees every write in
+	 * order at once (its open-AU state is not delayed) and works off the
+	 * buffered writes in the time the host spends reading or writing
+	 * into the buffer.  Timing only: data is stored as without it. */
+	uint64_t wbuf_bytes;		/* 0 = no buffer */
+	uint64_t wbuf_write_ns;		/* per 4 KiB absorbed */
+
 	/* counterfeit capacity: the truth `flashprobe capacity` must find */
 	enum sim_fake fake;
 	uint64_t real_bytes;		/* flash behind the reported size (fake) */
@@ -197,7 +208,11 @@ const struct sim_profile *sim_profile_find(const char *name);
  *     slow=START+LEN (reads there cost read_retry=TIME more; slow needs
  *     read_retry), ro_after=SIZE (read-only, EROFS, once SIZE bytes were
  *     written), wear=TIME (extra per write per MiB written so far),
- *     write_stall_ppm=N and write_stall=TIME (stalls of writes only).
+ *     write_stall_ppm=N and write_stall=TIME (stalls of writes only);
+ *   write buffer (timing only): wbuf=SIZE (bytes absorbed before writes
+ *     run at the flash's cost, 0 = none), wbuf_write=TIME (cost per 4 KiB
+ *     absorbed); the buffer drains at the flash's cost while the host
+ *     reads or writes into it.
  * Returns 0, or -EINVAL with a one-line reason in err (unknown profile,
  * unknown key, missing or bad value, inconsistent geometry); *p is only
  * written on success. */

@@ -20,6 +20,14 @@ typedef void (*fp_progress_fn)(void *arg, uint64_t done, uint64_t total);
  * stores runs of it without memory. */
 #define FP_FILL_BYTE 0x5a
 
+/* A write buffer (SLC cache, DRAM, a log) in front of the flash makes
+ * every write fast until it is full: a test that saw no write slow down
+ * cannot tell a card that never slows from one whose buffer outlasted the
+ * test.  Answers that rest on "nothing slowed down" are trusted only
+ * after this many bytes of writes (cards seen buffer 16 KiB to a few
+ * hundred MiB, flash-model.md 4.7); below, they stay low in confidence. */
+#define FP_WBUF_HIDE_BYTES (256ULL << 20)
+
 /* x rounded up to a multiple of unit (unit > 0). */
 uint64_t util_round_up(uint64_t x, uint64_t unit);
 

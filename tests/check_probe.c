@@ -378,6 +378,101 @@ START_TEST(test_xml_checker_rejects)
 }
 END_TEST
 
+/* The whole probe --write (through the binary: the journal's backup reads
+ * before each new MiB let a full write buffer drain, as a real card does
+ * while it is read) on genuine cards behind write buffers: every write
+ * result is right, undetermined, or below a trusted answer (0.5).  Before
+ * the AU search's check for absorbed writes, np2-6m with a 1 MiB buffer
+ * took a 1 MiB AU with confidence 1.00 (seeds 2 and 3).  FLASHPROBE_LONG=1
+ * runs more cards. */
+static const struct {
+	const char *spec;
+	unsigned seeds;		/* --seed=1..seeds */
+} wbuf_cards[] = {
+	{ "np2-6m,wbuf=1MiB,wbuf_write=300us", 3 },
+	{ "seed,wbuf=2GiB,wbuf_write=50us", 1 },
+	{ "emmc,wbuf=48MiB,wbuf_write=300us", 1 },
+	/* FLASHPROBE_LONG only from here */
+	{ "sdhc-4m,wbuf=8MiB,wbuf_write=50us", 3 },
+	{ "legacy-128k,wbuf=6MiB,wbuf_write=20us", 3 },
+	{ "readme,wbuf=32MiB,wbuf_write=1ms", 3 },
+	{ "np2-6m,wbuf=128MiB,wbuf_write=5us", 3 },
+	{ "seed,wbuf=8MiB,wbuf_write=300us", 3 },
+};
+#define WBUF_CARDS_SHORT 3
+#define WBUF_TRUSTED 0.5
+
+static unsigned wbuf_probe_count(void)
+{
+	size_t n = getenv("FLASHPROBE_LONG") ?
+		   sizeof(wbuf_cards) / sizeof(wbuf_cards[0]) : WBUF_CARDS_SHORT;
+	unsigned runs = 0;
+
+	for (size_t i = 0; i < n; i++)
+		runs += wbuf_cards[i].seeds;
+	return runs;
+}
+
+/* Run i of wbuf_probe_count(): the card and its seed. */
+static const char *wbuf_probe_run(unsigned i, unsigned *seed)
+{
+	size_t k = 0;
+
+	while (i >= wbuf_cards[k].seeds)
+		i -= wbuf_cards[k++].seeds;
+	*seed = 1 + i;
+	return wbuf_cards[k].spec;
+}
+
+/* geometry.<key>: null, right (at least: not above truth), or low. */
+static void check_buffered(const char *spec, const struct jsonv *doc,
+			   const char *key, double truth)
+{
+	char path[96];
+	const struct jsonv *v, *c, *b;
+
+	snprintf(path, sizeof(path), "geometry.%s.value", key);
+	v = jsonv_get(doc, path);
+	if (v == NULL || v->type != JSONV_NUMBER)
+		return;		/* undetermined */
+	snprintf(path, sizeof(path), "geometry.%s.confidence", key);
+	c = jsonv_get(doc, path);
+	snprintf(path, sizeof(path), "geometry.%s.bound", key);
+	b = jsonv_get(doc, path);
+	ck_assert_ptr_nonnull(c);
+	if (b && b->type == JSONV_STRING && strcmp(b->string, "at_least") == 0 ?
+	    v->number <= truth : v->number == truth)
+		return;
+	ck_assert_msg(c->number < WBUF_TRUSTED, "%s: %s %.0f (confidence %.2f), "
+		      "truth %.0f", spec, key, v->number, c->number, truth);
+}
+
+START_TEST(test_probe_write_buffer)
+{
+	unsigned n;
+	const char *spec = wbuf_probe_run((unsigned)_i, &n);
+	char target[96], seed[32], err[256] = "";
+	struct sim_profile p;
+	struct run_result run;
+	struct jsonv *doc;
+
+	ck_assert_int_eq(sim_profile_parse(spec, &p, err, sizeof(err)), 0);
+	snprintf(target, sizeof(target), "sim:%s", spec);
+	snprintf(seed, sizeof(seed), "--seed=%u", n);
+	tu_run(&run, (const char *const[]){ "probe", "--write", "--json", seed,
+					    target, NULL });
+	ck_assert_msg(run.status == 0, "%s: status %d: %s", spec, run.status, run.err);
+	doc = jsonv_parse(run.out);
+	ck_assert_msg(doc != NULL, "%s: not one JSON document", spec);
+	check_buffered(spec, doc, "erase_size_bytes", (double)p.erase_bytes);
+	check_buffered(spec, doc, "open_au_linear", p.open_au_linear);
+	check_buffered(spec, doc, "open_au_random", p.open_au_random);
+	check_buffered(spec, doc, "fat_area_size_bytes", (double)p.fat_bytes);
+	jsonv_free(doc);
+	tu_run_free(&run);
+}
+END_TEST
+
 /* make demo: the built binary prints a full report on the seed card. */
 START_TEST(test_demo_report)
 {
@@ -420,6 +515,7 @@ Suite *probe_suite(void)
 	tcase_add_test(tc, test_probe_small_card_reasons);
 	tcase_add_test(tc, test_xml_checker_rejects);
 	tcase_add_test(tc, test_demo_report);
+	tcase_add_loop_test(tc, test_probe_write_buffer, 0, (int)wbuf_probe_count());
 	suite_add_tcase(s, tc);
 	return s;
 }

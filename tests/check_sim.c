@@ -813,6 +813,113 @@ START_TEST(test_worn_write_stalls)
 }
 END_TEST
 
+/* The seed card behind an 8 MiB buffer, and what a whole AU costs there:
+ * absorbed (fast) and at the flash (whole, closing the one open AU). */
+static struct fp_dev *open_wbuf_seed(uint64_t *fast, uint64_t *whole)
+{
+	struct fp_dev *d = open_spec("seed,wbuf=8MiB,wbuf_write=50us" NOISE_OFF);
+	const struct sim_profile *p = sim_profile_of(d);
+	uint64_t E = p->erase_bytes;
+
+	*fast = E / 4096 * p->wbuf_write_ns;
+	*whole = p->erase_ns + p->write_base_ns + E / p->page_bytes * p->write_page_ns;
+	return d;
+}
+
+/* A write buffer (wbuf=): whole AUs on the one-open-AU seed card cost
+ * wbuf_write per 4 KiB while the buffer has room, then exactly what the
+ * flash charges; in between a few fit in part.  The data is stored as
+ * without the buffer. */
+START_TEST(test_wbuf_fast_then_slow)
+{
+	uint64_t fast, whole;
+	struct fp_dev *d = open_wbuf_seed(&fast, &whole);
+	uint64_t E = sim_profile_of(d)->erase_bytes;
+	unsigned nfast = 0, npart = 0, nslow = 0;
+
+	ck_assert_uint_lt(fast, whole / 4);
+	for (unsigned i = 0; i < 16; i++) {
+		uint64_t t = wr(d, (100 + i) * E, E, (uint8_t)(i + 1));
+
+		if (i > 0 && t == whole) {
+			nslow++;
+		} else if (t == fast) {
+			ck_assert_uint_eq(npart + nslow, 0);
+			nfast++;
+		} else {
+			ck_assert_msg(t > fast && t < whole, "write %u: %llu ns", i,
+				      (unsigned long long)t);
+			ck_assert_uint_eq(nslow, 0);
+			npart++;
+		}
+	}
+	/* 8 MiB absorbed while the flash drains about a sixth as fast: 4-5
+	 * whole 2 MiB AUs, a few that fit in part (what drained meanwhile),
+	 * then the flash's speed */
+	ck_assert_uint_ge(nfast, 4);
+	ck_assert_uint_le(nfast + npart, 10);
+	ck_assert_uint_ge(nslow, 6);
+	for (unsigned i = 0; i < 16; i++) {
+		rd(d, (100 + i) * E + 4096, 4096);
+		for (unsigned k = 0; k < 4096; k++)
+			ck_assert_uint_eq(scratch[k], i + 1);
+	}
+	fp_dev_close(d);
+}
+END_TEST
+
+/* The buffer drains at the flash's cost while the host reads: a short
+ * read leaves it almost full (the next whole AU fits only in part), a
+ * read longer than the owed flash time empties it (fast again). */
+START_TEST(test_wbuf_drains_on_reads)
+{
+	uint64_t fast, whole;
+	struct fp_dev *d = open_wbuf_seed(&fast, &whole);
+	uint64_t E = sim_profile_of(d)->erase_bytes;
+	uint64_t t, idle = 0;
+	unsigned i = 0;
+
+	while (wr(d, (100 + i) * E, E, 1) != whole)	/* until full */
+		ck_assert_uint_lt(++i, 12);
+	while (idle < whole / 2)
+		idle += rd(d, 300 * E, 64 * KIB);
+	t = wr(d, 200 * E, E, 1);
+	ck_assert_msg(t > fast && t < whole, "after a short read: %llu ns",
+		      (unsigned long long)t);
+	/* the buffer owes at most 8 MiB of whole-AU writes */
+	for (idle = 0; idle < (8 * MIB / E + 1) * whole;)
+		idle += rd(d, 300 * E, SCRATCH_BYTES);
+	ck_assert_uint_eq(wr(d, 201 * E, E, 1), fast);
+	fp_dev_close(d);
+}
+END_TEST
+
+/* The keys parse, and the flash state machine runs behind the buffer:
+ * small writes to alternating AUs are absorbed, and once the buffer is
+ * full they cost the collapse (one AU copy) again. */
+START_TEST(test_wbuf_flash_behind)
+{
+	struct fp_dev *d = open_spec("seed,wbuf=1MiB,wbuf_write=20us" NOISE_OFF);
+	const struct sim_profile *p = sim_profile_of(d);
+	uint64_t E = p->erase_bytes, P = p->page_bytes;
+	uint64_t first = 0, last = 0;
+
+	ck_assert_uint_eq(p->wbuf_bytes, MIB);
+	ck_assert_uint_eq(p->wbuf_write_ns, 20 * SIM_TEST_US);
+	for (unsigned i = 0; i < 400; i++) {
+		uint64_t t = wr(d, (100 + i % 2) * E + (i / 2) * P, P, 1);
+
+		if (i == 1)
+			first = t;
+		last = t;
+	}
+	ck_assert_uint_eq(first, (P + 4095) / 4096 * p->wbuf_write_ns);
+	/* the collapse: the other AU's valid pages copied and erased */
+	ck_assert_uint_gt(last, (E / P / 2) * p->gc_page_ns);
+	fp_dev_close(d);
+}
+END_TEST
+
 START_TEST(test_worn_parse)
 {
 	struct sim_profile p;
@@ -1297,6 +1404,9 @@ Suite *sim_suite(void)
 	tcase_add_test(worn, test_worn_latency_grows);
 	tcase_add_test(worn, test_worn_write_stalls);
 	tcase_add_test(worn, test_worn_parse);
+	tcase_add_test(worn, test_wbuf_fast_then_slow);
+	tcase_add_test(worn, test_wbuf_drains_on_reads);
+	tcase_add_test(worn, test_wbuf_flash_behind);
 	suite_add_tcase(s, worn);
 
 	tcase_add_checked_fixture(prof, setup, teardown);
