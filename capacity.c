@@ -771,6 +771,19 @@ static int confirm(struct ctx *c)
 	return rc;
 }
 
+/* The deep check (see the opening comment): the rest of the deep area
+ * flushed, then confirm() again; sets c->cache_hid when a position that
+ * kept its own block lost it. */
+static int deep_check(struct ctx *c)
+{
+	int rc;
+
+	c->r->deep_flush_bytes = c->p->deep_bytes;
+	c->flush_bytes = c->p->deep_bytes;	/* counted as a deep flush */
+	rc = flush_area(c, c->p->deep_start_bytes, c->p->flush_start_bytes);
+	return rc ? rc : confirm(c);
+}
+
 static int round_zero(struct ctx *c)
 {
 	struct capacity_result *r = c->r;
@@ -800,23 +813,6 @@ static int one_pass(struct ctx *c)
 		rc = search(c);
 	if (rc == 0)
 		rc = confirm(c);
-	return rc;
-}
-
-/* The deep check (see the opening comment): the rest of the deep area
- * flushed, every position read again; sets c->cache_hid when one that
- * kept its own block lost it. */
-static int deep_check(struct ctx *c)
-{
-	int rc;
-
-	c->r->deep_flush_bytes = c->p->deep_bytes;
-	c->flush_bytes = c->p->deep_bytes;	/* counted as a deep flush */
-	rc = flush_area(c, c->p->deep_start_bytes, c->p->flush_start_bytes);
-	for (size_t i = 0; rc == 0 && i < c->r->nprobes; i++)
-		rc = read_probe(c, &c->r->probes[i]);
-	if (rc == 0)
-		sort_out_aliasing(c, c->r->alias_period_bytes);
 	return rc;
 }
 
