@@ -439,7 +439,6 @@ static int measure_round(struct align_state *st)
 	return 0;
 }
 
-
 static double fast_mean(const double *v, unsigned n, enum align_estimator e)
 {
 	double sorted[ALIGN_REPEATS_CAP];

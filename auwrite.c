@@ -47,8 +47,8 @@
  * start.  So a write under half the base, or one judged opened that is
  * clearly faster than the calibration's gap-free writes (below them by
  * twice their jitter and 5 % of the base), makes the answer undetermined,
- * with a note; a buffer about as slow as a gap-free write is not seen.  Writes use
- * flashbench's constant pattern (FP_FILL_BYTE).
+ * with a note; a buffer about as slow as a gap-free write is not seen.
+ * Writes use flashbench's constant pattern (FP_FILL_BYTE).
  */
 #include <errno.h>
 #include <math.h>

@@ -211,6 +211,13 @@ static unsigned search_levels(uint64_t units)
 	return levels;
 }
 
+/* The deep flush for a cache of cache_bytes: at most a quarter of the
+ * device (a larger cache is not credible), in whole blocks. */
+static uint64_t deep_size(uint64_t device_bytes, uint64_t block_bytes, uint64_t cache_bytes)
+{
+	return min64(cache_bytes, device_bytes / 4) / block_bytes * block_bytes;
+}
+
 int capacity_plan(uint64_t device_bytes, uint32_t sector_bytes,
 		  const struct capacity_opts *o, struct capacity_plan *p)
 {
@@ -227,7 +234,7 @@ int capacity_plan(uint64_t device_bytes, uint32_t sector_bytes,
 	p->end_bytes = n;
 	/* at the top, below the last block, past the real flash of most
 	 * fakes (see the opening comment) */
-	p->deep_bytes = min64(o->cache_bytes, n / 4) / p->block_bytes * p->block_bytes;
+	p->deep_bytes = deep_size(n, p->block_bytes, o->cache_bytes);
 	/* half the deep flush at most, so that even a small device gets the
 	 * deep check */
 	p->flush_bytes = min64(CAPACITY_ROUND_FLUSH_BYTES,
@@ -482,10 +489,6 @@ static int flush_area(struct ctx *c, uint64_t off, uint64_t end)
 		off = run > off ? run : off + p->block_bytes;
 	}
 	free(landings);
-	if (c->flush_bytes == c->p->deep_bytes && c->r->deep_flush_bytes)
-		c->r->deep_flushes++;
-	else
-		c->r->flushes++;
 	return rc;
 }
 
@@ -497,10 +500,14 @@ static int run_round(struct ctx *c, size_t first)
 
 	for (size_t i = first; rc == 0 && i < r->nprobes; i++)
 		rc = write_probe(c, &r->probes[i]);
-	if (!c->flush_bytes)
-		r->cache_defeated = false;
-	else if (rc == 0)
+	if (rc == 0 && c->flush_bytes) {
 		rc = flush_area(c, c->flush_start, c->flush_start + c->flush_bytes);
+		/* the second pass flushes the deep area every round */
+		if (r->cache_hid_loss)
+			r->deep_flushes++;
+		else
+			r->flushes++;
+	}
 	for (size_t i = 0; rc == 0 && i < r->nprobes; i++)
 		rc = read_probe(c, &r->probes[i]);
 	r->rounds++;
@@ -674,10 +681,8 @@ static enum capacity_state state_at(const struct ctx *c, uint64_t off)
  * a fake's larger cache could hide lost writes from it. */
 static bool small_cache(const struct capacity_plan *p)
 {
-	uint64_t full = min64(CAPACITY_DEFAULT_CACHE_BYTES, p->device_bytes / 4) /
-			p->block_bytes * p->block_bytes;
-
-	return p->deep_bytes < full;
+	return p->deep_bytes < deep_size(p->device_bytes, p->block_bytes,
+					 CAPACITY_DEFAULT_CACHE_BYTES);
 }
 
 static void conclude(struct ctx *c, bool converged)
@@ -779,7 +784,7 @@ static int deep_check(struct ctx *c)
 	int rc;
 
 	c->r->deep_flush_bytes = c->p->deep_bytes;
-	c->flush_bytes = c->p->deep_bytes;	/* counted as a deep flush */
+	c->r->deep_flushes++;
 	rc = flush_area(c, c->p->deep_start_bytes, c->p->flush_start_bytes);
 	return rc ? rc : confirm(c);
 }
@@ -837,8 +842,8 @@ static void second_pass(struct ctx *c)
 }
 
 /* The first pass, with the round flushes, then the deep check; the
- * second pass when a position lost its block in either.  0, -EAGAIN (a search that did not converge), or the
- * error that stopped the test. */
+ * second pass when a position lost its block in either.  0, -EAGAIN (a
+ * search that did not converge), or the error that stopped the test. */
 static int run_passes(struct ctx *c)
 {
 	int rc;
@@ -861,7 +866,7 @@ static bool cache_defeated(const struct ctx *c)
 	const struct capacity_result *r = c->r;
 	uint64_t flushed = r->deep_flush_bytes ? r->deep_flush_bytes : c->flush_bytes;
 
-	return c->flush_bytes > 0 && flushed >= c->p->deep_bytes;
+	return flushed > 0 && flushed >= c->p->deep_bytes;
 }
 
 int capacity_run(struct fp_dev *d, const struct capacity_opts *o,

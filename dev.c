@@ -130,7 +130,7 @@ static bool dev_in_write_area(const struct fp_dev *d, size_t len, uint64_t off)
 	       off + len <= d->write_end_bytes;
 }
 
-/* Keep what failed for the error message (fp_dev_describe_failure). */
+/* Keep what failed for the error message (fp_dev_last_failure). */
 static int dev_failed(struct fp_dev *d, int rc, bool write, size_t len, uint64_t off)
 {
 	d->failure = (struct fp_dev_failure){ .err = rc < 0 ? rc : -EIO, .write = write,

@@ -401,23 +401,24 @@ static int check_applicable(const struct cli *c)
  * standard output, when that is safe. */
 static int check_streams(const char *device)
 {
-	char err[512] = "";
+	char out_err[512] = "", err_err[512] = "";
+	int out = safety_check_stream("standard output", STDOUT_FILENO, device, out_err,
+				      sizeof(out_err));
+	int errs = safety_check_stream("standard error", STDERR_FILENO, device, err_err,
+				       sizeof(err_err));
 	int null;
 
-	if (safety_check_stream("standard output", STDOUT_FILENO, device, err,
-				sizeof(err)) == 0 &&
-	    safety_check_stream("standard error", STDERR_FILENO, device, err,
-				sizeof(err)) == 0)
+	if (out == 0 && errs == 0)
 		return FP_EXIT_OK;
-	if (safety_check_stream("standard error", STDERR_FILENO, device, NULL, 0) == 0)
-		return fail(FP_EXIT_USAGE, "%s", err);
+	if (errs == 0)
+		return fail(FP_EXIT_USAGE, "%s", out_err);
 	null = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	if (null < 0 || dup2(null, STDERR_FILENO) < 0)
 		close(STDERR_FILENO);
 	if (null >= 0)
 		close(null);
-	if (safety_check_stream("standard output", STDOUT_FILENO, device, NULL, 0) == 0)
-		printf("flashprobe: %s\n", err);
+	if (out == 0)
+		printf("flashprobe: %s\n", err_err);
 	return FP_EXIT_USAGE;
 }
 
@@ -724,8 +725,6 @@ static int close_session(struct session *s, int status)
 	return status;
 }
 
-/* A test that failed: its reason, unless a signal stopped it (the
- * interruption is reported once, after the restore). */
 /* The error, and the I/O that got it when the device failed one with
  * that error: "Input/output error writing 1MiB at byte 20971520 (20MiB)". */
 static const char *io_error_text(const struct fp_dev *d, int ret, char *buf, size_t len)
@@ -741,6 +740,9 @@ static const char *io_error_text(const struct fp_dev *d, int ret, char *buf, siz
 	return buf;
 }
 
+/* A test that failed: its reason (err, or the error with its I/O),
+ * unless a signal stopped it (the interruption is reported once, after
+ * the restore). */
 static int test_failed(const char *test, const struct cli *c, const struct fp_dev *d,
 		       int ret, const char *err)
 {
@@ -910,11 +912,10 @@ static int protect(struct session *s, const char *test, uint64_t start,
 	return ret ? protect_failed(test, ret, err) : FP_EXIT_OK;
 }
 
-/* An analyzer's return: 0, or the failure told once. */
-/* A failed test's one line: what the journal could not do (its file
- * system full, a block that cannot be read for the backup) when that is
- * why, rather than a bare "No space left on device" that seems to be
- * the card's. */
+/* An analyzer's return: 0, or the failure told once, in one line: what
+ * the journal could not do (its file system full, a block that cannot be
+ * read for the backup) when that is why, rather than a bare "No space
+ * left on device" that seems to be the card's. */
 static int run_status(const struct cli *c, const struct session *s, const char *test,
 		      int ret)
 {

@@ -34,10 +34,11 @@
  * does.  A collapse also needs the median of that AU's writes above the
  * open limit: a few very long stalls (a worn card's garbage collection)
  * raise its mean but are no collection on every write.  Anything else,
- * or a trial too noisy to see a collapse, is unclear.  Only ratios enter, so a card 10x faster or slower gives the
- * same answer.  N is searched upwards 1, 2, 4, ... to the limit, bisected,
- * and the edge (N open, N+1 collapsed) re-tested, N+1 only when its
- * collapse is not already shown twice (collapse_shown_twice); disagreement lowers the
+ * or a trial too noisy to see a collapse, is unclear.  Only ratios enter,
+ * so a card 10x faster or slower gives the same answer.  N is searched
+ * upwards 1, 2, 4, ... to the limit, bisected, and the edge (N open, N+1
+ * collapsed) re-tested, N+1 only when its collapse is not already shown
+ * twice (collapse_shown_twice); disagreement lowers the
  * confidence, an unclear trial (after one re-test) leaves the count
  * undetermined.  Random order is first tested with one AU against the
  * linear reference: a collapse there means linear only (random = 0).
@@ -83,9 +84,10 @@
  * than the run's writes hides every collapse, so "at least N" (no trial
  * collapsed) is trusted only after FP_WBUF_HIDE_BYTES of writes and is
  * UNBUFFERED_CONF with a note before (no_collapse_confidence).  Exact
- * counts need a collapse, which a buffer cannot fake.  Writes go through fp_dev_write_timed() with a constant
- * 0x5a pattern, as flashbench writes; data-dependent controllers are not
- * exercised.
+ * counts need a collapse, which a buffer cannot fake.
+ *
+ * Writes go through fp_dev_write_timed() with a constant 0x5a pattern,
+ * as flashbench writes; data-dependent controllers are not exercised.
  */
 #include <errno.h>
 #include <math.h>

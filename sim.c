@@ -1424,16 +1424,24 @@ static int sim_cached_write(struct sim *s, const uint8_t *src, size_t len,
 /* Noise: jitter and stalls from the seeded generator, location noise as
  * a fixed function of the offset so that repeating cannot average it. */
 
+/* A hash as a uniform number in [0, 1). */
+static double sim_hash_unit(uint64_t h)
+{
+	return (double)(h >> 11) * 0x1.0p-53;
+}
+
+/* The factor of a spread of +-pct % for a uniform u in [0, 1). */
+static double sim_spread(unsigned pct, double u)
+{
+	return 1.0 + pct / 100.0 * (2.0 * u - 1.0);
+}
+
 static double sim_location_factor(const struct sim *s, uint64_t off)
 {
-	uint64_t h;
-	double u;
-
 	if (s->prof.location_pct == 0)
 		return 1.0;
-	h = stats_hash64(s->prof.seed ^ (off / SIM_BLOCK_BYTES));
-	u = (double)(h >> 11) * 0x1.0p-53;
-	return 1.0 + s->prof.location_pct / 100.0 * (2.0 * u - 1.0);
+	return sim_spread(s->prof.location_pct,
+			  sim_hash_unit(stats_hash64(s->prof.seed ^ (off / SIM_BLOCK_BYTES))));
 }
 
 /* Both draws happen on every request so the sequence does not depend on
@@ -1442,7 +1450,7 @@ static uint64_t sim_noisy(struct sim *s, uint64_t cost_ns, double factor)
 {
 	double u = stats_rng_uniform(&s->rng);
 	bool stall = stats_rng_below(&s->rng, SIM_PPM) < s->prof.stall_ppm;
-	double f = factor * (1.0 + s->prof.jitter_pct / 100.0 * (2.0 * u - 1.0));
+	double f = factor * sim_spread(s->prof.jitter_pct, u);
 	uint64_t t = f == 1.0 ? cost_ns : (uint64_t)llround((double)cost_ns * f);
 
 	return stall ? t + s->prof.stall_ns : t;
@@ -1729,8 +1737,7 @@ static uint64_t sim_wbuf_fast_ns(const struct sim *s, uint64_t blocks)
 {
 	const struct sim_profile *p = &s->prof;
 	uint64_t h = stats_hash64(p->seed ^ (s->nwrites * 0xc2b2ae3d27d4eb4fu));
-	double u = (double)(h >> 11) * 0x1.0p-53;
-	double f = 1.0 + p->jitter_pct / 100.0 * (2.0 * u - 1.0);
+	double f = sim_spread(p->jitter_pct, sim_hash_unit(h));
 
 	return (uint64_t)llround((double)(p->wbuf_write_ns * blocks) * f);
 }
