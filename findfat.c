@@ -1038,13 +1038,9 @@ static double none_without_collapse(const struct findfat_ctx *c,
 static void cap_unbuffered_none(const struct findfat_ctx *c,
 				struct findfat_verdict *v)
 {
-	if (c->done_bytes >= FP_WBUF_HIDE_BYTES ||
-	    v->confidence < FINDFAT_TRUSTED)
-		return;
-	v->confidence = FINDFAT_WBUF_CAP;
-	snprintf(v->note, sizeof(v->note), "no write slowed down in the %llu "
-		 "MiB written: a write buffer larger than that would look the "
-		 "same", (unsigned long long)(c->done_bytes >> 20));
+	if (v->confidence >= FINDFAT_TRUSTED &&
+	    util_wbuf_may_hide(c->done_bytes, "write slowed down", v->note, sizeof(v->note)))
+		v->confidence = FINDFAT_WBUF_CAP;
 }
 
 /* "none" where normal units collapse (col of them, on levels quiet). */

@@ -1156,11 +1156,8 @@ static double no_collapse_confidence(struct ctx *c, enum openau_order order,
 	uint64_t written = fp_dev_bytes_written(c->d) - c->bytes0;
 	char msg[160];
 
-	if (written >= FP_WBUF_HIDE_BYTES)
+	if (!util_wbuf_may_hide(written, "trial collapsed", msg, sizeof(msg)))
 		return conf;
-	snprintf(msg, sizeof(msg), "no trial collapsed in the %llu MiB written: "
-		 "a write buffer larger than that would look the same",
-		 (unsigned long long)(written >> 20));
 	note(c, openau_order_name(order), msg);
 	return fmin(conf, UNBUFFERED_CONF);
 }

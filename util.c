@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -88,4 +89,13 @@ size_t util_chunk_ladder(uint64_t erase, uint64_t block, uint32_t sector,
 			break;
 	}
 	return n;
+}
+
+bool util_wbuf_may_hide(uint64_t written, const char *what, char *note, size_t len)
+{
+	if (written >= FP_WBUF_HIDE_BYTES)
+		return false;
+	snprintf(note, len, "no %s in the %llu MiB written: a write buffer larger "
+		 "than that would look the same", what, (unsigned long long)(written >> 20));
+	return true;
 }

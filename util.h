@@ -5,6 +5,7 @@
 #ifndef FLASHPROBE_UTIL_H
 #define FLASHPROBE_UTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -27,6 +28,10 @@ typedef void (*fp_progress_fn)(void *arg, uint64_t done, uint64_t total);
  * after this many bytes of writes (cards seen buffer 16 KiB to a few
  * hundred MiB, flash-model.md 4.7); below, they stay low in confidence. */
 #define FP_WBUF_HIDE_BYTES (256ULL << 20)
+
+/* Whether a write buffer could hide what a test saw in written bytes
+ * ("no <what>"): then true, with the note that says so in note. */
+bool util_wbuf_may_hide(uint64_t written, const char *what, char *note, size_t len);
 
 /* x rounded up to a multiple of unit (unit > 0). */
 uint64_t util_round_up(uint64_t x, uint64_t unit);
