@@ -43,8 +43,11 @@
  * that step is judged against.  The step that matters: below a reported
  * page, what would make a size the page or the choice ambiguous; at the
  * page's multiples, what would lift the plateau past it; with no page,
- * the 1.5 % from which any level counts; nothing between the page sizes
- * and the erase block E; 3 % from E to 3E, 9 % beyond.  A size measured
+ * the 1.5 % from which any level counts (nothing once two levels firmly
+ * could each be the page: a further level would not tell them apart; and
+ * nothing once no page-size level has shown, or come close, after twice
+ * flashbench -a's reads); nothing between the page sizes and the erase
+ * block E; 3 % from E to 3E, 9 % beyond.  A size measured
  * further gets its full positions; a size whose spread is per-location
  * noise gets more positions instead of repeats.  The run ends when the
  * answer has held for three rounds and nothing is open, when nothing
@@ -127,7 +130,8 @@
 #define ALIGN_QUICK_CONF_CAP 0.8
 /* While no size stands out at all, the run ends after this many times
  * flashbench -a's reads: a step the noise still hides by then is one an
- * expert's table would not show either, and would be trusted little. */
+ * expert's table would not show either, and would be trusted little.
+ * The same holds for the page sizes alone (page_search_done). */
 #define ALIGN_NOTHING_FB_SHARE 2
 /* a run the budget stopped before its answer settled trusts that answer
  * at most this much (still above ALIGN_REPORT_MIN: it is the best the
@@ -245,6 +249,7 @@ struct align_state {
 	bool extended;			/* positions were added against location noise */
 	double target_scale;		/* 1, or ALIGN_QUICK_TARGET_SCALE */
 	unsigned full_positions;	/* per group once it is measured further */
+	bool page_search_over;		/* ALIGN_NOTHING_FB_SHARE x flashbench's reads done */
 	struct align_group groups[ALIGN_MAX_ROWS];
 	size_t ngroups;
 	double base_ns;
@@ -721,6 +726,10 @@ struct align_decision {
 	size_t nlevels;
 	bool borderline;
 	double page_full_ns;		/* a step this high below the page would be the page */
+	/* two levels could each be the page, each firmly between the
+	 * sub-page and the full step: more reads would not settle it */
+	bool page_ambiguous;
+	bool page_borderline;		/* a borderline level up to ALIGN_PAGE_MAX */
 	const char *note;
 };
 
@@ -919,6 +928,8 @@ static int choose_page(const struct align_state *st, struct align_decision *dc,
 			 * ambiguous however often it is read */
 			if (margin < ALIGN_Z_CHOICE)
 				dc->unresolved[idx[i]] = dc->uncertain = true;
+			else
+				dc->page_ambiguous = true;
 			return -1;
 		}
 		worst = fmin(worst, margin);
@@ -1080,6 +1091,8 @@ static double rel_step_that_matters(const struct align_state *st,
 
 	if (region != REGION_PAGE)
 		return region == REGION_ERASE ? ALIGN_TARGET_REL_ERASE : ALIGN_TARGET_REL_FAR;
+	if (dc->page_ambiguous)
+		return INFINITY;
 	if (!dc->page)
 		return ALIGN_MIN_REL_STEP;
 	if (divides(dc->page, s))
@@ -1114,6 +1127,21 @@ static bool is_level_group(const struct align_level *lv, size_t n,
 	return false;
 }
 
+/* While no level up to ALIGN_PAGE_MAX has shown, or come close to
+ * showing, after ALIGN_NOTHING_FB_SHARE times flashbench -a's reads, the
+ * page sizes are not read further in search of a faint page step: one
+ * still hidden by then is one an expert's table would not show either,
+ * and would be trusted little (the run-wide rule of nothing_stands_out,
+ * for the page alone).  A size that clearly steps keeps the search on. */
+static bool page_search_done(const struct align_state *st,
+			     const struct align_decision *dc,
+			     const struct align_level *lv, size_t n)
+{
+	if (!st->page_search_over || dc->page_borderline)
+		return false;
+	return n == 0 || lv[0].size > ALIGN_PAGE_MAX;
+}
+
 /* Sequential, per size: a size that is not a level stays open while the
  * upper bound of its step over its base could still reach the step that
  * matters there (then it and its divisors are measured more); a level's
@@ -1127,6 +1155,7 @@ static void mark_open_sizes(const struct align_state *st, struct align_decision 
 			    const struct align_level *lv, size_t n, uint64_t E)
 {
 	const struct align_group *unexplained[ALIGN_REGIONS] = { NULL };
+	bool page_done = page_search_done(st, dc, lv, n);
 
 	for (size_t i = 1; i < st->ngroups && st->base_ns > 0; i++) {
 		const struct align_group *g = &st->groups[i], *b;
@@ -1144,11 +1173,16 @@ static void mark_open_sizes(const struct align_state *st, struct align_decision 
 				unexplained[r] = g;
 			continue;
 		}
+		if (r == REGION_PAGE && page_done)
+			continue;
 		ratio = (step + margin) / st->base_ns / matters;
 		dc->detectable[r] = fmax(dc->detectable[r], ratio);
 		if (ratio > 1)
 			focus_step(st, dc, g);
 	}
+	if (page_done && !unexplained[REGION_PAGE])
+		dc->note = "no page-size step in twice flashbench -a's reads: "
+			   "the page effect is hidden or absent";
 	for (int r = 0; r < ALIGN_REGIONS; r++) {
 		dc->detectable_worst = fmax(dc->detectable_worst, dc->detectable[r]);
 		if (unexplained[r]) {
@@ -1181,10 +1215,13 @@ static void decide(const struct align_state *st, struct align_decision *dc)
 	}
 	report_levels(st, dc, lv, idx, n);
 	E = n && lv[n - 1].size >= ALIGN_ERASE_MIN ? lv[n - 1].size : 0;
-	for (size_t i = 1; i < st->ngroups; i++)
-		if (valid[i] &&
-		    is_borderline(&all[i], step_that_matters(st, dc, all[i].size, E)))
-			dc->borderline = dc->unresolved[i] = true;
+	for (size_t i = 1; i < st->ngroups; i++) {
+		if (!valid[i] ||
+		    !is_borderline(&all[i], step_that_matters(st, dc, all[i].size, E)))
+			continue;
+		dc->borderline = dc->unresolved[i] = true;
+		dc->page_borderline |= all[i].size <= ALIGN_PAGE_MAX;
+	}
 	mark_open_sizes(st, dc, lv, n, E);
 	for (size_t i = 1; i < st->ngroups; i++)
 		if (dc->unresolved[i])
@@ -1529,6 +1566,7 @@ int align_run(struct fp_dev *d, const struct align_opts *o,
 		ret = measure_round(st);
 		if (ret)
 			goto out;
+		st->page_search_over = fp_dev_io_count(d) - io0 >= nothing_reads;
 		if (o->progress)
 			o->progress(o->progress_arg, fp_dev_io_count(d) - io0, max_reads);
 		if (st->rounds < ALIGN_MIN_REPS_USED)
