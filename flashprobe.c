@@ -839,10 +839,16 @@ static int align_error(const struct cli *c, const struct fp_dev *d, int ret)
 
 	if (ret == -EINTR && session_interrupted())
 		return FP_EXIT_FAILURE;	/* reported after the restore */
-	if (ret == -EINVAL)
+	/* EINVAL from align_run itself is about its block size; from the
+	 * device (an O_DIRECT read the kernel refused) it is a failed read */
+	if (ret == -EINVAL && !fp_dev_last_failure(d)) {
+		if (!c->blocksize_bytes)
+			return fail(FP_EXIT_USAGE, "'%s' is too small for the align test",
+				    c->device);
 		return fail(FP_EXIT_USAGE, "'%s' is too small for blocksize %" PRIu64
 			    " or the blocksize is not a multiple of two sectors",
 			    c->device, c->blocksize_bytes);
+	}
 	return fail(FP_EXIT_FAILURE, "read failed on '%s': %s", c->device,
 		    io_error_text(d, ret, buf, sizeof(buf)));
 }

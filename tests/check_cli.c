@@ -131,6 +131,36 @@ START_TEST(test_bad_input)
 }
 END_TEST
 
+/* A device too small for align's reads is a usage error that says so,
+ * with the block size the user gave or without one when none was given
+ * (it said "blocksize 0"). */
+START_TEST(test_align_device_too_small)
+{
+	char *img = tu_make_image(32 * 1024, 5);
+	struct run_result r;
+
+	ck_assert_ptr_nonnull(img);
+	{
+		const char *argv[] = { "align", img, NULL };
+
+		run(&r, argv);
+	}
+	ck_assert_msg(r.status == 2, "status %d, stderr '%s'", r.status, r.err);
+	ck_assert_msg(strstr(r.err, "is too small for the align test"), "stderr '%s'", r.err);
+	tu_run_free(&r);
+	{
+		const char *argv[] = { "align", "--blocksize=4K", img, NULL };
+
+		run(&r, argv);
+	}
+	ck_assert_msg(r.status == 2, "status %d, stderr '%s'", r.status, r.err);
+	ck_assert_msg(strstr(r.err, "too small for blocksize 4096"), "stderr '%s'", r.err);
+	tu_run_free(&r);
+	unlink(img);
+	free(img);
+}
+END_TEST
+
 /* The long options in the first column of a help text (not those its
  * explanations mention), each once, space separated and framed by spaces. */
 static void help_options(const char *help, char *out, size_t len)
@@ -981,6 +1011,7 @@ Suite *cli_suite(void)
 		tcase_add_test(tc, test_bash_completion);
 	else
 		tu_skip("cli/invocation: bash completion", "no bash");
+	tcase_add_test(tc, test_align_device_too_small);
 	tcase_add_loop_test(tc, test_bad_input, 0,
 			    (int)(sizeof(bad_cases) / sizeof(bad_cases[0])));
 	tcase_add_test(tc, test_align_text_on_sim);
