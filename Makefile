@@ -101,18 +101,28 @@ check-long: check-lib $(B)/flashprobe $(B)/check_flashprobe
 	FLASHPROBE_LONG=1 CK_RUN_SUITE=killsweep FLASHPROBE_BIN=$(CURDIR)/$(B)/flashprobe \
 	    ./$(B)/check_flashprobe
 
+# bench/simfuse: a simulated card as a FUSE file that answers in real time
+# (bench/realtime puts a loop device over it); needs libfuse3-dev.
+FUSE_CFLAGS = $(shell pkg-config --cflags fuse3 2>/dev/null)
+FUSE_LIBS   = $(shell pkg-config --libs fuse3 2>/dev/null)
+$(B)/simfuse: bench/simfuse.c $(LIB_OBJS)
+	@pkg-config --exists fuse3 || { echo "bench/simfuse needs libfuse3-dev and fuse3 (apt-get install libfuse3-dev fuse3)"; exit 1; }
+	$(CC) $(CPPFLAGS) $(CFLAGS) -I. $(FUSE_CFLAGS) -o $@ $< $(LIB_OBJS) $(FUSE_LIBS) $(LDLIBS)
+
 demo: $(B)/flashprobe
 	./$(B)/flashprobe probe sim:seed
 
 # Figures and ratios, never pass/fail: cost of the analyzers against
 # flashbench's procedures and of the capacity check against f3probe, and
-# flashprobe's I/O overhead against fio; the stability of the verdicts.
+# flashprobe's I/O overhead against fio; the stability of the verdicts,
+# and the verdicts on simulated cards served in real time (bench/realtime).
 bench: $(B)/flashprobe $(B)/check_flashprobe
 	sh bench/align-cost $(CURDIR)/$(B)/flashprobe
 	sh bench/write-cost $(CURDIR)/$(B)/flashprobe
 	sh bench/probe-cost $(CURDIR)/$(B)/flashprobe
 	sh bench/capacity-cost $(CURDIR)/$(B)/flashprobe
 	sh bench/overhead $(CURDIR)/$(B)/flashprobe
+	sh bench/realtime $(CURDIR)/$(B)/flashprobe
 	sh bench/stability $(CURDIR)/$(B)/check_flashprobe
 
 # libFuzzer harnesses for the parsers of what users type and of what check
