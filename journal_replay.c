@@ -438,8 +438,14 @@ static int check_identity(const char *path, const struct jr_header *h,
 		rep->identity_forced = true;
 		return 0;
 	}
-	fp_errf(err, errlen, "journal '%s' belongs to '%s', not to '%s' (%s); "
-	    "nothing was restored", path, h->id.path, fp_dev_path(dev), why);
+	/* the same path with another card behind it: say so, not "belongs
+	 * to X, not to X" */
+	if (strcmp(h->id.path, fp_dev_path(dev)) == 0)
+		fp_errf(err, errlen, "journal '%s' was made on another card or file "
+		    "behind '%s' (%s); nothing was restored", path, h->id.path, why);
+	else
+		fp_errf(err, errlen, "journal '%s' belongs to '%s', not to '%s' (%s); "
+		    "nothing was restored", path, h->id.path, fp_dev_path(dev), why);
 	return -FP_EREFUSED;
 }
 

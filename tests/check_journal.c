@@ -881,7 +881,8 @@ START_TEST(test_identity_mismatch_sim)
 	crashed_run(d, path, AREA_START, AREA_END);
 	ck_assert_int_eq(journal_restore(path, small, 0, NULL, NULL, &rep, err, sizeof(err)),
 			 -FP_EREFUSED);
-	ck_assert_msg(strstr(err, "belongs to") != NULL, "%s", err);
+	/* both answer to "sim:seed": another card behind the same name */
+	ck_assert_msg(strstr(err, "another card or file behind 'sim:seed'") != NULL, "%s", err);
 	ck_assert_uint_eq(dev_sum(small), s_small);
 	s_other = dev_sum(other);
 	ck_assert_int_eq(journal_restore(path, other, 0, NULL, NULL, &rep, err, sizeof(err)),
@@ -933,6 +934,42 @@ START_TEST(test_identity_mismatch_file)
 	fp_dev_close(da);
 	unlink(a);
 	unlink(b);
+	free(a);
+	free(b);
+}
+END_TEST
+
+/* Another file swapped in under the same name (a card swapped in the same
+ * reader): refused, untouched, and the message says another card or
+ * file is behind that name (it said "belongs to X, not to X"). */
+START_TEST(test_identity_same_path_swapped)
+{
+	char *a = bf_image_in(test_dir, 4u * MIB, 23);
+	char *b = bf_image_in(test_dir, 4u * MIB, 24);
+	struct journal_restore_report rep;
+	struct fp_dev *da = NULL, *db = NULL;
+	char path[PATH_MAX], err[512] = "";
+	uint64_t sum_b;
+
+	ck_assert(a != NULL && b != NULL);
+	ck_assert_int_eq(fp_dev_open_path(a, FP_OPEN_WRITE, &da, err,
+					  sizeof(err)), 0);
+	jpath(path, sizeof(path), "ident-swap.journal");
+	crashed_run(da, path, 0, MIB);
+	fp_dev_close(da);
+	ck_assert_int_eq(rename(b, a), 0);	/* b now answers to a's name */
+	sum_b = tu_checksum(a);
+	ck_assert_int_eq(fp_dev_open_path(a, FP_OPEN_WRITE, &db, err,
+					  sizeof(err)), 0);
+	ck_assert_int_eq(journal_restore(path, db, 0, NULL, NULL, &rep, err, sizeof(err)),
+			 -FP_EREFUSED);
+	ck_assert_msg(strstr(err, "another card or file behind") != NULL, "%s", err);
+	ck_assert_msg(strstr(err, "inode") != NULL, "%s", err);
+	fp_dev_close(db);
+	ck_assert_uint_eq(tu_checksum(a), sum_b);
+	ck_assert(exists(path));
+	unlink(path);
+	unlink(a);
 	free(a);
 	free(b);
 }
@@ -1596,6 +1633,7 @@ Suite *journal_suite(void)
 	tcase_add_test(tc, test_wraparound_restored);
 	tcase_add_test(tc, test_untrusted_journal);
 	tcase_add_test(tc, test_identity_mismatch_sim);
+	tcase_add_test(tc, test_identity_same_path_swapped);
 	tcase_add_test(tc, test_identity_mismatch_file);
 	tcase_add_test(tc, test_idempotent_restore);
 	tcase_add_test(tc, test_eio_during_restore);
