@@ -80,12 +80,18 @@ deps:
 check:
 	@$(MAKE) --no-print-directory WERROR=-Werror check-run
 
-check-run: check-lib $(B)/flashprobe $(B)/check_flashprobe $(S)/flashprobe $(S)/check_flashprobe
+# The realtime suite serves a simulated card through FUSE (bench/simfuse):
+# built when libfuse3-dev is there, else that suite is skipped loudly.
+SIMFUSE := $(if $(shell pkg-config --exists fuse3 2>/dev/null && echo y),$(B)/simfuse)
+
+check-run: check-lib $(B)/flashprobe $(B)/check_flashprobe $(S)/flashprobe $(S)/check_flashprobe $(SIMFUSE)
 	@echo "== test suite =="
-	FLASHPROBE_BIN=$(CURDIR)/$(B)/flashprobe ./$(B)/check_flashprobe
+	FLASHPROBE_BIN=$(CURDIR)/$(B)/flashprobe FLASHPROBE_SIMFUSE=$(CURDIR)/$(B)/simfuse \
+	    ./$(B)/check_flashprobe
 	@echo "== test suite under ASan+UBSan =="
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
-	    FLASHPROBE_BIN=$(CURDIR)/$(S)/flashprobe ./$(S)/check_flashprobe
+	    FLASHPROBE_BIN=$(CURDIR)/$(S)/flashprobe FLASHPROBE_SIMFUSE=$(CURDIR)/$(B)/simfuse \
+	    ./$(S)/check_flashprobe
 
 # The partition suite over every generated geometry, not a sample (minutes),
 # the write-based AU search on 4000 generated cards, and writing tests

@@ -53,6 +53,7 @@ int main(void)
 	srunner_add_suite(sr, cli_suite());
 	srunner_add_suite(sr, datasafety_suite());
 	srunner_add_suite(sr, killsweep_suite());
+	srunner_add_suite(sr, realtime_suite());
 	if (tu_skipped())
 		fprintf(stderr, "%u test(s) SKIPPED on this machine (see above); "
 			"they are not counted as passed\n", tu_skipped());

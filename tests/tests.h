@@ -30,5 +30,6 @@ Suite *identify_suite(void);
 Suite *schema_suite(void);
 Suite *auwrite_suite(void);
 Suite *killsweep_suite(void);
+Suite *realtime_suite(void);
 
 #endif
