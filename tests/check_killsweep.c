@@ -205,6 +205,9 @@ static void target_teardown(void)
 	if (t.dir[0])
 		tu_rm_tree(t.dir);
 	memset(&t, 0, sizeof(t));
+	/* the fixture runs in the runner itself: later suites must not
+	 * inherit a state directory that no longer exists */
+	unsetenv("FLASHPROBE_STATE_DIR");
 }
 
 /* Run argv, SIGKILLed after at_ns (0: never); the status as tu_run(). */

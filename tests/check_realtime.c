@@ -185,8 +185,13 @@ START_TEST(test_realtime_kill_restore)
 	struct tu_child c;
 	struct run_result r;
 	unsigned char block[64 * 1024];
+	char state[PATH_MAX];
 	uint64_t before;
 
+	/* a private journal directory: nothing lands in the system's */
+	snprintf(state, sizeof(state), "%s/flashprobe-rt-state.XXXXXX", TU_DISK_DIR);
+	ck_assert_ptr_nonnull(mkdtemp(state));
+	ck_assert_int_eq(setenv("FLASHPROBE_STATE_DIR", state, 1), 0);
 	serve("sdhc-4m", "0.1", &s);
 	for (size_t i = 0; i < sizeof(block); i++)
 		block[i] = (unsigned char)(i * 131 + 7);
@@ -211,6 +216,7 @@ START_TEST(test_realtime_kill_restore)
 	tu_run_free(&r);
 	ck_assert_uint_eq(tu_checksum(s.loop), before);
 	unserve(&s);
+	ck_assert_msg(rmdir(state) == 0, "a journal is left in %s", state);
 }
 END_TEST
 
