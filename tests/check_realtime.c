@@ -31,11 +31,18 @@
 #define MIB (1024ull * 1024)
 #define SERVE_WAIT_NS (10ull * 1000000000)	/* for the FUSE mount to appear */
 
+/* The card of the running test case, served by its unchecked fixture in
+ * the runner itself: the teardown detaches and unmounts whatever the test
+ * did (a checked teardown does not run after a failed test). */
 struct served {
-	pid_t pid;
-	char dir[PATH_MAX];
-	char *loop;
+	pid_t pid;			/* simfuse, 0 when not started */
+	char dir[128];			/* its mount point, "" when none */
+	char *loop;			/* the loop device over its card */
+	char state[128];		/* a private journal directory */
+	char why[256];			/* why serving failed, "" when it did not */
 };
+
+static struct served served;
 
 static const char *simfuse_path(void)
 {
@@ -60,43 +67,68 @@ static const char *realtime_unavailable(void)
 }
 
 /* Serve spec at scale under a fresh mount point and put a loop device
- * over it. */
-static void serve(const char *spec, const char *scale, struct served *s)
+ * over it; on failure served.why says what went wrong. */
+static void serve(const char *spec, const char *scale)
 {
-	char card[PATH_MAX + 8];
+	struct served *s = &served;
+	char card[sizeof(s->dir) + 8];
 	uint64_t deadline = tu_now_ns() + SERVE_WAIT_NS;
 	struct stat st;
 
+	memset(s, 0, sizeof(*s));
+	snprintf(s->state, sizeof(s->state), "%s/flashprobe-rt-state.XXXXXX", TU_DISK_DIR);
 	snprintf(s->dir, sizeof(s->dir), "%s/flashprobe-rt.XXXXXX", tu_fast_dir());
-	ck_assert_ptr_nonnull(mkdtemp(s->dir));
+	if (!mkdtemp(s->state) || !mkdtemp(s->dir)) {
+		snprintf(s->why, sizeof(s->why), "cannot make temporary directories");
+		return;
+	}
 	s->pid = fork();
-	ck_assert_int_ge(s->pid, 0);
 	if (s->pid == 0) {
 		freopen("/dev/null", "w", stdout);
 		freopen("/dev/null", "w", stderr);
 		execl(simfuse_path(), "simfuse", spec, scale, s->dir, (char *)NULL);
 		_exit(127);
 	}
-	snprintf(card, sizeof(card), "%s/card", s->dir);
-	while (stat(card, &st) != 0 && tu_now_ns() < deadline)
+	snprintf(card, sizeof(card), "%.*s/card", (int)sizeof(s->dir), s->dir);
+	while (s->pid > 0 && stat(card, &st) != 0 && tu_now_ns() < deadline)
 		tu_sleep_ns(50000000);
-	ck_assert_msg(stat(card, &st) == 0, "simfuse did not serve %s", card);
-	s->loop = tu_loop_attach(card, false);
-	ck_assert_msg(s->loop != NULL, "no loop device over %s", card);
+	if (s->pid < 0 || stat(card, &st) != 0)
+		snprintf(s->why, sizeof(s->why), "simfuse did not serve %.*s", 200, card);
+	else if (!(s->loop = tu_loop_attach(card, false)))
+		snprintf(s->why, sizeof(s->why), "no loop device over %.*s", 200, card);
 }
 
-/* Detach, unmount (simfuse then exits) and remove the mount point. */
-static void unserve(struct served *s)
+/* Detach, unmount (simfuse then exits), remove the mount point and the
+ * journal directory. */
+static void unserve(void)
 {
+	struct served *s = &served;
 	int status;
 
 	tu_loop_detach(s->loop);
 	free(s->loop);
 	s->loop = NULL;
-	if (umount(s->dir) != 0)
-		kill(s->pid, SIGTERM);
-	waitpid(s->pid, &status, 0);
-	rmdir(s->dir);
+	if (s->pid > 0) {
+		if (umount(s->dir) != 0)
+			kill(s->pid, SIGTERM);
+		waitpid(s->pid, &status, 0);
+	}
+	if (s->dir[0])
+		rmdir(s->dir);
+	if (s->state[0])
+		tu_rm_tree(s->state);
+	memset(s, 0, sizeof(*s));
+}
+
+static void serve_native(void) { serve("sdhc-4m", "1"); }
+static void serve_fast(void) { serve("emmc", "0.1"); }
+static void serve_writable(void) { serve("sdhc-4m", "0.1"); }
+
+/* The served device, or a failure that says why there is none. */
+static const char *served_loop(void)
+{
+	ck_assert_msg(served.loop != NULL, "%s", served.why);
+	return served.loop;
 }
 
 /* A decided value ({value, confidence, source} or null) in the document:
@@ -133,13 +165,9 @@ static struct jsonv *align_json(const char *dev)
  * the page is the truth or undetermined. */
 START_TEST(test_realtime_align)
 {
-	struct served s;
-	struct jsonv *doc;
+	struct jsonv *doc = align_json(served_loop());
 	double page;
 
-	serve("sdhc-4m", "1", &s);
-	doc = align_json(s.loop);
-	unserve(&s);
 	ck_assert_double_eq(decided(doc, "align.erase_size_bytes"), 4.0 * MIB);
 	page = decided(doc, "align.page_size_bytes");
 	ck_assert_msg(page == -1 || page == 16 * 1024, "page %.0f", page);
@@ -151,13 +179,9 @@ END_TEST
  * the host's own noise, so each answer is the truth or undetermined. */
 START_TEST(test_realtime_fast_part_is_honest)
 {
-	struct served s;
-	struct jsonv *doc;
+	struct jsonv *doc = align_json(served_loop());
 	double page, erase;
 
-	serve("emmc", "0.1", &s);
-	doc = align_json(s.loop);
-	unserve(&s);
 	erase = decided(doc, "align.erase_size_bytes");
 	page = decided(doc, "align.page_size_bytes");
 	ck_assert_msg(erase == -1 || erase == 512 * 1024, "erase block %.0f", erase);
@@ -180,62 +204,66 @@ static void sync_device(const char *dev)
  * restore: the device reads back as before, user data included. */
 START_TEST(test_realtime_kill_restore)
 {
-	const char *restore[] = { "restore", NULL, NULL };
-	struct served s;
+	const char *dev = served_loop();
+	const char *restore[] = { "restore", dev, NULL };
+	const char *probe[] = { "probe", "--write", "--yes", "-q", dev, NULL };
 	struct tu_child c;
 	struct run_result r;
 	unsigned char block[64 * 1024];
-	char state[PATH_MAX];
 	uint64_t before;
 
 	/* a private journal directory: nothing lands in the system's */
-	snprintf(state, sizeof(state), "%s/flashprobe-rt-state.XXXXXX", TU_DISK_DIR);
-	ck_assert_ptr_nonnull(mkdtemp(state));
-	ck_assert_int_eq(setenv("FLASHPROBE_STATE_DIR", state, 1), 0);
-	serve("sdhc-4m", "0.1", &s);
+	ck_assert_int_eq(setenv("FLASHPROBE_STATE_DIR", served.state, 1), 0);
 	for (size_t i = 0; i < sizeof(block); i++)
 		block[i] = (unsigned char)(i * 131 + 7);
 	for (uint64_t off = 0; off < 96 * MIB; off += 4 * MIB)
-		ck_assert_int_eq(tu_write_at(s.loop, off + 12345 * 512, block, sizeof(block)), 0);
-	sync_device(s.loop);
-	before = tu_checksum(s.loop);
-	{
-		const char *argv[] = { "probe", "--write", "--yes", "-q", s.loop, NULL };
-
-		ck_assert_int_eq(tu_spawn(&c, argv, 0), 0);
-	}
+		ck_assert_int_eq(tu_write_at(dev, off + 12345 * 512, block, sizeof(block)), 0);
+	sync_device(dev);
+	before = tu_checksum(dev);
+	ck_assert_int_eq(tu_spawn(&c, probe, 0), 0);
 	tu_sleep_ns(4000000000ull);	/* past the capacity check's first writes */
 	kill(c.pid, SIGKILL);
 	tu_wait(&c, &r);
 	ck_assert_msg(r.status == 128 + SIGKILL, "probe ended with %d before the kill: %s",
 		      r.status, r.err);
 	tu_run_free(&r);
-	restore[1] = s.loop;
 	tu_run(&r, restore);
 	ck_assert_msg(r.status == 0, "restore: status %d, %s", r.status, r.err);
 	tu_run_free(&r);
-	ck_assert_uint_eq(tu_checksum(s.loop), before);
-	unserve(&s);
-	ck_assert_msg(rmdir(state) == 0, "a journal is left in %s", state);
+	ck_assert_uint_eq(tu_checksum(dev), before);
+	ck_assert_msg(rmdir(served.state) == 0, "a journal is left in %s", served.state);
 }
 END_TEST
 
 Suite *realtime_suite(void)
 {
+	const struct {
+		const char *name;
+		void (*setup)(void);
+		const TTest *test;
+		const char *what;
+	} cases[] = {
+		{ "native", serve_native, test_realtime_align, "align on a real-time card" },
+		{ "fast", serve_fast, test_realtime_fast_part_is_honest, "a fast part is honest" },
+		{ "kill", serve_writable, test_realtime_kill_restore,
+		  "kill and restore on a real-time card" },
+	};
 	Suite *s = suite_create("realtime");
-	TCase *tc = tcase_create("realtime");
 	const char *why = realtime_unavailable();
 
-	if (why) {
-		tu_skip("realtime/align on a real-time card", why);
-		tu_skip("realtime/a fast part is honest", why);
-		tu_skip("realtime/kill and restore on a real-time card", why);
-	} else {
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		TCase *tc = tcase_create(cases[i].name);
+		char what[128];
+
+		snprintf(what, sizeof(what), "realtime/%s", cases[i].what);
+		if (why) {
+			tu_skip(what, why);
+			continue;
+		}
 		tcase_set_timeout(tc, 300);
-		tcase_add_test(tc, test_realtime_align);
-		tcase_add_test(tc, test_realtime_fast_part_is_honest);
-		tcase_add_test(tc, test_realtime_kill_restore);
+		tcase_add_unchecked_fixture(tc, cases[i].setup, unserve);
+		tcase_add_test(tc, cases[i].test);
+		suite_add_tcase(s, tc);
 	}
-	suite_add_tcase(s, tc);
 	return s;
 }
