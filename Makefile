@@ -82,7 +82,8 @@ check:
 
 # The realtime suite serves a simulated card through FUSE (bench/simfuse):
 # built when libfuse3-dev is there, else that suite is skipped loudly.
-SIMFUSE := $(if $(shell pkg-config --exists fuse3 2>/dev/null && echo y),$(B)/simfuse)
+HAVE_FUSE := $(shell pkg-config --exists fuse3 2>/dev/null && echo y)
+SIMFUSE := $(if $(HAVE_FUSE),$(B)/simfuse)
 
 check-run: check-lib $(B)/flashprobe $(B)/check_flashprobe $(S)/flashprobe $(S)/check_flashprobe $(SIMFUSE)
 	@echo "== test suite =="
@@ -112,7 +113,7 @@ check-long: check-lib $(B)/flashprobe $(B)/check_flashprobe
 FUSE_CFLAGS = $(shell pkg-config --cflags fuse3 2>/dev/null)
 FUSE_LIBS   = $(shell pkg-config --libs fuse3 2>/dev/null)
 $(B)/simfuse: bench/simfuse.c $(LIB_OBJS)
-	@pkg-config --exists fuse3 || { echo "bench/simfuse needs libfuse3-dev and fuse3 (apt-get install libfuse3-dev fuse3)"; exit 1; }
+	@test -n "$(HAVE_FUSE)" || { echo "bench/simfuse needs libfuse3-dev and fuse3 (apt-get install libfuse3-dev fuse3)"; exit 1; }
 	$(CC) $(CPPFLAGS) $(CFLAGS) -I. $(FUSE_CFLAGS) -o $@ $< $(LIB_OBJS) $(FUSE_LIBS) $(LDLIBS)
 
 demo: $(B)/flashprobe

@@ -28,6 +28,7 @@
 #include <sys/prctl.h>
 #include <time.h>
 
+#include "clock.h"
 #include "dev.h"
 #include "sim.h"
 
@@ -41,27 +42,20 @@ static double scale;
 static void *iobuf;
 static char sector_text[16];
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* Hold the caller until deadline: sleep most of the way, spin the rest. */
+/* Hold the caller until deadline (clock_now_ns): sleep most of the way,
+ * spin the rest. */
 static void wait_until(uint64_t deadline)
 {
-	uint64_t now = mono_ns();
+	uint64_t now = clock_now_ns();
 
 	if (now + SPIN_NS < deadline) {
-		uint64_t wake = deadline - SPIN_NS;
-		struct timespec ts = { (time_t)(wake / 1000000000ull),
-				       (long)(wake % 1000000000ull) };
+		uint64_t nap = deadline - SPIN_NS - now;
+		struct timespec ts = { (time_t)(nap / 1000000000ull),
+				       (long)(nap % 1000000000ull) };
 
-		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+		nanosleep(&ts, NULL);
 	}
-	while (mono_ns() < deadline)
+	while (clock_now_ns() < deadline)
 		;
 }
 
@@ -113,7 +107,7 @@ static int card_open(const char *path, struct fuse_file_info *fi)
  * FUSE passes the loop device's, which are. */
 static int card_io(bool write, char *buf, size_t len, off_t off)
 {
-	uint64_t start = mono_ns(), ns = 0;
+	uint64_t start = clock_now_ns(), ns = 0;
 	int ret;
 
 	if (len > MAX_IO || off < 0)
@@ -178,7 +172,7 @@ static const struct fuse_operations ops = {
 int main(int argc, char **argv)
 {
 	struct sim_profile p;
-	char err[256];
+	char err[256] = "";
 	char *fargv[16];
 	int fargc = 0;
 

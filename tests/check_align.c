@@ -23,16 +23,23 @@
 
 static const uint64_t KiB = 1024, MiB = 1024 * 1024;
 
-static void run_on_profile(const struct sim_profile *p, struct align_result *r)
+/* align with default options and measurement seed on card p */
+static void run_seeded(const struct sim_profile *p, uint64_t seed,
+		       struct align_result *r)
 {
 	struct fp_dev *d;
 	struct align_opts o;
 
 	ck_assert_int_eq(sim_open(p, &d), 0);
 	align_opts_default(&o);
-	o.seed = p->seed + 7;
+	o.seed = seed;
 	ck_assert_int_eq(align_run(d, &o, r), 0);
 	fp_dev_close(d);
+}
+
+static void run_on_profile(const struct sim_profile *p, struct align_result *r)
+{
+	run_seeded(p, p->seed + 7, r);
 }
 
 /* A reported size must be the truth; an undetermined one is acceptable only
@@ -621,19 +628,6 @@ static uint64_t page_row_reads(const struct align_result *r)
 		if (r->rows[i].align_bytes <= 64 * KiB)
 			n += 2ULL * r->rows[i].positions * r->rows[i].repeats;
 	return n;
-}
-
-static void run_seeded(const struct sim_profile *p, unsigned seed,
-		       struct align_result *r)
-{
-	struct fp_dev *d;
-	struct align_opts o;
-
-	ck_assert_int_eq(sim_open(p, &d), 0);
-	align_opts_default(&o);
-	o.seed = seed;
-	ck_assert_int_eq(align_run(d, &o, r), 0);
-	fp_dev_close(d);
 }
 
 /* The README card under a noisy reader: its 8 KiB step lies firmly between
