@@ -499,8 +499,8 @@ static int dev_geometry(int fd, const struct stat *st, const char *path,
 
 /* Refused because something else holds the target: name the process
  * when /proc shows one (excl: the O_EXCL open failed, else the lock). */
-static int dev_err_in_use(const struct stat *st, const char *path, bool excl,
-			  char *err, size_t errlen)
+static int dev_err_in_use(const struct stat *st, const char *path,
+			  enum fp_open_mode mode, bool excl, char *err, size_t errlen)
 {
 	struct procfd_user u;
 	char who[64] = "";
@@ -512,9 +512,13 @@ static int dev_err_in_use(const struct stat *st, const char *path, bool excl,
 		fp_errf(err, errlen, "refusing to write '%s': it is held "
 			"exclusively (mounted, device-mapper, or an O_EXCL "
 			"open)%s%s", path, who[0] ? "; open by " : "", who);
+	else if (mode == FP_OPEN_TIME)
+		fp_errf(err, errlen, "refusing to time '%s': %s holds its lock "
+			"(a test or restore writing it, or another timing run): "
+			"wait for it to finish", path, who[0] ? who : "another process");
 	else
 		fp_errf(err, errlen, "refusing to write '%s': %s holds its lock "
-			"(another test or restore is writing it)", path,
+			"(another test, restore or timing run is using it)", path,
 			who[0] ? who : "another process");
 	return -FP_EREFUSED;
 }
@@ -523,9 +527,13 @@ static int dev_err_in_use(const struct stat *st, const char *path, bool excl,
  * a second flashprobe (or anything else that takes the lock, such as
  * flock(1)) cannot write the same image or device at the same time, and
  * "flashprobe restore" cannot replay a journal under a running test.
- * O_EXCL alone covers neither regular files nor non-exclusive openers. */
+ * O_EXCL alone covers neither regular files nor non-exclusive openers.
+ * A timing run takes the same lock: two runs on one card at once would
+ * each time the other's I/O.  Where locks are not supported (ENOLCK on
+ * some network file systems) a timing run goes on without one; a writer
+ * does not. */
 static int dev_lock(int fd, const struct stat *st, const char *path,
-		    char *err, size_t errlen)
+		    enum fp_open_mode mode, char *err, size_t errlen)
 {
 	int rc;
 
@@ -533,9 +541,37 @@ static int dev_lock(int fd, const struct stat *st, const char *path,
 		return 0;
 	rc = -errno;
 	if (rc == -EWOULDBLOCK)
-		return dev_err_in_use(st, path, false, err, errlen);
+		return dev_err_in_use(st, path, mode, false, err, errlen);
+	if (mode == FP_OPEN_TIME)
+		return 0;
 	fp_errf(err, errlen, "cannot lock '%s': %s", path, strerror(-rc));
 	return rc;
+}
+
+int fp_dev_share_disk_lock(const char *disk, const char *path, int *fd,
+			   char *err, size_t errlen)
+{
+	struct procfd_user u;
+	struct stat st;
+	char who[64] = "another process";
+
+	bool held;
+
+	*fd = open(disk, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (*fd < 0 || flock(*fd, LOCK_SH | LOCK_NB) == 0)
+		return 0;
+	held = errno == EWOULDBLOCK;
+	if (held && fstat(*fd, &st) == 0 &&
+	    (procfd_find_user(&st, true, &u) > 0 || procfd_find_user(&st, false, &u) > 0))
+		procfd_describe(&u, who, sizeof(who));
+	close(*fd);
+	*fd = -1;
+	if (!held)
+		return 0;
+	fp_errf(err, errlen, "refusing to time '%s': %s holds the lock of its "
+		"disk '%s' (a test or restore writing it, or a timing run): "
+		"wait for it to finish", path, who, disk);
+	return -FP_EREFUSED;
 }
 
 /* Refuse what is neither a block device nor a regular file, before open():
@@ -584,7 +620,7 @@ int fp_dev_open_path(const char *path, enum fp_open_mode mode,
 		if (rc == -EINVAL)
 			dev_err_no_direct(err, errlen, path);
 		else if (rc == -EBUSY && mode == FP_OPEN_WRITE)
-			rc = dev_err_in_use(&st, path, true, err, errlen);
+			rc = dev_err_in_use(&st, path, mode, true, err, errlen);
 		else
 			fp_errf(err, errlen, "cannot open '%s': %s", path,
 				strerror(-rc));
@@ -599,8 +635,8 @@ int fp_dev_open_path(const char *path, enum fp_open_mode mode,
 	rc = dev_check_type(&fst, path, err, errlen);
 	if (rc < 0)
 		goto err_close;
-	if (mode == FP_OPEN_WRITE &&
-	    (rc = dev_lock(fd, &fst, path, err, errlen)) < 0)
+	if (mode != FP_OPEN_READ &&
+	    (rc = dev_lock(fd, &fst, path, mode, err, errlen)) < 0)
 		goto err_close;
 	rc = dev_geometry(fd, &fst, path, &size_bytes, &sector_bytes, err,
 			  errlen);

@@ -26,6 +26,11 @@ enum fp_dev_kind {
 /* Open modes.  FP_OPEN_READ never opens the target for writing. */
 enum fp_open_mode {
 	FP_OPEN_READ,
+	FP_OPEN_TIME,		/* FP_OPEN_READ for a timing run: with the
+				 * exclusive flock() of FP_OPEN_WRITE, so a
+				 * test or restore writing the target (or a
+				 * second timing run) cannot disturb the
+				 * timings, nor start while they are taken */
 	FP_OPEN_WRITE,		/* O_RDWR, O_EXCL on block devices, and an
 				 * exclusive flock() on every target until
 				 * close: another writer (or a lock holder)
@@ -65,6 +70,16 @@ int fp_dev_open_path(const char *path, enum fp_open_mode mode,
 		     struct fp_dev **out, char *err, size_t errlen);
 
 void fp_dev_close(struct fp_dev *d);
+
+/* A partition and its disk are separate nodes with locks of their own, so
+ * a timing run on a partition also shares its disk's lock (LOCK_SH) until
+ * it closes *fd: a test or restore of the disk, or a timing run on it, is
+ * refused while the partition is timed, and the partition's timing run is
+ * refused (-FP_EREFUSED, the reason naming path and disk) while one of
+ * those holds the disk.  A disk that cannot be opened or locked is not a
+ * refusal (*fd = -1): the partition's own lock still holds. */
+int fp_dev_share_disk_lock(const char *disk, const char *path, int *fd,
+			   char *err, size_t errlen);
 
 /* Read or write exactly len bytes at off and report the time the call took
  * in *ns (may be NULL).  Returns 0 or a negative errno; a failed I/O never

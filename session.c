@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "dev.h"
 #include "devspec.h"
@@ -26,7 +27,8 @@ static bool writing(enum session_consent c)
 	return c == SESSION_WRITE || c == SESSION_DESTRUCTIVE;
 }
 
-static int gate(const struct session_opts *o, char *err, size_t errlen)
+static int gate(struct session *s, const struct session_opts *o, char *err,
+		size_t errlen)
 {
 	struct safety_report rep;
 	char pending[PATH_MAX], who[64];
@@ -40,7 +42,9 @@ static int gate(const struct session_opts *o, char *err, size_t errlen)
 	if (rep.warning[0] && o->notes)
 		fprintf(o->notes, "flashprobe: %s\n", rep.warning);
 	if (!writing(o->consent))
-		return 0;
+		return rep.partition_warning ?
+		       fp_dev_share_disk_lock(rep.disk, o->device, &s->disk_lock_fd,
+					      err, errlen) : 0;
 	ret = journal_find_pending(o->device, pending, sizeof(pending), err, errlen);
 	if (ret > 0 && journal_in_use(pending, who, sizeof(who))) {
 		snprintf(err, errlen, "'%s' is being tested by %s (its journal '%s' "
@@ -140,12 +144,20 @@ static int choose_journal(struct session *s, const struct session_opts *o,
 	return ret;
 }
 
+static void release_disk_lock(struct session *s)
+{
+	if (s->disk_lock_fd >= 0)
+		close(s->disk_lock_fd);
+	s->disk_lock_fd = -1;
+}
+
 int session_open(struct session *s, const struct session_opts *o, char *err,
 		 size_t errlen)
 {
 	int ret;
 
 	memset(s, 0, sizeof(*s));
+	s->disk_lock_fd = -1;
 	s->consent = o->consent;
 	s->notes = o->notes;
 	s->quiet = o->quiet;
@@ -158,14 +170,16 @@ int session_open(struct session *s, const struct session_opts *o, char *err,
 	}
 	if (o->consent == SESSION_NO_CONSENT)
 		s->consent = SESSION_DESTRUCTIVE;	/* a simulated card has nothing to lose */
-	if (!s->simulated && (ret = gate(o, err, errlen)))
+	if (!s->simulated && (ret = gate(s, o, err, errlen)))
 		return ret;
 	if (s->consent == SESSION_WRITE && (ret = choose_journal(s, o, err, errlen)))
 		return ret;
-	ret = devspec_open(o->device, writing(s->consent) ? FP_OPEN_WRITE : FP_OPEN_READ,
+	ret = devspec_open(o->device, writing(s->consent) ? FP_OPEN_WRITE : FP_OPEN_TIME,
 			  &s->raw, err, errlen);
-	if (ret)
+	if (ret) {
+		release_disk_lock(s);
 		return ret;
+	}
 	s->dev = s->raw;
 	if (!writing(s->consent))
 		return 0;
@@ -265,6 +279,7 @@ int session_close(struct session *s, char *err, size_t errlen)
 		fp_dev_close(s->dev);
 	fp_dev_close(s->raw);
 	s->dev = s->raw = s->guard = NULL;
+	release_disk_lock(s);
 	if (writing(s->consent))
 		safety_signals_uninstall();
 	return ret;

@@ -60,6 +60,8 @@ struct session {
 	struct fp_dev *raw;		/* the opened device */
 	struct fp_dev *dev;		/* what tests use: journal or guard */
 	struct fp_dev *guard;		/* interruptible wrapper, or NULL */
+	int disk_lock_fd;		/* a timed partition's disk, sharing
+					 * its lock (-1: none) */
 	enum session_consent consent;
 	bool simulated;
 	bool wrote;			/* session_protect() was called */

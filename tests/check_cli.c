@@ -1,8 +1,10 @@
 /* check_cli.c - the built binary end to end: options, bad input, output
  * formats, and a real loop device where the machine allows it. */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "jsonv.h"
@@ -680,6 +682,52 @@ START_TEST(test_align_on_image_file)
 }
 END_TEST
 
+/* Two runs on one card at once would time each other's I/O: while a
+ * test or restore holds the card's lock (here flock(1)'s, the same one),
+ * align and check are refused with exit 3 before they read; a plain
+ * advise, which only reads the size, is not. */
+START_TEST(test_timing_refused_while_locked)
+{
+	char *img = tu_make_image(64 << 20, 5);
+	const char *const cmds[][4] = {
+		{ "align", NULL, NULL, NULL },
+		{ "check", "--erasesize=4M", "--page=16K", NULL },
+		{ "probe", NULL, NULL, NULL },
+	};
+	struct run_result r;
+	int fd;
+
+	ck_assert_ptr_nonnull(img);
+	fd = open(img, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(flock(fd, LOCK_EX | LOCK_NB), 0);
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		const char *argv[6] = { cmds[i][0] };
+		size_t n = 1;
+
+		for (size_t j = 1; j < 4 && cmds[i][j]; j++)
+			argv[n++] = cmds[i][j];
+		argv[n++] = img;
+		run(&r, argv);
+		ck_assert_msg(r.status == 3, "%s: status %d: %s", argv[0], r.status,
+			      r.err);
+		ck_assert_msg(strstr(r.err, "refusing to time") &&
+			      strstr(r.err, "wait for it to finish"), "%s", r.err);
+		ck_assert_str_eq(r.out, "");
+		tu_run_free(&r);
+	}
+	run(&r, (const char *const[]){ "advise", "--erasesize=4M", img, NULL });
+	ck_assert_msg(r.status == 0, "advise: status %d: %s", r.status, r.err);
+	tu_run_free(&r);
+	close(fd);	/* the lock goes with it */
+	run(&r, (const char *const[]){ "check", "--erasesize=4M", "--page=16K", img, NULL });
+	ck_assert_msg(r.status == 0, "check unlocked: status %d: %s", r.status, r.err);
+	tu_run_free(&r);
+	unlink(img);
+	free(img);
+}
+END_TEST
+
 static unsigned count_of(const char *s, const char *what)
 {
 	unsigned n = 0;
@@ -1024,6 +1072,7 @@ Suite *cli_suite(void)
 	tcase_add_test(tc, test_align_json_undetermined);
 	tcase_add_test(tc, test_list_sims);
 	tcase_add_test(tc, test_align_on_image_file);
+	tcase_add_test(tc, test_timing_refused_while_locked);
 	tcase_add_test(tc, test_realtime_notice);
 	tcase_add_test(tc, test_nothing_found_is_told);
 	tcase_add_test(tc, test_svg_every_command);

@@ -26,6 +26,7 @@
 #include "testutil.h"
 #include "dev.h"
 #include "devspec.h"
+#include "errmsg.h"
 
 #define DEV_TMPFS_MAGIC 0x01021994	/* linux/magic.h TMPFS_MAGIC */
 #define DEV_RAMFS_MAGIC 0x858458f6	/* linux/magic.h RAMFS_MAGIC */
@@ -443,6 +444,45 @@ START_TEST(test_refusals)
 	ck_assert_ptr_null(d);
 	ck_assert_int_eq(devspec_open(NULL, FP_OPEN_READ, &d, err, sizeof(err)),
 			 -EINVAL);
+}
+END_TEST
+
+/* A timing run holds the writers' lock: a test or restore writing the
+ * target would disturb its timings, and so would a second timing run;
+ * both are refused while it runs, and it is refused while a writer runs.
+ * A plain read (advise reads the size) takes no lock. */
+START_TEST(test_timing_lock)
+{
+	char path[PATH_MAX + 32], err[512] = "";
+	struct fp_dev *t = NULL, *other = NULL;
+	int fd;
+
+	REQUIRE_DIR();
+	fd = make_file(test_dir, FILE_BYTES, 4, path, sizeof(path));
+	ck_assert_int_eq(fp_dev_open_path(path, FP_OPEN_TIME, &t, err, sizeof(err)), 0);
+	ck_assert_int_eq(fp_dev_open_path(path, FP_OPEN_TIME, &other, err,
+					  sizeof(err)), -FP_EREFUSED);
+	ck_assert_msg(strstr(err, "refusing to time") && strstr(err, "wait for it"),
+		      "%s", err);
+	ck_assert_int_eq(fp_dev_open_path(path, FP_OPEN_WRITE, &other, err,
+					  sizeof(err)), -FP_EREFUSED);
+	ck_assert_msg(strstr(err, "refusing to write") && strstr(err, "timing run"),
+		      "%s", err);
+	ck_assert_ptr_null(other);
+	ck_assert_int_eq(fp_dev_open_path(path, FP_OPEN_READ, &other, err,
+					  sizeof(err)), 0);
+	fp_dev_close(other);
+	fp_dev_close(t);
+	ck_assert_int_eq(fp_dev_open_path(path, FP_OPEN_WRITE, &other, err,
+					  sizeof(err)), 0);
+	ck_assert_int_eq(fp_dev_open_path(path, FP_OPEN_TIME, &t, err, sizeof(err)),
+			 -FP_EREFUSED);
+	fp_dev_close(other);
+	ck_assert_int_eq(fp_dev_open_path(path, FP_OPEN_TIME, &t, err, sizeof(err)), 0);
+	fp_dev_close(t);
+	ck_assert(file_has_pattern(fd, 4, 0, FILE_BYTES));
+	unlink(path);
+	close(fd);
 }
 END_TEST
 
@@ -934,6 +974,7 @@ Suite *dev_suite(void)
 	tcase_add_test(tc, test_counters);
 	tcase_add_test(tc, test_shrunk_file_is_eio);
 	tcase_add_test(tc, test_refusals);
+	tcase_add_test(tc, test_timing_lock);
 	tcase_add_test(tc, test_empty_and_tiny_files);
 	tcase_add_test(tc, test_tmpfs_refused);
 	suite_add_tcase(s, tc);

@@ -20,11 +20,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "blockfix.h"
+#include "dev.h"
 #include "jsonv.h"
 #include "stats.h"
 #include "testutil.h"
@@ -840,6 +842,43 @@ static void partition_setup(void)
 	scene_want[2] = NULL;
 }
 
+/* A partition and its disk are separate nodes with locks of their own:
+ * a timing run on the partition shares the disk's lock, so it is refused
+ * while a test (here flock(1)'s lock, the one a test holds) has the disk,
+ * and a test of the disk is refused while the partition is timed.
+ * Nothing is written either way. */
+START_TEST(test_partition_shares_disk_lock)
+{
+	char err[512] = "";
+	struct run_result r;
+	int fd, shared;
+
+	ck_assert_msg(scene.part[0] && scene_sum, "partition scene: %s", scene.why);
+	fd = open(scene.dev, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(flock(fd, LOCK_EX | LOCK_NB), 0);
+	run(&r, (const char *const[]){ "align", scene.part, NULL });
+	close(fd);
+	ck_assert_msg(r.status == 3, "status %d, stderr '%s'", r.status, r.err);
+	ck_assert_msg(strstr(r.err, "refusing to time") && strstr(r.err, scene.dev) &&
+		      strstr(r.err, "wait for it to finish"), "%s", r.err);
+	ck_assert_str_eq(r.out, "");
+	tu_run_free(&r);
+
+	ck_assert_int_eq(fp_dev_share_disk_lock(scene.dev, scene.part, &shared, err,
+						sizeof(err)), 0);
+	ck_assert_int_ge(shared, 0);
+	run(&r, (const char *const[]){ "open-au", "--write", "--yes", "--erasesize=1M",
+				      "--max-open=2", scene.dev, NULL });
+	close(shared);
+	ck_assert_msg(r.status == 3, "status %d, stderr '%s'", r.status, r.err);
+	ck_assert_msg(strstr(r.err, "holds its lock"), "%s", r.err);
+	ck_assert_uint_eq(csum(scene.dev), scene_sum);
+	ck_assert_msg(state_list(err, sizeof(err)) == 0, "left %s", err);
+	tu_run_free(&r);
+}
+END_TEST
+
 static void swap_setup(void)
 {
 	if (env_up() && bf_image(&scene, 64 * MIB, false) && bf_attach(&scene, "") &&
@@ -1597,6 +1636,8 @@ Suite *e2e_suite(void)
 	add_scene(s, "refuse-mounted-partition", mounted_partition_setup, test_refused,
 		  NCASES(refusal_cases), "mkfs.ext4 partx");
 	add_scene(s, "refuse-partition", partition_setup, test_refused, NCASES(refusal_cases),
+		  "partx");
+	add_scene(s, "partition-lock", partition_setup, test_partition_shares_disk_lock, 1,
 		  "partx");
 	add_scene(s, "refuse-swap", swap_setup, test_refused, NCASES(refusal_cases),
 		  "mkswap swapon swapoff");
