@@ -81,7 +81,8 @@ static int confirm_if_data(struct session *s, const struct session_opts *o,
 			"test it (it is backed up and restored)");
 		return -FP_EREFUSED;
 	}
-	if (o->notes)
+	/* -q silences the note, not the question it introduces */
+	if (o->notes && (ask || !o->quiet))
 		fprintf(o->notes, "flashprobe: '%s' holds %s: %s\n", o->device, what,
 			o->consent == SESSION_DESTRUCTIVE ?
 			"--destructive overwrites it without a backup" :

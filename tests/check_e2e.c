@@ -720,6 +720,31 @@ START_TEST(test_no_consent_loop)
 }
 END_TEST
 
+/* --quiet leaves nothing on stderr of a run that goes well, not even the
+ * note that the card holds a file system (it said so before): the yes
+ * was given, and scripts that treat stderr as trouble have none. */
+START_TEST(test_quiet_write_loop)
+{
+	const char *args[] = { "find-fat", "--write", "--yes", "--erasesize=1M",
+			       scene.dev, NULL, NULL };
+	struct run_result r;
+
+	require_scene();
+	run(&r, args);
+	ck_assert_msg(r.status == 0, "status %d, stderr '%s'", r.status, r.err);
+	if (bf_have("mkfs.ext4"))	/* the note is there to be silenced */
+		ck_assert_msg(strstr(r.err, "holds"), "no note of the data: '%s'", r.err);
+	tu_run_free(&r);
+	args[4] = "--quiet";
+	args[5] = scene.dev;
+	run(&r, args);
+	ck_assert_msg(r.status == 0, "status %d, stderr '%s'", r.status, r.err);
+	ck_assert_str_eq(r.err, "");
+	ck_assert_uint_eq(csum(scene.dev), scene_sum);
+	tu_run_free(&r);
+}
+END_TEST
+
 /* The image behind an attached loop device is not written around it. */
 START_TEST(test_write_backing_file)
 {
@@ -1623,6 +1648,7 @@ Suite *e2e_suite(void)
 		tcase_add_loop_test(wloop, test_write_loop, 0, NCASES(write_cases));
 		tcase_add_loop_test(wloop, test_no_consent_loop, 0, NCASES(no_consent_cases));
 		tcase_add_test(wloop, test_write_backing_file);
+		tcase_add_test(wloop, test_quiet_write_loop);
 		suite_add_tcase(s, wloop);
 	}
 
