@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -705,12 +706,21 @@ static int finish_session(struct session *s, int status)
  * pipe: SIGPIPE is ignored while a test writes) is a failure, never 0. */
 static int report_status(int status)
 {
-	int e = fflush(stdout) ? errno : ferror(stdout) ? EIO : 0;
+	struct pollfd out = { .fd = STDOUT_FILENO, .events = POLLOUT };
+	int e = fflush(stdout) ? errno : 0;
 
-	if (e && status == FP_EXIT_OK)
-		return fail(FP_EXIT_FAILURE, "cannot write the report to standard "
-			    "output: %s", strerror(e));
-	return status;
+	if (!e && !ferror(stdout))
+		return status;
+	/* stdio keeps no errno of a write that failed before the flush; a
+	 * pipe whose reader is gone polls as an error.  Never guess EIO: on
+	 * a tool that reports the card's I/O errors it would point at the
+	 * card. */
+	if (poll(&out, 1, 0) == 1 && (out.revents & POLLERR))
+		e = EPIPE;
+	if (status != FP_EXIT_OK)
+		return status;
+	return fail(FP_EXIT_FAILURE, "cannot write the report to standard output%s%s",
+		    e ? ": " : "", e ? strerror(e) : "");
 }
 
 /* After the report: close the devices.  The report is flushed first,
