@@ -110,6 +110,13 @@
 /* and by this fraction of the read base cost, so that tiny systematic
  * effects of a cache or a loop device are not taken for flash geometry */
 #define ALIGN_MIN_REL_STEP 0.015
+/* Above the erase block a suspected step needs only this share of a
+ * read: an AU made of two mapping units may cost barely more at its own
+ * boundary than at the units' (nearly equal penalties), too little to
+ * be a level; with ALIGN_MIN_REL_STEP there the half-AU was reported as
+ * the erase block at 0.99.  A clear step of a third of that is enough to
+ * withhold the erase block (undetermined), not to report a larger one. */
+#define ALIGN_MIN_SUSPECT_REL_ABOVE (ALIGN_MIN_REL_STEP / 3)
 /* around the erase block, measure until a step of this fraction of the
  * read cost could not hide (ALIGN_TRUSTED_REL_STEP: a smaller erase-block
  * step would not be trusted fully anyway); the page sizes have targets
@@ -759,7 +766,7 @@ static bool step_suspected(const struct align_state *st,
 {
 	double gap = hi->d - lo->d;
 
-	return gap >= ALIGN_MIN_REL_STEP * st->base_ns &&
+	return gap >= (below ? ALIGN_MIN_REL_STEP : ALIGN_MIN_SUSPECT_REL_ABOVE) * st->base_ns &&
 	       gap >= (below ? ALIGN_SUSPECT_SHARE_BELOW : ALIGN_SUSPECT_SHARE_ABOVE) *
 		      candidate_step_ns &&
 	       pair_z(hi, lo) >= (below ? ALIGN_Z_SUSPECT_BELOW : ALIGN_Z_SUSPECT_ABOVE);

@@ -251,6 +251,42 @@ START_TEST(test_no_pattern_is_undetermined)
 }
 END_TEST
 
+/* Nearly equal penalties: a 1 MiB AU of two 512 KiB mapping units whose
+ * own boundary costs only 1.0-1.4 % of a read more than the units' (too
+ * little to be a level, though clear without jitter).  The half-AU was
+ * reported as the erase block at 0.99; the 1 MiB AU or undetermined is
+ * what the reads can support. */
+START_TEST(test_nearly_equal_au_step)
+{
+	const double increment[] = { 0.010, 0.012, 0.014 };
+	struct sim_profile p = *sim_profile_find("sdhc-4m");
+	struct align_result r;
+
+	snprintf(p.name, sizeof(p.name), "au-step-%d", _i);
+	p.size_bytes = 1536 * MiB;
+	p.fat_bytes = p.fat_start_bytes = 0;
+	p.raw_page_bytes = 0;
+	p.raw_cross_ns = 0;
+	p.page_bytes = 2 * KiB;
+	p.erase_bytes = MiB;
+	p.subau_bytes = MiB / 2;
+	p.read_base_ns = 186 * 1000;
+	p.read_page_ns = 3700;
+	p.page_cross_ns = 37 * 1000;
+	p.subau_cross_ns = 50 * 1000;
+	p.au_cross_ns = p.subau_cross_ns +
+			(uint64_t)(increment[_i % 3] * (double)p.read_base_ns);
+	p.jitter_pct = 0;
+	p.location_pct = (unsigned)(_i / 3);
+	p.erased_reads_fast = p.fresh = false;
+	ck_assert_int_eq(sim_profile_validate(&p, NULL, 0), 0);
+	run_on_profile(&p, &r);
+	ck_assert_msg(r.erase_size_bytes == 0 || r.erase_size_bytes == MiB,
+		      "%s: erase block %llu (confidence %.2f), truth 1MiB", p.name,
+		      (unsigned long long)r.erase_size_bytes, r.erase_confidence);
+}
+END_TEST
+
 /* Every boundary costs the same: a page step, but no erase block. */
 START_TEST(test_plateau_without_step)
 {
@@ -746,6 +782,7 @@ Suite *align_suite(void)
 	tcase_add_test(props, test_time_scale_invariance);
 	tcase_add_loop_test(props, test_no_pattern_is_undetermined, 0, 4);
 	tcase_add_test(props, test_plateau_without_step);
+	tcase_add_loop_test(props, test_nearly_equal_au_step, 0, 9);
 	tcase_add_loop_test(props, test_hidden_smaller_page, 0, 6);
 	tcase_add_loop_test(props, test_raw_page_step_sweep, 0, 22);
 	tcase_add_loop_test(props, test_foreign_noise_models, 0, (int)nprof * NOISE_MODELS);
