@@ -27,6 +27,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "errmsg.h"
@@ -43,6 +44,10 @@
 #define DEV_FILE_SECTOR_BYTES 512u
 /* Real-time priority for timing runs, as flashbench uses. */
 #define DEV_RT_PRIORITY 10
+/* A lock held by someone else is retried this often, this far apart (two
+ * seconds in all: udev's probe of a slow card takes a fraction of that). */
+#define DEV_LOCK_RETRIES 20
+#define DEV_LOCK_RETRY_NS 100000000L
 
 struct fp_dev {
 	const struct fp_dev_ops *ops;
@@ -523,6 +528,24 @@ static int dev_err_in_use(const struct stat *st, const char *path,
 	return -FP_EREFUSED;
 }
 
+/* flock() without blocking, retried for a while: udev holds a shared
+ * lock on a disk while it probes it (after it appears, and after every
+ * close of a written device, such as the end of a test), which must not
+ * refuse a run started just then.  0 or a negative errno (-EWOULDBLOCK:
+ * still held at the end). */
+static int flock_briefly(int fd, int how)
+{
+	for (int tries = 0;; tries++) {
+		struct timespec pause = { 0, DEV_LOCK_RETRY_NS };
+
+		if (flock(fd, how | LOCK_NB) == 0)
+			return 0;
+		if (errno != EWOULDBLOCK || tries == DEV_LOCK_RETRIES)
+			return -errno;
+		nanosleep(&pause, NULL);
+	}
+}
+
 /* A writer holds an exclusive lock on the target until it closes it, so
  * a second flashprobe (or anything else that takes the lock, such as
  * flock(1)) cannot write the same image or device at the same time, and
@@ -535,11 +558,10 @@ static int dev_err_in_use(const struct stat *st, const char *path,
 static int dev_lock(int fd, const struct stat *st, const char *path,
 		    enum fp_open_mode mode, char *err, size_t errlen)
 {
-	int rc;
+	int rc = flock_briefly(fd, LOCK_EX);
 
-	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+	if (rc == 0)
 		return 0;
-	rc = -errno;
 	if (rc == -EWOULDBLOCK)
 		return dev_err_in_use(st, path, mode, false, err, errlen);
 	if (mode == FP_OPEN_TIME)
@@ -557,10 +579,12 @@ int fp_dev_share_disk_lock(const char *disk, const char *path, int *fd,
 
 	bool held;
 
+	int rc;
+
 	*fd = open(disk, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (*fd < 0 || flock(*fd, LOCK_SH | LOCK_NB) == 0)
+	if (*fd < 0 || (rc = flock_briefly(*fd, LOCK_SH)) == 0)
 		return 0;
-	held = errno == EWOULDBLOCK;
+	held = rc == -EWOULDBLOCK;
 	if (held && fstat(*fd, &st) == 0 &&
 	    (procfd_find_user(&st, true, &u) > 0 || procfd_find_user(&st, false, &u) > 0))
 		procfd_describe(&u, who, sizeof(who));

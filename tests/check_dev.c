@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -481,6 +482,48 @@ START_TEST(test_timing_lock)
 	ck_assert_int_eq(fp_dev_open_path(path, FP_OPEN_TIME, &t, err, sizeof(err)), 0);
 	fp_dev_close(t);
 	ck_assert(file_has_pattern(fd, 4, 0, FILE_BYTES));
+	unlink(path);
+	close(fd);
+}
+END_TEST
+
+/* A lock held for a moment (udev probing the card after it appears, or
+ * after a test closes it) is waited for, not refused. */
+START_TEST(test_lock_held_briefly)
+{
+	char path[PATH_MAX + 32], err[512] = "";
+	enum fp_open_mode modes[] = { FP_OPEN_TIME, FP_OPEN_WRITE };
+	int fd, ready[2];
+
+	REQUIRE_DIR();
+	fd = make_file(test_dir, FILE_BYTES, 5, path, sizeof(path));
+	for (size_t m = 0; m < 2; m++) {
+		struct fp_dev *d = NULL;
+		pid_t pid;
+		char c;
+		int status;
+
+		ck_assert_int_eq(pipe(ready), 0);
+		pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {	/* udev: a shared lock for 300 ms */
+			int lfd = open(path, O_RDONLY);
+
+			if (lfd < 0 || flock(lfd, LOCK_SH) != 0 || write(ready[1], "x", 1) != 1)
+				_exit(1);
+			usleep(300 * 1000);
+			_exit(0);
+		}
+		close(ready[1]);
+		ck_assert_int_eq(read(ready[0], &c, 1), 1);
+		close(ready[0]);
+		ck_assert_msg(fp_dev_open_path(path, modes[m], &d, err, sizeof(err)) == 0,
+			      "mode %d: %s", (int)modes[m], err);
+		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+		ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		fp_dev_close(d);
+	}
+	ck_assert(file_has_pattern(fd, 5, 0, FILE_BYTES));
 	unlink(path);
 	close(fd);
 }
@@ -966,6 +1009,7 @@ Suite *dev_suite(void)
 
 	tc = tcase_create("file");
 	tcase_add_unchecked_fixture(tc, dir_setup, dir_teardown);
+	tcase_set_timeout(tc, 60);	/* each refused lock is retried for 2 s */
 	tcase_add_test(tc, test_read_back);
 	tcase_add_test(tc, test_o_direct_in_effect);
 	tcase_add_test(tc, test_alignment_and_range);
@@ -975,6 +1019,7 @@ Suite *dev_suite(void)
 	tcase_add_test(tc, test_shrunk_file_is_eio);
 	tcase_add_test(tc, test_refusals);
 	tcase_add_test(tc, test_timing_lock);
+	tcase_add_test(tc, test_lock_held_briefly);
 	tcase_add_test(tc, test_empty_and_tiny_files);
 	tcase_add_test(tc, test_tmpfs_refused);
 	suite_add_tcase(s, tc);
