@@ -44,9 +44,9 @@
 #define DEV_FILE_SECTOR_BYTES 512u
 /* Real-time priority for timing runs, as flashbench uses. */
 #define DEV_RT_PRIORITY 10
-/* A lock held by someone else is retried this often, this far apart (two
- * seconds in all: udev's probe of a slow card takes a fraction of that). */
-#define DEV_LOCK_RETRIES 20
+/* A lock held by someone else is retried this often, this far apart (a
+ * second in all: udev's probe of a card takes a fraction of that). */
+#define DEV_LOCK_RETRIES 10
 #define DEV_LOCK_RETRY_NS 100000000L
 
 struct fp_dev {

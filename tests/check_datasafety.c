@@ -312,12 +312,13 @@ static void args_with(const char **argv, const char *const *base,
 
 /* ==== item 2: one writer at a time ==== */
 
+/* longer than a writer waits for the lock (a second) */
 static const char *const long_bench[] = {
-	"bench", "--runtime=2", "--warmup=0", "--repeat=1", "--workload=seq_write",
+	"bench", "--runtime=3", "--warmup=0", "--repeat=1", "--workload=seq_write",
 	"--size=16M", NULL
 };
 
-/* Start a two-second bench (write consent in extra) on target and wait
+/* Start a three-second bench (write consent in extra) on target and wait
  * until it announces its write area: it holds the target then.  ignore:
  * a signal the child starts with ignored (as under nohup), or 0. */
 static void start_bench(struct tu_child *ch, const char *const *extra, const char *target,

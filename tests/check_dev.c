@@ -1009,7 +1009,7 @@ Suite *dev_suite(void)
 
 	tc = tcase_create("file");
 	tcase_add_unchecked_fixture(tc, dir_setup, dir_teardown);
-	tcase_set_timeout(tc, 60);	/* each refused lock is retried for 2 s */
+	tcase_set_timeout(tc, 60);	/* each refused lock is retried for 1 s */
 	tcase_add_test(tc, test_read_back);
 	tcase_add_test(tc, test_o_direct_in_effect);
 	tcase_add_test(tc, test_alignment_and_range);
