@@ -927,14 +927,15 @@ static struct jsonv *run_json(const char *const *argv)
 
 /* No collapse anywhere: no run may report an exact count, and linear
  * order reaches the limit ("at least 4").  Host write-back can make one
- * run's trials disagree, which the analyzer rightly calls undetermined,
- * so up to three runs are allowed to show the limit. */
+ * run's trials disagree, which the analyzer rightly calls undetermined
+ * (on a loaded machine one run in three or so), so up to five runs are
+ * allowed to show the limit. */
 START_TEST(test_open_au_no_flash)
 {
 	bool reached = false;
 
 	ck_assert_msg(ram_dev != NULL, "could not attach a RAM-backed loop device");
-	for (int attempt = 0; attempt < 3 && !reached; attempt++) {
+	for (int attempt = 0; attempt < 5 && !reached; attempt++) {
 		struct jsonv *doc = run_json((const char *const[]){
 			"open-au", "--destructive", "--json", "-q", "--erasesize=4M",
 			"--max-open=4", ram_dev, NULL });
