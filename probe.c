@@ -381,17 +381,19 @@ static void note_conflict(struct probe_result *r)
 }
 
 /* The write tests after a capacity check that found the card fake or
- * damaged would measure aliased or lost positions. */
+ * damaged, or saw reads return other offsets' blocks, would measure
+ * aliased or lost positions (and their writes would land elsewhere). */
 static bool skip_for_capacity(struct probe_result *r)
 {
 	char why[320];
 
-	if (!r->capacity_done || !capacity_is_bad(r->capacity.verdict))
+	if (!r->capacity_done || (!capacity_is_bad(r->capacity.verdict) &&
+				  !r->capacity.aliasing_seen))
 		return false;
 	snprintf(why, sizeof(why), "the write tests (open AUs, FAT area) "
 		 "were skipped: on a %s card their test positions would not hold "
 		 "their own data", r->capacity.verdict == CAPACITY_DAMAGED ? "damaged" :
-		 "fake");
+		 capacity_is_bad(r->capacity.verdict) ? "fake" : "possibly fake");
 	skip_write_tests(r, why);
 	return true;
 }
