@@ -23,6 +23,11 @@
  * is journal_backup_area() over the test's planned area before the test;
  * a write outside it is still backed up first, with the time it took
  * subtracted from the decorator's clock.
+ *
+ * The card is checked against blocks read at the first backup before and
+ * after every backup and every JOURNAL_RECHECK_BYTES of writes: a card
+ * swapped in the same reader mid-test stops the test there, and its
+ * blocks never enter the journal of the first card.
  */
 #define _XOPEN_SOURCE 700	/* realpath(): POSIX 2008 + XSI */
 #define _DEFAULT_SOURCE		/* flock(), statfs() */
@@ -52,6 +57,12 @@
 #include "safety.h"
 #include "units.h"
 
+/* While a test rewrites blocks saved already (no backups, so no checks
+ * before them), the card is checked again after this many bytes. */
+#define JOURNAL_RECHECK_BYTES (64ULL << 20)
+/* Blocks the swap check samples, spread over the card: dense enough that
+ * several lie outside any test's area and away from what it saved. */
+#define JOURNAL_SENTINELS 64
 
 struct jr_span {
 	uint64_t start, end;
@@ -82,6 +93,12 @@ struct journal {
 	bool dirty;			/* the device has been written */
 	bool torn;			/* an append failed since the commit */
 	bool finished;
+	bool card_changed;		/* card_swapped() said so: no more writes */
+	uint64_t unchecked_bytes;	/* written since the card was checked */
+	/* blocks spread over the card, read at the first backup: a swapped
+	 * card is one on which they read differently (card_swapped) */
+	struct jr_fingerprint sentinel[JOURNAL_SENTINELS];
+	unsigned nsentinels;
 	char last_err[256];
 };
 
@@ -454,6 +471,81 @@ static void take_fingerprint(struct journal *j, uint64_t lo, uint64_t hi)
 		fingerprint_pass(j, 8, lo, hi, lo, lo);
 }
 
+/* The swap check's blocks, JOURNAL_SENTINELS of them evenly over the
+ * card, read at the first backup (before anything is written).  Blocks
+ * that cannot be read are left out. */
+static void take_sentinels(struct journal *j)
+{
+	uint64_t size = fp_dev_size_bytes(j->inner);
+	uint32_t sector = fp_dev_sector_bytes(j->inner);
+	uint64_t block = (JR_FP_BLOCK_BYTES + sector - 1) / sector * sector;
+	uint64_t step = size >= block ? (size - block) / (JOURNAL_SENTINELS - 1) : 0;
+
+	for (unsigned i = 0; i < JOURNAL_SENTINELS && size >= block; i++) {
+		struct jr_fingerprint *f = &j->sentinel[j->nsentinels];
+		uint64_t off = step * i - step * i % sector;
+
+		if (fp_dev_read_timed(j->inner, j->buf, (size_t)block, off, NULL) != 0)
+			continue;
+		f->offset = off;
+		f->hash = jr_fnv1a64(j->buf, (size_t)block);
+		j->nsentinels++;
+	}
+}
+
+/* Whether the card behind the device is not the one the sentinels were
+ * read on (a card swapped in the same reader, or gone): every sentinel
+ * the test has not saved, and so never wrote, reads differently, and
+ * there are at least two.  One block may change on the same card (a worn
+ * range, a wrapping fake's aliased write); another card changes them all.
+ * Not while the write area is the whole card (the capacity check): on a
+ * fake its writes alias everywhere, so a swap then is found by the
+ * restore's fingerprint check (and probe runs no write test after
+ * aliasing).  Stops at the first block that still matches: one read on
+ * the usual path. */
+static bool card_swapped(struct journal *j)
+{
+	uint32_t sector = fp_dev_sector_bytes(j->inner);
+	uint64_t block = (JR_FP_BLOCK_BYTES + sector - 1) / sector * sector, gs, ge;
+	uint64_t alo = 0, ahi = 0;
+	unsigned differ = 0;
+
+	if (j->outer && fp_dev_write_area(j->outer, &alo, &ahi) && alo == 0 &&
+	    ahi >= fp_dev_size_bytes(j->inner))
+		return false;
+	for (unsigned i = 0; i < j->nsentinels; i++) {
+		const struct jr_fingerprint *f = &j->sentinel[i];
+
+		if (!spans_gap(j, f->offset, f->offset + block, &gs, &ge) ||
+		    gs != f->offset || ge != f->offset + block)
+			continue;	/* saved: the test may have written it */
+		if (fp_dev_read_timed(j->inner, j->buf, (size_t)block, f->offset,
+				      NULL) == 0 &&
+		    jr_fnv1a64(j->buf, (size_t)block) == f->hash)
+			return false;
+		differ++;
+	}
+	return differ >= 2;
+}
+
+/* Before a backup and every JOURNAL_RECHECK_BYTES of writes: is it still
+ * the same card?  A swapped card must get neither the test's writes nor a
+ * place in the journal (a restore onto the first card would write the
+ * second card's blocks there).  -FP_EREFUSED from then on. */
+static int check_card(struct journal *j)
+{
+	if (j->card_changed)
+		return -FP_EREFUSED;
+	j->unchecked_bytes = 0;
+	if (!card_swapped(j))
+		return 0;
+	j->card_changed = true;
+	fp_errf(j->last_err, sizeof(j->last_err), "the card behind '%s' changed "
+	    "during the test (blocks the test never wrote read differently, or "
+	    "not at all): nothing more was written", fp_dev_path(j->inner));
+	return -FP_EREFUSED;
+}
+
 /* Copy [start, end) of the device into data records (not committed). */
 static int save_range(struct journal *j, uint64_t start, uint64_t end,
 		      bool interruptible)
@@ -507,12 +599,22 @@ static int save_missing(struct journal *j, uint64_t start, uint64_t end,
 		return -EIO;
 	/* A backup is not timed: no real-time priority for it.  Most writes
 	 * find their block saved already and switch nothing. */
-	if (spans_gap(j, start, end, &gs, &ge))
+	if (spans_gap(j, start, end, &gs, &ge)) {
 		rt_held = fp_dev_rt_suspend();
-	if (!j->fingerprinted)
+		rc = check_card(j);
+	}
+	if (!j->fingerprinted) {
 		take_fingerprint(j, start, end);
+		take_sentinels(j);
+	}
 	while (rc == 0 && spans_gap(j, start, end, &gs, &ge))
 		rc = save_range(j, gs, ge, interruptible);
+	/* a swap during the backup: its records may hold the second card's
+	 * blocks, so they are cut, never committed */
+	if (j->seq != j->slot.records && check_card(j) == -FP_EREFUSED) {
+		j->torn = true;
+		rc = -FP_EREFUSED;
+	}
 	if (!j->torn && j->seq != j->slot.records) {
 		crc = commit(j);
 		if (crc < 0 && rc == 0) {
@@ -535,6 +637,17 @@ static int save_missing(struct journal *j, uint64_t start, uint64_t end,
 }
 
 /* ---- the decorator ---- */
+
+/* check_card() between a test's writes, its time off the clock. */
+static int check_card_hidden(struct journal *j)
+{
+	uint64_t t0 = fp_dev_now_ns(j->inner), t1;
+	int rc = check_card(j);
+
+	t1 = fp_dev_now_ns(j->inner);
+	j->hidden_ns += t1 > t0 ? t1 - t0 : 0;
+	return rc;
+}
 
 static int jdev_pread(void *priv, void *buf, size_t len, uint64_t off)
 {
@@ -573,8 +686,13 @@ static int jdev_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
 		return -EINTR;
 	if (j->finished)
 		return -EBADF;
+	if (j->card_changed)
+		return -FP_EREFUSED;
 	save_bounds(j, off, off + len, &from, &to);
 	rc = save_missing(j, from, to, false);
+	j->unchecked_bytes += len;
+	if (rc == 0 && j->unchecked_bytes >= JOURNAL_RECHECK_BYTES)
+		rc = check_card_hidden(j);
 	if (rc < 0)
 		return rc;
 	j->dirty = true;
@@ -886,6 +1004,12 @@ int journal_finish(struct fp_dev *jdev, unsigned flags,
 		rep->deleted = rc == 0;
 		rep->nothing_written = true;
 		return 0;
+	}
+	if (j->card_changed) {
+		fp_errf(err, errlen, "%s and nothing was restored onto it; journal "
+		    "'%s' keeps the first card's data: put that card back and run "
+		    "'flashprobe restore %s'", j->last_err, j->path, j->path);
+		return -FP_EREFUSED;
 	}
 	/* Replayed from the file just written, through the same code as
 	 * "flashprobe restore", so every run exercises it; still locked. */

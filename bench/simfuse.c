@@ -14,6 +14,10 @@
  * The file is opened with direct_io, so that no page cache answers for the
  * card; requests are served one at a time (-s), like a card's.
  *
+ * SIGUSR1 swaps the card in the reader: from the next request on, another
+ * card of SPEC answers (made at the first swap, holding random data); the
+ * next SIGUSR1 puts the first one back, as it was left.
+ *
  * Usage: simfuse SPEC SCALE MOUNTPOINT [FUSE options]
  *   SPEC   a simulated card, e.g. sdhc-4m or "seed,jitter=10"
  *   SCALE  real time per simulated time, e.g. 1 or 0.1
@@ -22,6 +26,7 @@
 #define FUSE_USE_VERSION 31
 #include <errno.h>
 #include <fuse.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +42,13 @@
 #define MAX_IO (1u << 20)		/* FUSE never passes more in one request */
 #define SPIN_NS 200000ull		/* the last part of a wait is spun: exact */
 
-static struct fp_dev *card;
+#define SWAP_SEED 0x5a7c4d		/* the second card's content */
+
+static struct fp_dev *card;		/* the one in the reader */
+static struct fp_dev *cards[2];		/* SPEC's first card; the second, once swapped in */
+static struct sim_profile profile;
+static volatile sig_atomic_t swaps_asked;
+static unsigned swaps_done;
 static double scale;
 static void *iobuf;
 static char sector_text[16];
@@ -103,6 +114,36 @@ static int card_open(const char *path, struct fuse_file_info *fi)
 	return 0;
 }
 
+static void ask_swap(int sig)
+{
+	(void)sig;
+	swaps_asked++;
+}
+
+/* Between requests (they are served one at a time): the other card in
+ * the reader, when SIGUSR1 asked for it.  0 or a negative errno. */
+static int swap_if_asked(void)
+{
+	while (swaps_done != (unsigned)swaps_asked) {
+		struct fp_dev **other = &cards[card == cards[0]];
+		int ret;
+
+		if (!*other) {
+			ret = sim_open(&profile, other);
+			if (!ret)
+				ret = sim_fill_random(*other, SWAP_SEED);
+			if (!ret)
+				ret = fp_dev_set_write_area(*other, 0,
+							    fp_dev_size_bytes(*other));
+			if (ret)
+				return ret < 0 ? ret : -EIO;
+		}
+		card = *other;
+		swaps_done++;
+	}
+	return 0;
+}
+
 /* One I/O at the card's pace.  The card takes sector-aligned requests;
  * FUSE passes the loop device's, which are. */
 static int card_io(bool write, char *buf, size_t len, off_t off)
@@ -112,6 +153,8 @@ static int card_io(bool write, char *buf, size_t len, off_t off)
 
 	if (len > MAX_IO || off < 0)
 		return -EINVAL;
+	if ((ret = swap_if_asked()))
+		return ret;
 	if ((uint64_t)off >= fp_dev_size_bytes(card))
 		return 0;
 	if ((uint64_t)off + len > fp_dev_size_bytes(card))
@@ -188,6 +231,9 @@ int main(int argc, char **argv)
 	}
 	if (fp_dev_set_write_area(card, 0, fp_dev_size_bytes(card)))
 		return 1;
+	cards[0] = card;
+	profile = p;
+	signal(SIGUSR1, ask_swap);
 	snprintf(sector_text, sizeof(sector_text), "%u\n", (unsigned)p.sector_bytes);
 	iobuf = fp_dev_alloc_buf(MAX_IO);
 	if (!iobuf)

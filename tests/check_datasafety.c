@@ -173,23 +173,6 @@ static void sleep_ms(unsigned ms)
 		;
 }
 
-/* What a running child wrote to stderr so far contains needle (polled
- * for up to timeout_ms). */
-static bool child_said(const struct tu_child *ch, const char *needle, unsigned timeout_ms)
-{
-	static char buf[1 << 16];
-
-	for (unsigned t = 0; t <= timeout_ms; t += 2) {
-		ssize_t n = pread(ch->err, buf, sizeof(buf) - 1, 0);
-
-		buf[n > 0 ? n : 0] = '\0';
-		if (strstr(buf, needle))
-			return true;
-		sleep_ms(2);
-	}
-	return false;
-}
-
 /* Whether pid runs flashprobe (not the forked test before its exec,
  * which has the test runner's handlers) and has a handler for sig
  * (SigCgt of /proc/PID/status). */
@@ -332,7 +315,7 @@ static void start_bench(struct tu_child *ch, const char *const *extra, const cha
 	ck_assert_int_eq(tu_spawn(ch, argv, 0), 0);
 	if (ignore)
 		signal(ignore, SIG_DFL);
-	ck_assert_msg(child_said(ch, "bench will write", 10000), "bench did not start");
+	ck_assert_msg(tu_child_said(ch, "bench will write", 10000), "bench did not start");
 }
 
 /* A second writer while a --destructive bench writes the same image is
@@ -1383,7 +1366,7 @@ START_TEST(test_interrupted_backup_message)
 
 		tu_run_free(&r);
 		ck_assert_int_eq(tu_spawn(&ch, argv, 0), 0);
-		ck_assert_msg(child_said(&ch, "bench will write", 10000), "bench did not start");
+		ck_assert_msg(tu_child_said(&ch, "bench will write", 10000), "bench did not start");
 		kill(ch.pid, SIGINT);
 		tu_wait(&ch, &r);
 		caught = strstr(r.err, "backup") && strstr(r.err, "interrupted;");

@@ -255,6 +255,90 @@ END_TEST
 
 /* Writes outside any announced backup are saved on the fly, overlapping
  * ones only once, and the backup time does not show in the write's time. */
+/* A card swapped in the same reader mid-test (here: the sim's content
+ * replaced behind the open device): the next backup finds the blocks the
+ * test never wrote changed, so the second card gets no more writes and
+ * none of its blocks enters the journal; the end restores nothing onto
+ * it; with the first card back, the journal puts that card back exactly.
+ * Before, the second card's blocks were saved and later replayed onto
+ * the first card. */
+START_TEST(test_card_swapped_mid_test)
+{
+	struct fp_dev *d = sim_with(QUIET_SIM, 41), *jd;
+	uint64_t size = fp_dev_size_bytes(d), before = dev_sum(d), second;
+	unsigned char *buf = fp_dev_alloc_buf(MIB), *first = malloc(size);
+	struct journal_restore_report rep;
+	char path[PATH_MAX], err[512] = "";
+
+	ck_assert(buf != NULL && first != NULL);
+	jpath(path, sizeof(path), "swap.journal");
+	jd = jopen(d, path);
+	ck_assert_int_eq(fp_dev_set_write_area(jd, AREA_START, AREA_END), 0);
+	memset(buf, 0x5a, MIB);
+	ck_assert_int_eq(fp_dev_write_timed(jd, buf, MIB, AREA_START, NULL), 0);
+	/* the first card leaves the reader as the test left it */
+	ck_assert_int_eq(fp_dev_read_timed(d, first, (size_t)size, 0, NULL), 0);
+	ck_assert_int_eq(sim_fill_random(d, 42), 0);
+	second = dev_sum(d);
+	ck_assert_int_eq(fp_dev_write_timed(jd, buf, MIB, AREA_START + MIB, NULL),
+			 -FP_EREFUSED);
+	ck_assert_msg(strstr(journal_last_error(jd), "changed during the test"), "%s",
+		      journal_last_error(jd));
+	/* refused from then on, also where the block was saved already */
+	ck_assert_int_eq(fp_dev_write_timed(jd, buf, MIB, AREA_START, NULL),
+			 -FP_EREFUSED);
+	ck_assert_uint_eq(dev_sum(d), second);
+	ck_assert_int_eq(journal_finish(jd, 0, NULL, NULL, &rep, err, sizeof(err)),
+			 -FP_EREFUSED);
+	ck_assert_msg(strstr(err, "put that card back") && strstr(err, path), "%s", err);
+	fp_dev_close(jd);
+	ck_assert_uint_eq(dev_sum(d), second);
+	ck_assert(exists(path));
+	/* the first card back in the reader: restored byte for byte */
+	fp_dev_end_write_area(d);
+	ck_assert_int_eq(fp_dev_set_write_area(d, 0, size), 0);
+	ck_assert_int_eq(fp_dev_write_timed(d, first, (size_t)size, 0, NULL), 0);
+	fp_dev_end_write_area(d);
+	ck_assert_msg(journal_restore(path, d, 0, NULL, NULL, &rep, err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_uint_eq(dev_sum(d), before);
+	ck_assert(!exists(path));
+	free(first);
+	free(buf);
+	fp_dev_close(d);
+}
+END_TEST
+
+/* A test that only rewrites blocks it saved already makes no backups to
+ * check before: the card is checked every 64 MiB of writes too, so a
+ * swapped card takes at most that much before the test is stopped. */
+START_TEST(test_card_swapped_while_rewriting)
+{
+	struct fp_dev *d = sim_with(QUIET_SIM, 43), *jd;
+	unsigned char *buf = fp_dev_alloc_buf(MIB);
+	char path[PATH_MAX];
+	unsigned passed = 0;
+	int rc = 0;
+
+	ck_assert_ptr_nonnull(buf);
+	jpath(path, sizeof(path), "swap-rewrite.journal");
+	jd = jopen(d, path);
+	ck_assert_int_eq(fp_dev_set_write_area(jd, AREA_START, AREA_END), 0);
+	memset(buf, 0x3c, MIB);
+	ck_assert_int_eq(fp_dev_write_timed(jd, buf, MIB, AREA_START, NULL), 0);
+	ck_assert_int_eq(sim_fill_random(d, 44), 0);
+	while (passed < 100 && (rc = fp_dev_write_timed(jd, buf, MIB, AREA_START,
+							 NULL)) == 0)
+		passed++;
+	ck_assert_int_eq(rc, -FP_EREFUSED);
+	ck_assert_uint_lt(passed, 64);
+	fp_dev_close(jd);
+	unlink(path);
+	free(buf);
+	fp_dev_close(d);
+}
+END_TEST
+
 START_TEST(test_on_the_fly)
 {
 	struct fp_dev *d = sim_with(QUIET_SIM, 8), *twin = sim_with(QUIET_SIM, 8);
@@ -1596,6 +1680,8 @@ Suite *journal_suite(void)
 	tcase_add_test(tc, test_roundtrip_sim);
 	tcase_add_test(tc, test_roundtrip_file);
 	tcase_add_test(tc, test_on_the_fly);
+	tcase_add_test(tc, test_card_swapped_mid_test);
+	tcase_add_test(tc, test_card_swapped_while_rewriting);
 	tcase_add_test(tc, test_journal_full);
 	tcase_add_test(tc, test_no_write_no_replay);
 	tcase_add_test(tc, test_bad_backup_range);

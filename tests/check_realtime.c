@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -123,6 +124,7 @@ static void unserve(void)
 static void serve_native(void) { serve("sdhc-4m", "1"); }
 static void serve_fast(void) { serve("emmc", "0.1"); }
 static void serve_writable(void) { serve("sdhc-4m", "0.1"); }
+static void serve_small(void) { serve("sdhc-4m,size=256M", "0.1"); }
 
 /* The served device, or a failure that says why there is none. */
 static const char *served_loop(void)
@@ -200,26 +202,45 @@ static void sync_device(const char *dev)
 	close(fd);
 }
 
-/* probe --write killed in its write tests on a real-time card, then
- * restore: the device reads back as before, user data included. */
-START_TEST(test_realtime_kill_restore)
+/* User data where the write tests will go, and a private journal
+ * directory (nothing lands in the system's); the device's checksum. */
+static uint64_t prepare_card(const char *dev)
 {
-	const char *dev = served_loop();
-	const char *restore[] = { "restore", dev, NULL };
-	const char *probe[] = { "probe", "--write", "--yes", "-q", dev, NULL };
-	struct tu_child c;
-	struct run_result r;
 	unsigned char block[64 * 1024];
-	uint64_t before;
 
-	/* a private journal directory: nothing lands in the system's */
 	ck_assert_int_eq(setenv("FLASHPROBE_STATE_DIR", served.state, 1), 0);
 	for (size_t i = 0; i < sizeof(block); i++)
 		block[i] = (unsigned char)(i * 131 + 7);
 	for (uint64_t off = 0; off < 96 * MIB; off += 4 * MIB)
 		ck_assert_int_eq(tu_write_at(dev, off + 12345 * 512, block, sizeof(block)), 0);
 	sync_device(dev);
-	before = tu_checksum(dev);
+	return tu_checksum(dev);
+}
+
+/* restore puts the first card back as it was (want: its checksum) and
+ * leaves no journal. */
+static void assert_restored(const char *dev, uint64_t want)
+{
+	const char *restore[] = { "restore", dev, NULL };
+	struct run_result r;
+
+	tu_run(&r, restore);
+	ck_assert_msg(r.status == 0, "restore: status %d, %s", r.status, r.err);
+	tu_run_free(&r);
+	ck_assert_uint_eq(tu_checksum(dev), want);
+	ck_assert_msg(rmdir(served.state) == 0, "a journal is left in %s", served.state);
+}
+
+/* probe --write killed in its write tests on a real-time card, then
+ * restore: the device reads back as before, user data included. */
+START_TEST(test_realtime_kill_restore)
+{
+	const char *dev = served_loop();
+	const char *probe[] = { "probe", "--write", "--yes", "-q", dev, NULL };
+	struct tu_child c;
+	struct run_result r;
+	uint64_t before = prepare_card(dev);
+
 	ck_assert_int_eq(tu_spawn(&c, probe, 0), 0);
 	tu_sleep_ns(4000000000ull);	/* past the capacity check's first writes */
 	kill(c.pid, SIGKILL);
@@ -227,11 +248,56 @@ START_TEST(test_realtime_kill_restore)
 	ck_assert_msg(r.status == 128 + SIGKILL, "probe ended with %d before the kill: %s",
 		      r.status, r.err);
 	tu_run_free(&r);
-	tu_run(&r, restore);
-	ck_assert_msg(r.status == 0, "restore: status %d, %s", r.status, r.err);
+	assert_restored(dev, before);
+}
+END_TEST
+
+/* Swap the card in the reader (simfuse's SIGUSR1) and forget what the
+ * loop device cached of the other one. */
+static void swap_card(const char *dev)
+{
+	int fd;
+
+	ck_assert_int_eq(kill(served.pid, SIGUSR1), 0);
+	fd = open(dev, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ioctl(fd, BLKFLSBUF, 0), 0);
+	close(fd);
+}
+
+/* A card swapped in the reader during probe --write's open-AU test: the
+ * test stops at its next backup or check, restores nothing onto the
+ * second card and keeps the journal; offered the second card, restore
+ * refuses it and leaves it as it was; with the first card back, restore
+ * puts it back byte for byte.  (A swap during the capacity check, whose
+ * area is the whole card, is found by the restore's fingerprint.) */
+START_TEST(test_realtime_card_swap)
+{
+	const char *dev = served_loop();
+	const char *restore[] = { "restore", dev, NULL };
+	const char *probe[] = { "probe", "--write", "--yes", dev, NULL };
+	struct tu_child c;
+	struct run_result r;
+	uint64_t first = prepare_card(dev), second;
+
+	ck_assert_int_eq(tu_spawn(&c, probe, 0), 0);
+	ck_assert_msg(tu_child_said(&c, "open-au will write", 120000),
+		      "probe did not reach the open-AU test");
+	tu_sleep_ns(500000000ull);
+	swap_card(dev);
+	tu_wait(&c, &r);
+	ck_assert_msg(r.status == 1 && strstr(r.err, "changed during the test") &&
+		      strstr(r.err, "put that card back"), "probe: status %d, %s",
+		      r.status, r.err);
 	tu_run_free(&r);
-	ck_assert_uint_eq(tu_checksum(dev), before);
-	ck_assert_msg(rmdir(served.state) == 0, "a journal is left in %s", served.state);
+	second = tu_checksum(dev);
+	tu_run(&r, restore);
+	ck_assert_msg(r.status == 3, "restore onto the second card: status %d, %s",
+		      r.status, r.err);
+	tu_run_free(&r);
+	ck_assert_uint_eq(tu_checksum(dev), second);
+	swap_card(dev);
+	assert_restored(dev, first);
 }
 END_TEST
 
@@ -247,6 +313,8 @@ Suite *realtime_suite(void)
 		{ "fast", serve_fast, test_realtime_fast_part_is_honest, "a fast part is honest" },
 		{ "kill", serve_writable, test_realtime_kill_restore,
 		  "kill and restore on a real-time card" },
+		{ "swap", serve_small, test_realtime_card_swap,
+		  "a card swapped during a test" },
 	};
 	Suite *s = suite_create("realtime");
 	const char *why = realtime_unavailable();

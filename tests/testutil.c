@@ -380,6 +380,21 @@ fail:
 	return -EAGAIN;
 }
 
+bool tu_child_said(const struct tu_child *c, const char *needle, unsigned timeout_ms)
+{
+	static char buf[1 << 16];
+
+	for (unsigned t = 0; t <= timeout_ms; t += 2) {
+		ssize_t n = pread(c->err, buf, sizeof(buf) - 1, 0);
+
+		buf[n > 0 ? n : 0] = '\0';
+		if (strstr(buf, needle))
+			return true;
+		tu_sleep_ns(2000000);
+	}
+	return false;
+}
+
 int tu_wait(struct tu_child *c, struct run_result *r)
 {
 	int st = 0, sig = 0;

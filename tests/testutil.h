@@ -45,6 +45,10 @@ int tu_spawn(struct tu_child *c, const char *const *argv, uint64_t fsize_limit);
  * Returns the signal that terminated it, or 0 if it exited. */
 int tu_wait(struct tu_child *c, struct run_result *r);
 
+/* Whether what the running child wrote to stderr so far contains needle,
+ * polled for up to timeout_ms. */
+bool tu_child_said(const struct tu_child *c, const char *needle, unsigned timeout_ms);
+
 /* The monotonic clock in nanoseconds, and a sleep that EINTR does not
  * cut short: for stopping a child at a chosen moment. */
 uint64_t tu_now_ns(void);
