@@ -284,6 +284,40 @@ START_TEST(test_probe_reads_and_writes_disagree)
 }
 END_TEST
 
+/* A capacity check whose reads returned other offsets' blocks that no
+ * wraparound explains (a loose direct-mapped cache larger than the flush
+ * of --cache-size 64M) is undetermined: no write test may run after it,
+ * its positions alias.  They ran, and reported 3 open AUs at 0.99. */
+START_TEST(test_probe_no_write_tests_after_aliasing)
+{
+	struct sim_profile p;
+	char err[160];
+	struct probe_result *r = calloc(1, sizeof(*r));
+	struct probe_opts o = { 0 };
+	struct fp_dev *d;
+
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(sim_profile_parse("sdhc-4m,fake=limbo,real=256M,cache=128M,"
+					   "cache_direct=1", &p, err, sizeof(err)), 0);
+	ck_assert_int_eq(sim_open(&p, &d), 0);
+	o.device = "sim:test";
+	o.sysfs_root = "/sys";
+	o.writes_allowed = true;
+	o.cache_set = true;
+	o.cache_bytes = 64 << 20;
+	o.protect = tu_allow_area;
+	o.protect_arg = d;
+	ck_assert_int_eq(probe_run(d, &o, r), 0);
+	ck_assert(r->capacity_done && r->capacity.aliasing_seen);
+	ck_assert_int_eq(r->capacity.verdict, CAPACITY_UNDETERMINED);
+	ck_assert(!r->openau_done && !r->findfat_done);
+	ck_assert_uint_eq(r->nskipped, 2);
+	ck_assert_ptr_nonnull(strstr(r->skipped[0].reason, "possibly fake"));
+	fp_dev_close(d);
+	free(r);
+}
+END_TEST
+
 static const struct jsonv *member(const struct jsonv *doc, const char *path)
 {
 	const struct jsonv *v = jsonv_get(doc, path);
@@ -511,6 +545,7 @@ Suite *probe_suite(void)
 	tcase_add_test(tc, test_probe_skips_writes_without_erase_size);
 	tcase_add_test(tc, test_probe_au_from_writes);
 	tcase_add_test(tc, test_probe_reads_and_writes_disagree);
+	tcase_add_test(tc, test_probe_no_write_tests_after_aliasing);
 	tcase_add_test(tc, test_probe_json);
 	tcase_add_test(tc, test_probe_small_card_reasons);
 	tcase_add_test(tc, test_xml_checker_rejects);
