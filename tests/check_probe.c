@@ -20,24 +20,31 @@
 #define GIB (1024 * MIB)
 
 /* Probe p; erase_bytes as --erasesize (0: none). */
-static struct probe_result *probe_card_erase(const struct sim_profile *p, bool writes,
-					     uint64_t erase_bytes, struct fp_dev **out)
+/* probe on a fresh card p with the options in o (the device, sysfs and
+ * write authority filled in here) */
+static struct probe_result *probe_card_opts(const struct sim_profile *p,
+					    struct probe_opts *o, struct fp_dev **out)
 {
 	struct probe_result *r = calloc(1, sizeof(*r));
-	struct probe_opts o = { 0 };
 	struct fp_dev *d;
 
 	ck_assert_ptr_nonnull(r);
 	ck_assert_int_eq(sim_open(p, &d), 0);
-	o.device = "sim:test";
-	o.sysfs_root = "/sys";
-	o.writes_allowed = writes;
-	o.erase_bytes = erase_bytes;
-	o.protect = tu_allow_area;
-	o.protect_arg = d;
-	ck_assert_int_eq(probe_run(d, &o, r), 0);
+	o->device = "sim:test";
+	o->sysfs_root = "/sys";
+	o->protect = tu_allow_area;
+	o->protect_arg = d;
+	ck_assert_int_eq(probe_run(d, o, r), 0);
 	*out = d;
 	return r;
+}
+
+static struct probe_result *probe_card_erase(const struct sim_profile *p, bool writes,
+					     uint64_t erase_bytes, struct fp_dev **out)
+{
+	struct probe_opts o = { .writes_allowed = writes, .erase_bytes = erase_bytes };
+
+	return probe_card_opts(p, &o, out);
 }
 
 static struct probe_result *probe_card(const struct sim_profile *p, bool writes,
@@ -290,24 +297,16 @@ END_TEST
  * its positions alias.  They ran, and reported 3 open AUs at 0.99. */
 START_TEST(test_probe_no_write_tests_after_aliasing)
 {
+	struct probe_opts o = { .writes_allowed = true, .cache_set = true,
+				.cache_bytes = 64 << 20 };
 	struct sim_profile p;
-	char err[160];
-	struct probe_result *r = calloc(1, sizeof(*r));
-	struct probe_opts o = { 0 };
+	struct probe_result *r;
 	struct fp_dev *d;
+	char err[160];
 
-	ck_assert_ptr_nonnull(r);
 	ck_assert_int_eq(sim_profile_parse("sdhc-4m,fake=limbo,real=256M,cache=128M,"
 					   "cache_direct=1", &p, err, sizeof(err)), 0);
-	ck_assert_int_eq(sim_open(&p, &d), 0);
-	o.device = "sim:test";
-	o.sysfs_root = "/sys";
-	o.writes_allowed = true;
-	o.cache_set = true;
-	o.cache_bytes = 64 << 20;
-	o.protect = tu_allow_area;
-	o.protect_arg = d;
-	ck_assert_int_eq(probe_run(d, &o, r), 0);
+	r = probe_card_opts(&p, &o, &d);
 	ck_assert(r->capacity_done && r->capacity.aliasing_seen);
 	ck_assert_int_eq(r->capacity.verdict, CAPACITY_UNDETERMINED);
 	ck_assert(!r->openau_done && !r->findfat_done);
