@@ -764,12 +764,16 @@ static bool step_suspected(const struct align_state *st,
 			   const struct align_group *hi, const struct align_group *lo,
 			   double candidate_step_ns, bool below)
 {
+	/* the bars below the page candidate and above the erase block */
+	static const struct { double rel, share, z; } bar[2] = {
+		{ ALIGN_MIN_SUSPECT_REL_ABOVE, ALIGN_SUSPECT_SHARE_ABOVE, ALIGN_Z_SUSPECT_ABOVE },
+		{ ALIGN_MIN_REL_STEP, ALIGN_SUSPECT_SHARE_BELOW, ALIGN_Z_SUSPECT_BELOW },
+	};
 	double gap = hi->d - lo->d;
 
-	return gap >= (below ? ALIGN_MIN_REL_STEP : ALIGN_MIN_SUSPECT_REL_ABOVE) * st->base_ns &&
-	       gap >= (below ? ALIGN_SUSPECT_SHARE_BELOW : ALIGN_SUSPECT_SHARE_ABOVE) *
-		      candidate_step_ns &&
-	       pair_z(hi, lo) >= (below ? ALIGN_Z_SUSPECT_BELOW : ALIGN_Z_SUSPECT_ABOVE);
+	return gap >= bar[below].rel * st->base_ns &&
+	       gap >= bar[below].share * candidate_step_ns &&
+	       pair_z(hi, lo) >= bar[below].z;
 }
 
 /* What the page rule compares: the plateau the steps reach above the

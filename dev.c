@@ -502,17 +502,25 @@ static int dev_geometry(int fd, const struct stat *st, const char *path,
 	return 0;
 }
 
+/* Who holds the file of st open, writers first, as /proc shows it;
+ * who is left as it is when nobody shows. */
+static void describe_holder(const struct stat *st, char *who, size_t len)
+{
+	struct procfd_user u;
+
+	if (procfd_find_user(st, true, &u) > 0 ||
+	    procfd_find_user(st, false, &u) > 0)
+		procfd_describe(&u, who, len);
+}
+
 /* Refused because something else holds the target: name the process
  * when /proc shows one (excl: the O_EXCL open failed, else the lock). */
 static int dev_err_in_use(const struct stat *st, const char *path,
 			  enum fp_open_mode mode, bool excl, char *err, size_t errlen)
 {
-	struct procfd_user u;
 	char who[64] = "";
 
-	if (procfd_find_user(st, true, &u) > 0 ||
-	    procfd_find_user(st, false, &u) > 0)
-		procfd_describe(&u, who, sizeof(who));
+	describe_holder(st, who, sizeof(who));
 	if (excl)
 		fp_errf(err, errlen, "refusing to write '%s': it is held "
 			"exclusively (mounted, device-mapper, or an O_EXCL "
@@ -573,21 +581,17 @@ static int dev_lock(int fd, const struct stat *st, const char *path,
 int fp_dev_share_disk_lock(const char *disk, const char *path, int *fd,
 			   char *err, size_t errlen)
 {
-	struct procfd_user u;
-	struct stat st;
 	char who[64] = "another process";
-
+	struct stat st;
 	bool held;
-
 	int rc;
 
 	*fd = open(disk, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (*fd < 0 || (rc = flock_briefly(*fd, LOCK_SH)) == 0)
 		return 0;
 	held = rc == -EWOULDBLOCK;
-	if (held && fstat(*fd, &st) == 0 &&
-	    (procfd_find_user(&st, true, &u) > 0 || procfd_find_user(&st, false, &u) > 0))
-		procfd_describe(&u, who, sizeof(who));
+	if (held && fstat(*fd, &st) == 0)
+		describe_holder(&st, who, sizeof(who));
 	close(*fd);
 	*fd = -1;
 	if (!held)

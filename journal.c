@@ -423,6 +423,27 @@ static bool overlaps(uint64_t off, uint64_t len, uint64_t lo, uint64_t hi)
 	return off < hi && lo < off + len;
 }
 
+/* A fingerprint or sentinel block: JR_FP_BLOCK_BYTES in whole sectors. */
+static uint64_t sample_block_bytes(const struct journal *j)
+{
+	uint32_t sector = fp_dev_sector_bytes(j->inner);
+
+	return (JR_FP_BLOCK_BYTES + sector - 1) / sector * sector;
+}
+
+/* Read the sample block at off and record its hash in *f; false when it
+ * cannot be read (it is then left out). */
+static bool sample_block(struct journal *j, uint64_t off, struct jr_fingerprint *f)
+{
+	uint64_t block = sample_block_bytes(j);
+
+	if (fp_dev_read_timed(j->inner, j->buf, (size_t)block, off, NULL) != 0)
+		return false;
+	f->offset = off;
+	f->hash = jr_fnv1a64(j->buf, (size_t)block);
+	return true;
+}
+
 /* One pass of fingerprint blocks: JR_FP_MAX places spread over the
  * device, shifted by frac sixteenths of their spacing, none touching
  * [lo, hi) or [alo, ahi).  Blocks that cannot be read are left out. */
@@ -431,24 +452,19 @@ static void fingerprint_pass(struct journal *j, unsigned frac, uint64_t lo,
 {
 	uint64_t size = fp_dev_size_bytes(j->inner);
 	uint32_t sector = fp_dev_sector_bytes(j->inner);
-	uint64_t block = (JR_FP_BLOCK_BYTES + sector - 1) / sector * sector;
+	uint64_t block = sample_block_bytes(j);
 	uint64_t step = size >= block ? (size - block) / (JR_FP_MAX - 1) : 0;
 
 	for (unsigned i = 0; i < JR_FP_MAX && size >= block &&
 			     j->slot.nfp < JR_FP_MAX; i++) {
 		uint64_t off = step * i + step / 16 * frac;
-		struct jr_fingerprint *f = &j->slot.fp[j->slot.nfp];
 
 		off -= off % sector;
 		if (off + block > size || overlaps(off, block, lo, hi) ||
 		    overlaps(off, block, alo, ahi))
 			continue;
-		if (fp_dev_read_timed(j->inner, j->buf, (size_t)block, off,
-				      NULL) != 0)
-			continue;
-		f->offset = off;
-		f->hash = jr_fnv1a64(j->buf, (size_t)block);
-		j->slot.nfp++;
+		if (sample_block(j, off, &j->slot.fp[j->slot.nfp]))
+			j->slot.nfp++;
 	}
 }
 
@@ -478,19 +494,13 @@ static void take_sentinels(struct journal *j)
 {
 	uint64_t size = fp_dev_size_bytes(j->inner);
 	uint32_t sector = fp_dev_sector_bytes(j->inner);
-	uint64_t block = (JR_FP_BLOCK_BYTES + sector - 1) / sector * sector;
+	uint64_t block = sample_block_bytes(j);
 	uint64_t step = size >= block ? (size - block) / (JOURNAL_SENTINELS - 1) : 0;
 
-	for (unsigned i = 0; i < JOURNAL_SENTINELS && size >= block; i++) {
-		struct jr_fingerprint *f = &j->sentinel[j->nsentinels];
-		uint64_t off = step * i - step * i % sector;
-
-		if (fp_dev_read_timed(j->inner, j->buf, (size_t)block, off, NULL) != 0)
-			continue;
-		f->offset = off;
-		f->hash = jr_fnv1a64(j->buf, (size_t)block);
-		j->nsentinels++;
-	}
+	for (unsigned i = 0; i < JOURNAL_SENTINELS && size >= block; i++)
+		if (sample_block(j, step * i - step * i % sector,
+				 &j->sentinel[j->nsentinels]))
+			j->nsentinels++;
 }
 
 /* Whether the card behind the device is not the one the sentinels were
@@ -505,9 +515,7 @@ static void take_sentinels(struct journal *j)
  * the usual path. */
 static bool card_swapped(struct journal *j)
 {
-	uint32_t sector = fp_dev_sector_bytes(j->inner);
-	uint64_t block = (JR_FP_BLOCK_BYTES + sector - 1) / sector * sector, gs, ge;
-	uint64_t alo = 0, ahi = 0;
+	uint64_t block = sample_block_bytes(j), gs, ge, alo = 0, ahi = 0;
 	unsigned differ = 0;
 
 	if (j->outer && fp_dev_write_area(j->outer, &alo, &ahi) && alo == 0 &&
@@ -515,13 +523,12 @@ static bool card_swapped(struct journal *j)
 		return false;
 	for (unsigned i = 0; i < j->nsentinels; i++) {
 		const struct jr_fingerprint *f = &j->sentinel[i];
+		struct jr_fingerprint now;
 
 		if (!spans_gap(j, f->offset, f->offset + block, &gs, &ge) ||
 		    gs != f->offset || ge != f->offset + block)
 			continue;	/* saved: the test may have written it */
-		if (fp_dev_read_timed(j->inner, j->buf, (size_t)block, f->offset,
-				      NULL) == 0 &&
-		    jr_fnv1a64(j->buf, (size_t)block) == f->hash)
+		if (sample_block(j, f->offset, &now) && now.hash == f->hash)
 			return false;
 		differ++;
 	}
@@ -544,6 +551,15 @@ static int check_card(struct journal *j)
 	    "during the test (blocks the test never wrote read differently, or "
 	    "not at all): nothing more was written", fp_dev_path(j->inner));
 	return -FP_EREFUSED;
+}
+
+/* I/O since t0 (the inner clock) is not the test's: off the decorator's
+ * clock. */
+static void hide_time_since(struct journal *j, uint64_t t0)
+{
+	uint64_t t1 = fp_dev_now_ns(j->inner);
+
+	j->hidden_ns += t1 > t0 ? t1 - t0 : 0;
 }
 
 /* Copy [start, end) of the device into data records (not committed). */
@@ -590,7 +606,7 @@ static int save_range(struct journal *j, uint64_t start, uint64_t end,
 static int save_missing(struct journal *j, uint64_t start, uint64_t end,
 			bool interruptible)
 {
-	uint64_t t0 = fp_dev_now_ns(j->inner), gs, ge, t1;
+	uint64_t t0 = fp_dev_now_ns(j->inner), gs, ge;
 	int rc = 0, crc;
 	bool rt_held = false;
 
@@ -631,8 +647,7 @@ static int save_missing(struct journal *j, uint64_t start, uint64_t end,
 			rc = -EIO;
 	}
 	fp_dev_rt_resume(rt_held);
-	t1 = fp_dev_now_ns(j->inner);
-	j->hidden_ns += t1 > t0 ? t1 - t0 : 0;
+	hide_time_since(j, t0);
 	return rc;
 }
 
@@ -641,11 +656,10 @@ static int save_missing(struct journal *j, uint64_t start, uint64_t end,
 /* check_card() between a test's writes, its time off the clock. */
 static int check_card_hidden(struct journal *j)
 {
-	uint64_t t0 = fp_dev_now_ns(j->inner), t1;
+	uint64_t t0 = fp_dev_now_ns(j->inner);
 	int rc = check_card(j);
 
-	t1 = fp_dev_now_ns(j->inner);
-	j->hidden_ns += t1 > t0 ? t1 - t0 : 0;
+	hide_time_since(j, t0);
 	return rc;
 }
 
