@@ -1624,21 +1624,32 @@ static int run_check(const struct cli *c)
 	uint64_t offset;
 	unsigned number;
 	char err[512] = "", disk_path[PATH_MAX] = "";
-	int ret;
+	bool partition;
+	int ret, disk_lock = -1;
 
 	if (!r)
 		return fail(FP_EXIT_FAILURE, "out of memory");
 	/* locked like a timing run: its own align run times, and a test
-	 * writing the card would change the table under it */
+	 * writing the card would change the table under it.  A partition's
+	 * node has a lock of its own: its disk's is shared too, as a timing
+	 * session does, so that a test of the whole card refuses it. */
 	ret = devspec_open(c->spec, FP_OPEN_TIME, &d, err, sizeof(err));
 	if (ret) {
+		free(r);
+		return fail(status_for_error(ret, STAGE_READ), "%s", err);
+	}
+	partition = partition_of(c, d, &offset, &number, disk_path, sizeof(disk_path));
+	if (partition &&
+	    (ret = fp_dev_share_disk_lock(disk_path, c->device, &disk_lock, err,
+					  sizeof(err)))) {
+		fp_dev_close(d);
 		free(r);
 		return fail(status_for_error(ret, STAGE_READ), "%s", err);
 	}
 	check_geometry_of(c, d, &g);
 	progress_done();	/* of its align run, before the report */
 	layoutcheck_disk_of(d, &disk);
-	if (partition_of(c, d, &offset, &number, disk_path, sizeof(disk_path)))
+	if (partition)
 		ret = layoutcheck_run_partition(&disk, &g, offset, number, r);
 	else
 		ret = layoutcheck_run(&disk, &g, r);
@@ -1655,6 +1666,8 @@ static int run_check(const struct cli *c)
 		report_device_text(stdout, d);
 		report_check_text(stdout, r, c->device, disk_path[0] ? disk_path : NULL);
 	}
+	if (disk_lock >= 0)
+		close(disk_lock);
 	fp_dev_close(d);
 	free(r);
 	return ret;

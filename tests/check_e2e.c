@@ -868,7 +868,7 @@ static void partition_setup(void)
 }
 
 /* A partition and its disk are separate nodes with locks of their own:
- * a timing run on the partition shares the disk's lock, so it is refused
+ * a timing run (align, check) on the partition shares the disk's lock, so it is refused
  * while a test (here flock(1)'s lock, the one a test holds) has the disk,
  * and a test of the disk is refused while the partition is timed.
  * Nothing is written either way. */
@@ -882,13 +882,17 @@ START_TEST(test_partition_shares_disk_lock)
 	fd = open(scene.dev, O_RDONLY | O_CLOEXEC);
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(flock(fd, LOCK_EX | LOCK_NB), 0);
-	run(&r, (const char *const[]){ "align", scene.part, NULL });
+	for (int i = 0; i < 2; i++) {
+		run(&r, i == 0 ? (const char *const[]){ "align", scene.part, NULL }
+			       : (const char *const[]){ "check", "-e", "1M", scene.part, NULL });
+		ck_assert_msg(r.status == 3, "%s: status %d, stderr '%s'",
+			      i ? "check" : "align", r.status, r.err);
+		ck_assert_msg(strstr(r.err, "refusing to time") && strstr(r.err, scene.dev) &&
+			      strstr(r.err, "wait for it to finish"), "%s", r.err);
+		ck_assert_str_eq(r.out, "");
+		tu_run_free(&r);
+	}
 	close(fd);
-	ck_assert_msg(r.status == 3, "status %d, stderr '%s'", r.status, r.err);
-	ck_assert_msg(strstr(r.err, "refusing to time") && strstr(r.err, scene.dev) &&
-		      strstr(r.err, "wait for it to finish"), "%s", r.err);
-	ck_assert_str_eq(r.out, "");
-	tu_run_free(&r);
 
 	ck_assert_int_eq(fp_dev_share_disk_lock(scene.dev, scene.part, &shared, err,
 						sizeof(err)), 0);
