@@ -493,11 +493,34 @@ static bool swap_is_file(const char *name, void *arg)
 	       st.st_dev == c->dev && st.st_ino == c->ino;
 }
 
-/* The loop device whose backing file is st, if any (name into loop). */
-static bool file_on_loop(const struct sysfs_roots *r, const struct stat *st,
-			 char *loop, size_t len)
+/* The file a loop device reads from, given its sysfs disk directory:
+ * false for other disks and for a backing file that is gone. */
+static bool loop_backing(const char *diskdir, struct stat *bst)
 {
-	char dir[PATH_MAX], sub[PATH_MAX + 300], back[PATH_MAX];
+	char back[PATH_MAX], *del;
+
+	if (sysfs_read_attr(diskdir, "loop/backing_file", back, sizeof(back)) != 0)
+		return false;
+	del = strstr(back, " (deleted)");
+	if (del != NULL)
+		*del = '\0';
+	return stat(back, bst) == 0;
+}
+
+static bool same_inode(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* Calls fn with the sysfs directory and name of each loop device over
+ * the file st until it returns true; returns whether one did.  Device
+ * numbers cannot find them: every loop device over one file is a disk of
+ * its own that reads and writes the same data. */
+static bool each_loop_over(const struct sysfs_roots *r, const struct stat *st,
+			   bool (*fn)(const char *dir, const char *name, void *arg),
+			   void *arg)
+{
+	char dir[PATH_MAX], sub[PATH_MAX + 300];
 	struct dirent *e;
 	struct stat bst;
 	bool hit = false;
@@ -506,25 +529,80 @@ static bool file_on_loop(const struct sysfs_roots *r, const struct stat *st,
 	snprintf(dir, sizeof(dir), "%s/class/block", r->sys);
 	d = opendir(dir);
 	while (d != NULL && !hit && (e = readdir(d)) != NULL) {
-		char *del;
-
 		if (strncmp(e->d_name, "loop", 4) != 0)
 			continue;
 		snprintf(sub, sizeof(sub), "%s/%s", dir, e->d_name);
-		if (sysfs_read_attr(sub, "loop/backing_file", back,
-				    sizeof(back)) != 0)
-			continue;
-		del = strstr(back, " (deleted)");
-		if (del != NULL)
-			*del = '\0';
-		hit = stat(back, &bst) == 0 && bst.st_dev == st->st_dev &&
-		      bst.st_ino == st->st_ino;
-		if (hit)
-			dev_node_of(e->d_name, loop, len);
+		if (loop_backing(sub, &bst) && same_inode(&bst, st))
+			hit = fn(sub, e->d_name, arg);
 	}
 	if (d != NULL)
 		closedir(d);
 	return hit;
+}
+
+struct loop_name_ctx {
+	char *loop;
+	size_t len;
+};
+
+static bool note_loop_name(const char *dir, const char *name, void *arg)
+{
+	const struct loop_name_ctx *c = arg;
+
+	(void)dir;
+	dev_node_of(name, c->loop, c->len);
+	return true;
+}
+
+/* The loop device whose backing file is st, if any (name into loop). */
+static bool file_on_loop(const struct sysfs_roots *r, const struct stat *st,
+			 char *loop, size_t len)
+{
+	struct loop_name_ctx c = { loop, len };
+
+	return each_loop_over(r, st, note_loop_name, &c);
+}
+
+/* The backing file of major:minor when it is a loop device or a
+ * partition of one. */
+static bool devnum_backing(const struct sysfs_roots *r, unsigned major,
+			   unsigned minor, struct stat *bst)
+{
+	char dir[PATH_MAX], *slash;
+
+	if (sysfs_block_dir(r->sys, major, minor, dir, sizeof(dir)) < 0)
+		return false;
+	if (sysfs_is_partition(dir)) {
+		slash = strrchr(dir, '/');
+		if (slash == NULL)
+			return false;
+		*slash = '\0';
+	}
+	return loop_backing(dir, bst);
+}
+
+/* The file whose data st reads and writes: a regular file itself, a loop
+ * device (or a partition of one) its backing file. */
+static bool data_file_of(const struct sysfs_roots *r, const struct stat *st,
+			 struct stat *file)
+{
+	if (S_ISREG(st->st_mode)) {
+		*file = *st;
+		return true;
+	}
+	return S_ISBLK(st->st_mode) &&
+	       devnum_backing(r, major(st->st_rdev), minor(st->st_rdev), file);
+}
+
+/* Whether two nodes (an image, a loop device over it, another loop device
+ * over the same image, a partition of one) reach the same file's data. */
+static bool same_data_file(const struct sysfs_roots *r, const struct stat *a,
+			   const struct stat *b)
+{
+	struct stat fa, fb;
+
+	return data_file_of(r, a, &fa) && data_file_of(r, b, &fb) &&
+	       same_inode(&fa, &fb);
 }
 
 static int check_file(const struct sysfs_roots *r, const char *path,
@@ -641,6 +719,29 @@ static int stat_output(const char *output, struct stat *st, bool *exists)
 	return stat(dir, st) == 0 ? 0 : -errno;
 }
 
+/* Whether the output is the data the device reads, under another name:
+ * the image behind a loop device under test, a loop device over the image
+ * under test, a second loop device over the same image. */
+static bool output_is_device_data(const struct stat *dev,
+				  const struct stat *out, bool exists)
+{
+	return exists && (same_inode(out, dev) ||
+			  same_data_file(&sysfs_roots_default, dev, out));
+}
+
+/* Whether the output's file system is mounted from a loop device (or a
+ * partition of one) over the file the device reads. */
+static bool output_fs_on_device_data(const struct stat *dev,
+				     const struct stat *out)
+{
+	struct stat fs_file, dev_file;
+
+	return devnum_backing(&sysfs_roots_default, major(out->st_dev),
+			      minor(out->st_dev), &fs_file) &&
+	       data_file_of(&sysfs_roots_default, dev, &dev_file) &&
+	       same_inode(&fs_file, &dev_file);
+}
+
 /* Whether the output (stat of it, or of its directory) is on device: 1
  * yes, 0 no, a negative errno when sysfs cannot tell. */
 static int output_on_device(const char *device, const struct stat *dev,
@@ -648,7 +749,8 @@ static int output_on_device(const char *device, const struct stat *dev,
 {
 	int rc;
 
-	if (exists && out->st_dev == dev->st_dev && out->st_ino == dev->st_ino)
+	if (output_is_device_data(dev, out, exists) ||
+	    output_fs_on_device_data(dev, out))
 		return 1;
 	if (!S_ISBLK(dev->st_mode))
 		return 0;
@@ -669,9 +771,8 @@ static int refuse_output(const char *label, const char *device,
 {
 	fp_errf(err, errlen, "%s %s the device under test '%s'; choose a "
 		"file elsewhere", label,
-		exists && (S_ISBLK(out->st_mode) ||
-			   (out->st_dev == dev->st_dev && out->st_ino == dev->st_ino)) ?
-		"is" : "is on", device);
+		(exists && S_ISBLK(out->st_mode)) ||
+		output_is_device_data(dev, out, exists) ? "is" : "is on", device);
 	return -EINVAL;
 }
 

@@ -81,7 +81,10 @@ int safety_check_target(const char *path, enum safety_mode mode,
  * not be the device under test: the same file (inode), the block device
  * itself or another node of its disk, or a file (or, when it does not
  * exist yet, a directory) on a file system whose device is the disk or
- * one of its partitions.  0, or -EINVAL with the reason in err (a bad
+ * one of its partitions.  The data of a loop device is its backing file:
+ * that file, another loop device over it (or a partition of one) and a
+ * file system mounted from such a loop device are the device too, and
+ * for an image under test so is a loop device over it.  0, or -EINVAL with the reason in err (a bad
  * invocation: nothing has been opened yet), or the error when sysfs cannot
  * tell (unknown is refused too).  Sims have no such outputs. */
 int safety_check_output(const char *what, const char *output,

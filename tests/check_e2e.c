@@ -811,6 +811,80 @@ START_TEST(test_destructive_area)
 }
 END_TEST
 
+/* A second loop device over the image of the scene (another name for
+ * the same data), detached by alias_teardown(). */
+static struct bf_scene alias;
+
+static bool attach_alias(void)
+{
+	alias.image = scene.image ? strdup(scene.image) : NULL;
+	return alias.image && bf_attach(&alias, "");
+}
+
+static void alias_teardown(void)
+{
+	bf_cleanup(&alias);	/* unmounts and detaches first */
+	scene_teardown();
+}
+
+static void output_alias_setup(void)
+{
+	loop_write_setup();
+	if (scene_sum && !attach_alias())
+		scene_sum = 0;
+	scene_target = scene.dev;
+}
+
+/* Outputs that are the data of the loop device under test under another
+ * name: its backing file, a link to that, a second loop device over it;
+ * named by --svg or opened by the shell as stdout or stderr.  Each is a
+ * bad invocation (status 2) refused before anything is written. */
+enum data_name { NAME_IMAGE, NAME_LINK, NAME_ALIAS_LOOP };
+
+static const struct output_alias_case {
+	const char *svg, *redirect;	/* formats taking the path, or "" */
+	enum data_name name;
+} output_alias_cases[] = {
+	{ "--svg='%s'", "", NAME_IMAGE },
+	{ "--svg='%s'", "", NAME_LINK },
+	{ "--svg='%s'", "", NAME_ALIAS_LOOP },
+	{ "", "1<>'%s'", NAME_IMAGE },
+	{ "", "2<>'%s'", NAME_IMAGE },
+	{ "", "1<>'%s'", NAME_ALIAS_LOOP },
+};
+
+static const char *data_name_path(enum data_name n, char *buf, size_t len)
+{
+	if (n == NAME_IMAGE)
+		return scene.image;
+	if (n == NAME_ALIAS_LOOP)
+		return alias.dev;
+	snprintf(buf, len, "%s/image.link", work);
+	unlink(buf);
+	ck_assert_int_eq(symlink(scene.image, buf), 0);
+	return buf;
+}
+
+START_TEST(test_output_is_device_data)
+{
+	const struct output_alias_case *c = &output_alias_cases[_i];
+	char link[PATH_MAX + 16], svg[PATH_MAX + 32], redirect[PATH_MAX + 32];
+	const char *path;
+	int status;
+
+	require_scene();
+	path = data_name_path(c->name, link, sizeof(link));
+	snprintf(svg, sizeof(svg), c->svg, path);
+	snprintf(redirect, sizeof(redirect), c->redirect, path);
+	/* the subshell keeps the redirection from bf_sh()'s own */
+	status = bf_sh("( '%s' find-fat --erasesize=1M --write --yes -q %s '%s' %s )",
+		       tu_binary(), svg, scene.dev, redirect);
+	ck_assert_msg(status == 2, "%s %s: status %d", svg, redirect, status);
+	ck_assert_msg(csum(scene.dev) == scene_sum, "%s %s: the device changed", svg,
+		      redirect);
+}
+END_TEST
+
 /* ==== 4. safety refusals through the command line ==== */
 
 static const char *const refusal_cases[][MAX_ARGS] = {
@@ -1588,8 +1662,9 @@ END_TEST
 
 #define NCASES(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
-static void add_scene(Suite *s, const char *name, void (*setup)(void), const TTest *test,
-		      int n, const char *tools)
+static void add_scene_torn(Suite *s, const char *name, void (*setup)(void),
+			   void (*teardown)(void), const TTest *test, int n,
+			   const char *tools)
 {
 	const char *why = bf_unavailable(tools);
 	char label[128];
@@ -1601,10 +1676,16 @@ static void add_scene(Suite *s, const char *name, void (*setup)(void), const TTe
 		return;
 	}
 	tc = tcase_create(name);
-	tcase_add_unchecked_fixture(tc, setup, scene_teardown);
+	tcase_add_unchecked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, test, 0, n);
 	suite_add_tcase(s, tc);
+}
+
+static void add_scene(Suite *s, const char *name, void (*setup)(void), const TTest *test,
+		      int n, const char *tools)
+{
+	add_scene_torn(s, name, setup, scene_teardown, test, n, tools);
 }
 
 static void reset_scene_reasons(void)
@@ -1669,6 +1750,8 @@ Suite *e2e_suite(void)
 		  "partx");
 	add_scene(s, "partition-lock", partition_setup, test_partition_shares_disk_lock, 1,
 		  "partx");
+	add_scene_torn(s, "output-alias", output_alias_setup, alias_teardown,
+		       test_output_is_device_data, NCASES(output_alias_cases), NULL);
 	add_scene(s, "refuse-swap", swap_setup, test_refused, NCASES(refusal_cases),
 		  "mkswap swapon swapoff");
 	add_scene(s, "refuse-readonly", readonly_setup, test_refused, NCASES(refusal_cases),
