@@ -421,6 +421,11 @@ static void note_disk_in_use(const struct sysfs_roots *r,
 	rep->held = find_held(ms, where, sizeof(where)) != NULL;
 }
 
+static int check_loop_aliases_in_use(const struct sysfs_roots *r,
+				     const char *path, const char *diskdir,
+				     struct safety_report *rep, char *err,
+				     size_t errlen);
+
 static int check_block(const struct sysfs_roots *r, const char *path,
 		       const struct stat *st,
 		       enum safety_mode mode, struct safety_report *rep,
@@ -469,6 +474,9 @@ static int check_block(const struct sysfs_roots *r, const char *path,
 		rc = -EXDEV;
 	} else {
 		rc = check_disk_in_use(r, path, &ms, rep, err, errlen);
+		if (rc == 0)
+			rc = check_loop_aliases_in_use(r, path, diskdir, rep,
+						       err, errlen);
 	}
 	members_free(&ms);
 	if (rc == 0 && rep->readonly) {
@@ -603,6 +611,59 @@ static bool same_data_file(const struct sysfs_roots *r, const struct stat *a,
 
 	return data_file_of(r, a, &fa) && data_file_of(r, b, &fb) &&
 	       same_inode(&fa, &fb);
+}
+
+struct alias_ctx {
+	const struct sysfs_roots *r;
+	const char *path, *self;	/* the target and its sysfs name */
+	struct safety_report *rep;
+	char *err;
+	size_t errlen;
+	int rc;
+};
+
+/* One loop device over the target's file: the target in use when it (or
+ * a partition of it) is mounted, swap or held. */
+static bool alias_in_use(const char *dir, const char *name, void *arg)
+{
+	struct alias_ctx *c = arg;
+	struct members ms = { 0 };
+	int rc;
+
+	if (strcmp(name, c->self) == 0)
+		return false;
+	rc = collect_members(dir, &ms);
+	if (rc < 0) {	/* unknown is not unused */
+		fp_errf(c->err, c->errlen, "refusing to write '%s': cannot check "
+			"whether '%s' over the same file is in use: %s", c->path,
+			name, strerror(-rc));
+		c->rc = -FP_EREFUSED;
+	} else {
+		c->rc = check_disk_in_use(c->r, c->path, &ms, c->rep, c->err,
+					  c->errlen);
+	}
+	members_free(&ms);
+	return c->rc != 0;
+}
+
+/* A loop device writes its backing file, and so through every other loop
+ * device over that file: a file system mounted from one of those (or a
+ * journal directory on it) would be corrupted as if the target itself
+ * were mounted.  The kernel's exclusive open does not see it either: each
+ * loop device is a block device of its own. */
+static int check_loop_aliases_in_use(const struct sysfs_roots *r,
+				     const char *path, const char *diskdir,
+				     struct safety_report *rep, char *err,
+				     size_t errlen)
+{
+	struct alias_ctx c = { r, path, last_component(diskdir), rep, err,
+			       errlen, 0 };
+	struct stat back;
+
+	if (!loop_backing(diskdir, &back))
+		return 0;
+	each_loop_over(r, &back, alias_in_use, &c);
+	return c.rc;
 }
 
 static int check_file(const struct sysfs_roots *r, const char *path,

@@ -60,7 +60,9 @@ struct safety_report {
  *   -ENOTBLK      neither a block device nor a regular file
  *   -EXDEV        SAFETY_WRITE on a partition (the reason names the disk)
  *   -EBUSY        SAFETY_WRITE and the disk or one of its partitions is
- *                 mounted, used as swap or held; a regular file used as
+ *                 mounted, used as swap or held (for a loop device also
+ *                 another loop device over the same backing file, which
+ *                 rep->busy names); a regular file used as
  *                 swap, attached to a loop device, or a flashprobe journal
  *   -EROFS        SAFETY_WRITE on a read-only device (BLKROGET, sysfs ro)
  *   -FP_EREFUSED  SAFETY_WRITE on a block device whose sysfs entry cannot

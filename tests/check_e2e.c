@@ -896,6 +896,13 @@ static const char *const refusal_cases[][MAX_ARGS] = {
 	{ "-O", "--destructive", "--open-au-nr=2", "--erasesize=1M", "@DEV", NULL },
 };
 
+/* With consent given, so that only the gate stands between the test and
+ * the data (the code before wrote and restored under the mounted alias). */
+static const char *const consented_refusal_cases[][MAX_ARGS] = {
+	{ "find-fat", "--write", "--yes", "--erasesize=1M", "@DEV", NULL },
+	{ "open-au", "--destructive", "--yes", "--erasesize=1M", "--max-open=2", "@DEV", NULL },
+};
+
 static const char *const journal_refusal_cases[][MAX_ARGS] = {
 	{ "open-au", "--write", "--erasesize=1M", "--journal=@J", "@DEV", NULL },
 	{ "find-fat", "--write", "--erasesize=1M", "--journal=@J", "@DEV", NULL },
@@ -982,6 +989,20 @@ START_TEST(test_partition_shares_disk_lock)
 }
 END_TEST
 
+/* The image is attached twice and the second loop device is mounted: a
+ * test on the first would write under that file system. */
+static void mounted_alias_setup(void)
+{
+	if (env_up() && bf_image(&scene, 64 * MIB, false) && bf_attach(&scene, "") &&
+	    attach_alias() && bf_mkfs(&alias, alias.dev) &&
+	    bf_mount(&alias, alias.dev, "ro,noload"))
+		scene_sum = csum(scene.dev);
+	scene_target = scene.dev;
+	scene_want[0] = "mounted";
+	scene_want[1] = alias.dev;
+	scene_want[2] = NULL;
+}
+
 static void swap_setup(void)
 {
 	if (env_up() && bf_image(&scene, 64 * MIB, false) && bf_attach(&scene, "") &&
@@ -1051,6 +1072,12 @@ static void check_refusal(const char *const *args)
 START_TEST(test_refused)
 {
 	check_refusal(refusal_cases[_i]);
+}
+END_TEST
+
+START_TEST(test_consented_refused)
+{
+	check_refusal(consented_refusal_cases[_i]);
 }
 END_TEST
 
@@ -1750,6 +1777,10 @@ Suite *e2e_suite(void)
 		  "partx");
 	add_scene(s, "partition-lock", partition_setup, test_partition_shares_disk_lock, 1,
 		  "partx");
+	add_scene_torn(s, "refuse-mounted-alias", mounted_alias_setup, alias_teardown,
+		       test_refused, NCASES(refusal_cases), "mkfs.ext4");
+	add_scene_torn(s, "refuse-mounted-alias-yes", mounted_alias_setup, alias_teardown,
+		       test_consented_refused, NCASES(consented_refusal_cases), "mkfs.ext4");
 	add_scene_torn(s, "output-alias", output_alias_setup, alias_teardown,
 		       test_output_is_device_data, NCASES(output_alias_cases), NULL);
 	add_scene(s, "refuse-swap", swap_setup, test_refused, NCASES(refusal_cases),
