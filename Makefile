@@ -83,7 +83,7 @@ check:
 # The realtime suite serves a simulated card through FUSE (bench/simfuse):
 # built when libfuse3-dev is there, else that suite is skipped loudly.
 HAVE_FUSE := $(shell pkg-config --exists fuse3 2>/dev/null && echo y)
-SIMFUSE := $(if $(HAVE_FUSE),$(B)/simfuse)
+SIMFUSE := $(if $(HAVE_FUSE),$(B)/simfuse $(B)/indepcard)
 
 check-run: check-lib $(B)/flashprobe $(B)/check_flashprobe $(S)/flashprobe $(S)/check_flashprobe $(SIMFUSE)
 	@echo "== test suite =="
@@ -116,20 +116,27 @@ $(B)/simfuse: bench/simfuse.c $(LIB_OBJS)
 	@test -n "$(HAVE_FUSE)" || { echo "bench/simfuse needs libfuse3-dev and fuse3 (apt-get install libfuse3-dev fuse3)"; exit 1; }
 	$(CC) $(CPPFLAGS) $(CFLAGS) -I. $(FUSE_CFLAGS) -o $@ $< $(LIB_OBJS) $(FUSE_LIBS) $(LDLIBS)
 
+# bench/indepcard: a card model written apart from sim.c (bench/indep-align)
+$(B)/indepcard: bench/indepcard.c | $(B)
+	@test -n "$(HAVE_FUSE)" || { echo "bench/indepcard needs libfuse3-dev and fuse3 (apt-get install libfuse3-dev fuse3)"; exit 1; }
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(FUSE_CFLAGS) -o $@ $< $(FUSE_LIBS) -lm
+
 demo: $(B)/flashprobe
 	./$(B)/flashprobe probe sim:seed
 
 # Figures and ratios, never pass/fail: cost of the analyzers against
 # flashbench's procedures and of the capacity check against f3probe, and
 # flashprobe's I/O overhead against fio; the stability of the verdicts,
-# and the verdicts on simulated cards served in real time (bench/realtime).
-bench: $(B)/flashprobe $(B)/check_flashprobe
+# and the verdicts on simulated cards served in real time (bench/realtime)
+# and on independently modelled ones (bench/indep-align).
+bench: $(B)/flashprobe $(B)/check_flashprobe $(SIMFUSE)
 	sh bench/align-cost $(CURDIR)/$(B)/flashprobe
 	sh bench/write-cost $(CURDIR)/$(B)/flashprobe
 	sh bench/probe-cost $(CURDIR)/$(B)/flashprobe
 	sh bench/capacity-cost $(CURDIR)/$(B)/flashprobe
 	sh bench/overhead $(CURDIR)/$(B)/flashprobe
 	sh bench/realtime $(CURDIR)/$(B)/flashprobe
+	sh bench/indep-align $(CURDIR)/$(B)/flashprobe
 	sh bench/stability $(CURDIR)/$(B)/check_flashprobe
 
 # libFuzzer harnesses for the parsers of what users type and of what check
