@@ -318,8 +318,8 @@ static void partition_advice(const struct geometry *g, const struct advice_reque
 		 a->part_size_bytes / ss, ss);
 	snprintf(a->warning, ADVICE_LINE,
 		 "this replaces the partition table of DEVICE and everything on it is lost: "
-		 "copy the files you need first and save the old table with "
-		 "'sfdisk --dump DEVICE > table.txt'");
+		 "copy the files you need first and save the old table with: "
+		 "sfdisk --dump DEVICE > table.txt");
 	c = new_command(a, "partition");
 	arg(c, "sfdisk");
 	arg(c, "--wipe");

@@ -1,5 +1,8 @@
 /* report_advice.c - the Advice section as text and as JSON. */
+#include <ctype.h>
+#include <limits.h>
 #include <math.h>
+#include <stdlib.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,43 +25,126 @@ static const char *label_of(const char *purpose)
 	return purpose;
 }
 
+/* Characters a shell never treats specially: a word made of them only is
+ * pasted as it is, so ordinary paths stay readable. */
+static bool shell_plain(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && !strchr("/._+-:,@%=", *s))
+			return false;
+	return true;
+}
+
+/* Appends n bytes of s at *o, all or nothing. */
+static bool append(char *out, size_t len, size_t *o, const char *s, size_t n)
+{
+	if (*o + n >= len)
+		return false;
+	memcpy(out + *o, s, n);
+	*o += n;
+	out[*o] = '\0';
+	return true;
+}
+
+bool report_shell_quote(const char *s, char *out, size_t len)
+{
+	size_t o = 0;
+	bool ok;
+
+	if (!len)
+		return false;
+	out[0] = '\0';
+	if (shell_plain(s))
+		return append(out, len, &o, s, strlen(s));
+	/* inside single quotes only ' is special: close, escape it, reopen */
+	ok = append(out, len, &o, "'", 1);
+	for (const char *p = s; ok && *p; p++)
+		ok = *p == '\'' ? append(out, len, &o, "'\\''", 4) : append(out, len, &o, p, 1);
+	ok = ok && append(out, len, &o, "'", 1);
+	if (!ok)	/* a cut quoted word could end the quote early */
+		out[0] = '\0';
+	return ok;
+}
+
 void report_advice_substitute_names(const char *s, const char *device, const char *part,
 				    char *out, size_t len)
 {
+	char word[2 * PATH_MAX];
 	size_t o = 0;
 
 	if (!len)
 		return;
-	while (*s && o + 1 < len) {
-		const char *word = NULL;
+	out[0] = '\0';
+	while (*s) {
+		const char *name = NULL;
 		size_t skip = 0;
 
 		if (device && !strncmp(s, "DEVICE", 6))
-			word = device, skip = 6;
+			name = device, skip = 6;
 		else if (part && !strncmp(s, "PARTITION", 9))
-			word = part, skip = 9;
-		if (word) {
-			o += (size_t)snprintf(out + o, len - o, "%s", word);
-			if (o >= len)
-				o = len - 1;
-			s += skip;
-		} else {
-			out[o++] = *s++;
-		}
+			name = part, skip = 9;
+		/* a path is pasted as one word: never cut, never split */
+		if (name && (!report_shell_quote(name, word, sizeof(word)) ||
+			     !append(out, len, &o, word, strlen(word))))
+			return;
+		if (!name && !append(out, len, &o, s, 1))
+			return;
+		s += name ? skip : 1;
 	}
-	out[o] = '\0';
+}
+
+/* The kernel names a disk's partitions after the disk, with a p when the
+ * name ends in a digit (sdb1, mmcblk0p1, loop0p1, nvme0n1p1).  Other
+ * names (/dev/disk/by-id links, whose partitions udev calls ...-part1;
+ * device-mapper nodes, partitioned by kpartx) are resolved to the kernel
+ * node first, and when that gives no plain /dev name the partition is not
+ * guessed. */
+bool report_advice_first_partition(const char *device, char *out, size_t len)
+{
+	char *real = realpath(device, NULL);
+	const char *path = real ? real : device;
+	const char *name = path + 5;
+	size_t n = strlen(path);
+	bool ok = !strncmp(path, "/dev/", 5) && n > 5 && !strchr(name, '/') &&
+		  strncmp(name, "dm-", 3) && shell_plain(name);
+
+	if (ok)
+		ok = (size_t)snprintf(out, len, "%s%s1", path,
+				      isdigit((unsigned char)path[n - 1]) ? "p" : "") < len;
+	free(real);
+	return ok;
 }
 
 void report_advice_substitute(const char *s, const char *device, char *out,
 			      size_t len)
 {
-	char part[256];
-	size_t n = strlen(device);
-	bool real = !strncmp(device, "/dev/", 5) && n > 5;
+	char part[PATH_MAX + 8];
+	bool real = !strncmp(device, "/dev/", 5) && strlen(device) > 5;
+	bool have_part = real && report_advice_first_partition(device, part, sizeof(part));
 
-	snprintf(part, sizeof(part), "%s%s1", device,
-		 real && device[n - 1] >= '0' && device[n - 1] <= '9' ? "p" : "");
-	report_advice_substitute_names(s, real ? device : NULL, real ? part : NULL, out, len);
+	report_advice_substitute_names(s, real ? device : NULL, have_part ? part : NULL,
+				       out, len);
+}
+
+unsigned report_advice_placeholders(const char *line)
+{
+	return (strstr(line, "DEVICE") ? PLACEHOLDER_DEVICE : 0) |
+	       (strstr(line, "PARTITION") ? PLACEHOLDER_PARTITION : 0);
+}
+
+void report_advice_placeholder_note(FILE *out, const char *indent, unsigned left)
+{
+	static const char dev[] = "DEVICE with the card (e.g. /dev/sdX, /dev/mmcblkN)";
+	static const char part[] = "PARTITION with its first partition (e.g. /dev/sdX1, "
+				   "/dev/mmcblkNp1; under /dev/disk/by-id the name ending in -part1)";
+
+	if (left)
+		fprintf(out, "%sreplace %s%s%s before pasting these lines\n", indent,
+			left & PLACEHOLDER_DEVICE ? dev : "",
+			left == (PLACEHOLDER_DEVICE | PLACEHOLDER_PARTITION) ? " and " : "",
+			left & PLACEHOLDER_PARTITION ? part : "");
 }
 
 /* Calls fn for each line of text (the reasons are one per line). */
@@ -90,6 +176,7 @@ static void json_reason(void *w, const char *s, int n)
 void report_advice_text(FILE *out, const struct advice *a, const char *device)
 {
 	char u[32], line[2 * ADVICE_TEXT];
+	unsigned left = 0;
 
 	fprintf(out, "\nAdvice\n");
 	if (a->align_bytes)
@@ -100,6 +187,7 @@ void report_advice_text(FILE *out, const struct advice *a, const char *device)
 	if (a->warning[0]) {
 		report_advice_substitute(a->warning, device, line, sizeof(line));
 		fprintf(out, "  WARNING: %s\n", line);
+		left |= report_advice_placeholders(line);
 	}
 	for (size_t i = 0; i < a->ncommands; i++) {
 		const struct advice_command *c = &a->commands[i];
@@ -107,7 +195,9 @@ void report_advice_text(FILE *out, const struct advice *a, const char *device)
 		report_advice_substitute(c->line, device, line, sizeof(line));
 		fprintf(out, "  %-11s %s\n", label_of(c->purpose), line);
 		each_line(c->why, print_reason, out);
+		left |= report_advice_placeholders(line);
 	}
+	report_advice_placeholder_note(out, "  ", left);
 	for (size_t i = 0; i < a->nnotes; i++)
 		fprintf(out, "  - %s\n", a->notes[i]);
 }

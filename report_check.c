@@ -36,6 +36,7 @@ static void text_part(FILE *out, const struct check_part *p, const char *device,
 		      const char *disk)
 {
 	char s[32], z[32], d[32], c[32], line[2 * ADVICE_TEXT];
+	unsigned left = 0;
 
 	fprintf(out, "\n%s %u: starts at %s, %s, start %s\n",
 		p->entry.number ? "Partition" : "Whole device", p->entry.number,
@@ -64,7 +65,9 @@ static void text_part(FILE *out, const struct check_part *p, const char *device,
 		else
 			report_advice_substitute(p->fix[i], device, line, sizeof(line));
 		fprintf(out, "    %s\n", line);
+		left |= report_advice_placeholders(line);
 	}
+	report_advice_placeholder_note(out, "    ", left);
 }
 
 void report_check_text(FILE *out, const struct check_result *r, const char *device,

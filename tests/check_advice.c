@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "advice.h"
+#include "report_advice.h"
 #include "testutil.h"
 #include "tests.h"
 
@@ -237,6 +238,72 @@ START_TEST(test_label_choice)
 }
 END_TEST
 
+/* Paths are pasted as one shell word each: quoted when a shell would
+ * split or run anything in them, as they are otherwise. */
+START_TEST(test_paths_quoted)
+{
+	static const struct { const char *device, *want; } cases[] = {
+		{ "/dev/sdb", "sfdisk /dev/sdb; mkfs.ext4 /dev/sdb1" },
+		{ "/dev/x/my card", "sfdisk '/dev/x/my card'; mkfs.ext4 PARTITION" },
+		{ "/dev/x;id", "sfdisk '/dev/x;id'; mkfs.ext4 PARTITION" },
+		{ "/dev/$(id)", "sfdisk '/dev/$(id)'; mkfs.ext4 PARTITION" },
+		{ "/dev/it's", "sfdisk '/dev/it'\\''s'; mkfs.ext4 PARTITION" },
+		{ "/dev/`id`", "sfdisk '/dev/`id`'; mkfs.ext4 PARTITION" },
+	};
+	char out[256];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		report_advice_substitute("sfdisk DEVICE; mkfs.ext4 PARTITION", cases[i].device,
+					 out, sizeof(out));
+		ck_assert_str_eq(out, cases[i].want);
+	}
+	ck_assert(!report_shell_quote("/dev/a b", out, 9));	/* needs 10 and the NUL */
+	ck_assert_str_eq(out, "");
+}
+END_TEST
+
+/* The partition is named after the kernel's node, never by appending to a
+ * /dev/disk/by-id name (udev calls its partition ...-part1). */
+START_TEST(test_partition_name)
+{
+	char out[256], dir[] = "/tmp/fp-byid-XXXXXX", link[64];
+
+	ck_assert(report_advice_first_partition("/dev/sdb", out, sizeof(out)));
+	ck_assert_str_eq(out, "/dev/sdb1");
+	ck_assert(report_advice_first_partition("/dev/mmcblk0", out, sizeof(out)));
+	ck_assert_str_eq(out, "/dev/mmcblk0p1");
+	ck_assert(report_advice_first_partition("/dev/loop0", out, sizeof(out)));
+	ck_assert_str_eq(out, "/dev/loop0p1");
+	ck_assert(!report_advice_first_partition("/dev/disk/by-id/usb-Card_abcd", out,
+						 sizeof(out)));
+	ck_assert(!report_advice_first_partition("/dev/dm-0", out, sizeof(out)));
+	/* a link resolves to its kernel node (here /dev/null, which exists) */
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(link, sizeof(link), "%s/usb-abcd", dir);
+	ck_assert_int_eq(symlink("/dev/null", link), 0);
+	ck_assert(report_advice_first_partition(link, out, sizeof(out)));
+	ck_assert_str_eq(out, "/dev/null1");
+	unlink(link);
+	rmdir(dir);
+}
+END_TEST
+
+/* Placeholders left in the lines are named once, with what replaces them. */
+START_TEST(test_placeholder_note)
+{
+	struct run_result r;
+	const char *p;
+
+	tu_run(&r, (const char *const[]){ "advise", "-e", "4M", "--size", "1G", NULL });
+	ck_assert_int_eq(r.status, 0);
+	p = strstr(r.out, "replace DEVICE with");
+	ck_assert_ptr_nonnull(p);
+	ck_assert_ptr_nonnull(strstr(p, "PARTITION with"));
+	ck_assert_ptr_null(strstr(p + 1, "replace DEVICE"));
+	tu_run_free(&r);
+}
+END_TEST
+
 Suite *advice_suite(void)
 {
 	Suite *s = suite_create("advice");
@@ -252,6 +319,9 @@ Suite *advice_suite(void)
 	tcase_add_loop_test(tc, test_fat32_cluster_power_of_two, 0, 9);
 	tcase_add_test(tc, test_f2fs_zone_for_au);
 	tcase_add_test(tc, test_label_choice);
+	tcase_add_test(tc, test_paths_quoted);
+	tcase_add_test(tc, test_partition_name);
+	tcase_add_test(tc, test_placeholder_note);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	return s;
