@@ -321,8 +321,13 @@ static void partition_advice(const struct geometry *g, const struct advice_reque
 		 "copy the files you need first and save the old table with: "
 		 "sfdisk --dump DEVICE > table.txt");
 	c = new_command(a, "partition");
+	/* --wipe only clears the disk's own signatures, and run from a
+	 * script sfdisk leaves those inside the new partition: a file system
+	 * left there makes mkfs.f2fs refuse and mkfs.ext4 ask */
 	arg(c, "sfdisk");
 	arg(c, "--wipe");
+	arg(c, "always");
+	arg(c, "--wipe-partitions");
 	arg(c, "always");
 	arg(c, "DEVICE");
 	snprintf(c->stdin_text, sizeof(c->stdin_text),
@@ -339,6 +344,8 @@ static void partition_advice(const struct geometry *g, const struct advice_reque
 	    a->sized_for, g->device_bytes ? "" : " (no device: the size given)");
 	if (g->device_bytes)
 		why(c, "computed for a %s device", fmt_bytes(g->device_bytes, z, sizeof(z)));
+	why(c, "--wipe-partitions always: old file-system signatures inside the new "
+	    "partition are erased too, so the mkfs lines do not stop at them");
 	why(c, "type %s (%s); for ext4 or f2fs use type=%s", type, type_name,
 	    gpt ? "0FC63DAF-8483-4772-8E79-3D69D8477DE4" : "83");
 	c->data_align_bytes = a->align_bytes;
@@ -545,6 +552,11 @@ static void ext4_advice(const struct geometry *g, struct advice *a)
 		    fmt_bytes(a->align_bytes, u, sizeof(u)));
 	why(c, "block 0 is the partition start, aligned already; the values do not "
 	    "depend on the partition size");
+	/* no -F: it would also skip mke2fs's question when PARTITION was
+	 * replaced by the whole card by mistake */
+	why(c, "if mkfs.ext4 still finds an old file system it asks 'Proceed anyway?': "
+	    "answer y (the partition line's WARNING has said what is lost); -F is "
+	    "not given, as it would also skip the question for a whole card");
 	c->data_align_bytes = a->align_bytes;
 }
 
@@ -570,6 +582,7 @@ static void f2fs_advice(const struct geometry *g, struct advice *a)
 	}
 	c = new_command(a, "f2fs");
 	arg(c, "mkfs.f2fs");
+	arg(c, "-f");	/* else it refuses (255) where it finds an old file system */
 	arg(c, "-s");
 	arg(c, "%" PRIu64, segs);
 	if (secs > 1) {
@@ -598,6 +611,8 @@ static void f2fs_advice(const struct geometry *g, struct advice *a)
 		why(c, "-z stays 1: the main area starts on a zone of one section, "
 		    "already on the alignment unit");
 	why(c, "the values do not depend on the partition size");
+	why(c, "-f: without it mkfs.f2fs stops where it finds an old file system; "
+	    "the partition line's WARNING has said what is lost");
 	c->data_align_bytes = a->align_bytes;
 }
 

@@ -304,6 +304,21 @@ START_TEST(test_placeholder_note)
 }
 END_TEST
 
+/* On a used card: sfdisk also wipes the old signatures inside the new
+ * partition, and mkfs.f2fs overwrites a file system it finds there. */
+START_TEST(test_used_card)
+{
+	struct geometry g = base_geometry(4 * MIB, 16 * KIB);
+	struct advice a;
+
+	advice_compute(&g, &a);
+	ck_assert_ptr_nonnull(strstr(line_of(&a, "partition"),
+				     "sfdisk --wipe always --wipe-partitions always DEVICE"));
+	ck_assert_ptr_nonnull(strstr(line_of(&a, "f2fs"), "mkfs.f2fs -f "));
+	ck_assert_ptr_nonnull(strstr(advice_command(&a, "ext4")->why, "Proceed anyway?"));
+}
+END_TEST
+
 Suite *advice_suite(void)
 {
 	Suite *s = suite_create("advice");
@@ -322,6 +337,7 @@ Suite *advice_suite(void)
 	tcase_add_test(tc, test_paths_quoted);
 	tcase_add_test(tc, test_partition_name);
 	tcase_add_test(tc, test_placeholder_note);
+	tcase_add_test(tc, test_used_card);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	return s;

@@ -242,7 +242,7 @@ START_TEST(test_flaw_f2fs_main_area)
 			  main_area);
 	/* the fix is the advice for this card */
 	ck_assert_ptr_nonnull(strstr(jsonv_at(jsonv_get(partition(&c, 0), "fix"), 0)->string,
-				     "mkfs.f2fs -s 4"));
+				     "mkfs.f2fs -f -s 4"));
 	jsonv_free(c.doc);
 	drop(image);
 }

@@ -334,6 +334,9 @@ static void make_filesystem(const struct geo_case *g, const struct jsonv *cmd,
 	uint64_t off;
 
 	command_of(cmd, image, part, &c);
+	/* a used card: the advised line must replace the old file system
+	 * (mkfs.f2fs refuses one without -f) */
+	run_ok((const char *const[]){ "mkfs.fat", part, NULL }, NULL, g->name);
 	run_ok(c.argv, c.input, g->name);
 	fsck_of(c.purpose, part, fsck);
 	run_ok(fsck, NULL, g->name);
