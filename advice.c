@@ -446,16 +446,46 @@ static uint64_t cluster_for_page(const struct geometry *g, uint64_t max,
 	return cluster;
 }
 
+/* Whether FAT32 has enough clusters of cluster_bytes in the partition at
+ * all (with the fewest reserved sectors), whatever its alignment. */
+static bool fat32_enough_clusters(const struct geometry *g, const struct advice *a,
+				  uint64_t cluster)
+{
+	uint32_t spc = (uint32_t)(cluster / g->sector_bytes);
+	struct fat32_layout l;
+
+	return advice_fat32_for_reserved(a->part_size_bytes / g->sector_bytes,
+					 g->sector_bytes, spc,
+					 (uint32_t)util_round_up(FAT32_DEFAULT_RESERVED, spc), &l);
+}
+
 static void fat_advice(const struct geometry *g, struct advice *a)
 {
 	struct advice_command *c = new_command(a, "fat32");
 	uint64_t cluster = cluster_for_page(g, FAT32_MAX_CLUSTER, c), first = cluster;
 	char k[32], u[32], d[32];
 
-	for (; cluster >= g->sector_bytes; cluster /= 2)
+	/* smaller clusters only when the partition is too small for enough of
+	 * the page-sized ones.  When the unit is out of reach (the reserved
+	 * sectors, at most 65535, cannot pad the FAT area to it: units of
+	 * 64MiB and more on 512-byte sectors) smaller clusters could reach it
+	 * only by growing the FAT, and would cost a whole page per cluster
+	 * write: FAT32 is not advised then, exFAT is */
+	for (; cluster >= g->sector_bytes; cluster /= 2) {
 		if (advice_fat32_layout(a->part_size_bytes, g->sector_bytes, cluster,
 					a->align_bytes, &a->fat32))
 			break;
+		if (fat32_enough_clusters(g, a, cluster)) {
+			a->ncommands--;
+			add_note(a, "FAT32 is not advised: its first data cluster cannot start "
+				 "on the %s unit with %s clusters (the reserved sectors, at most "
+				 "%u, cannot pad the FAT area that far, and smaller clusters cost "
+				 "a whole page per write); use exFAT",
+				 fmt_bytes(a->align_bytes, u, sizeof(u)),
+				 fmt_bytes(cluster, k, sizeof(k)), FAT_MAX_RESERVED);
+			return;
+		}
+	}
 	if (cluster < g->sector_bytes) {
 		a->ncommands--;
 		add_note(a, "FAT32: %s is too small for an aligned FAT32 (it needs 65525 "
@@ -512,8 +542,8 @@ static void exfat_advice(const struct geometry *g, struct advice *a)
 		    "alignment unit, for any partition size", b);
 	else
 		why(c, "mkfs.exfat accepts only powers of two: the cluster heap starts on a "
-		    "boundary of %s, which is on the %s unit only by chance (FAT32 or f2fs "
-		    "can be aligned fully)", b, u);
+		    "boundary of %s, which is on the %s unit only by chance (%s can be "
+		    "aligned fully)", b, u, a->fat32_ok ? "FAT32 or f2fs" : "f2fs");
 	c->data_align_bytes = boundary;
 }
 

@@ -319,6 +319,29 @@ START_TEST(test_used_card)
 }
 END_TEST
 
+/* Units the reserved sectors cannot pad the FAT area to (64 MiB and more
+ * on 512-byte sectors): no FAT32 with clusters below the page, which the
+ * old advice gave for a false reason and check then called a misfit. */
+START_TEST(test_fat32_unit_out_of_reach)
+{
+	static const uint64_t units[] = { 64 * MIB, 96 * MIB, 128 * MIB };
+	struct geometry g = base_geometry(units[_i], 16 * KIB);
+	struct advice a;
+
+	g.device_bytes = 8192 * MIB;
+	advice_compute(&g, &a);
+	ck_assert(!a.fat32_ok);
+	ck_assert_ptr_null(advice_command(&a, "fat32"));
+	ck_assert_ptr_nonnull(strstr(a.notes[a.nnotes - 1], "FAT32 is not advised"));
+	ck_assert_ptr_nonnull(strstr(a.notes[a.nnotes - 1], "65535"));
+	ck_assert_ptr_null(strstr(advice_command(&a, "exfat")->why, "FAT32 or f2fs"));
+	/* 4096-byte sectors reach it */
+	g.sector_bytes = 4096;
+	advice_compute(&g, &a);
+	ck_assert_uint_eq(tu_number_after(line_of(&a, "fat32"), "-s "), 4);
+}
+END_TEST
+
 Suite *advice_suite(void)
 {
 	Suite *s = suite_create("advice");
@@ -338,6 +361,7 @@ Suite *advice_suite(void)
 	tcase_add_test(tc, test_partition_name);
 	tcase_add_test(tc, test_placeholder_note);
 	tcase_add_test(tc, test_used_card);
+	tcase_add_loop_test(tc, test_fat32_unit_out_of_reach, 0, 3);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	return s;
