@@ -1506,6 +1506,23 @@ static void given_geometry(const struct cli *c, struct geometry *g)
 	g->fat_confidence = 1.0;
 }
 
+/* advise and check align 4KiB file-system blocks (ext4's stripe, f2fs's
+ * blocks, exFAT's boundary in KiB) to the erase block: a given size that
+ * is no multiple of 4KiB would be cut to wrong values.  Real erase blocks
+ * are multiples of the page, itself 4KiB or more on SD cards. */
+#define ERASE_GRANULE 4096u
+
+static int given_erase_error(const struct cli *c)
+{
+	char e[32];
+
+	if (!c->erase_bytes || c->erase_bytes % ERASE_GRANULE == 0)
+		return FP_EXIT_OK;
+	return fail(FP_EXIT_USAGE, "erasesize %s is not a multiple of 4KiB, which no SD "
+		    "card's erase block is: give the size 'flashprobe align' measures",
+		    units_format_bytes(c->erase_bytes, e, sizeof(e)));
+}
+
 /* advise: the Advice section from known numbers; the device, when given,
  * is only opened read-only for its size and sector size. */
 static int run_advise(const struct cli *c)
@@ -1524,6 +1541,10 @@ static int run_advise(const struct cli *c)
 		return usage_error("%s", !c->erase_bytes ?
 				   "advise needs --erasesize (measure it with 'flashprobe align DEVICE')" :
 				   "advise needs a DEVICE or --size");
+	}
+	if ((ret = given_erase_error(c))) {
+		free(a);
+		return ret;
 	}
 	given_geometry(c, &g);
 	if (c->device) {
@@ -1629,6 +1650,10 @@ static int run_check(const struct cli *c)
 
 	if (!r)
 		return fail(FP_EXIT_FAILURE, "out of memory");
+	if ((ret = given_erase_error(c))) {
+		free(r);
+		return ret;
+	}
 	/* locked like a timing run: its own align run times, and a test
 	 * writing the card would change the table under it.  A partition's
 	 * node has a lock of its own: its disk's is shared too, as a timing

@@ -342,6 +342,26 @@ START_TEST(test_fat32_unit_out_of_reach)
 }
 END_TEST
 
+/* An erase size that is no multiple of 4KiB gave cut ext4 stripes and
+ * --boundary-align=0K: advise and check refuse it in one line. */
+START_TEST(test_erase_not_4k)
+{
+	static const char *const sizes[] = { "6K", "10K", "512" };
+	const char *e = sizes[_i % 3];
+	struct run_result r;
+
+	if (_i < 3)
+		tu_run(&r, (const char *const[]){ "advise", "-e", e, "--size", "1G", NULL });
+	else
+		tu_run(&r, (const char *const[]){ "check", "-e", e, "sim:seed", NULL });
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_str_eq(r.out, "");
+	ck_assert_ptr_nonnull(strstr(r.err, "is not a multiple of 4KiB"));
+	ck_assert_uint_eq(tu_count_lines(r.err), 1);
+	tu_run_free(&r);
+}
+END_TEST
+
 Suite *advice_suite(void)
 {
 	Suite *s = suite_create("advice");
@@ -362,6 +382,7 @@ Suite *advice_suite(void)
 	tcase_add_test(tc, test_placeholder_note);
 	tcase_add_test(tc, test_used_card);
 	tcase_add_loop_test(tc, test_fat32_unit_out_of_reach, 0, 3);
+	tcase_add_loop_test(tc, test_erase_not_4k, 0, 6);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	return s;
