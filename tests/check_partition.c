@@ -16,9 +16,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "blockfix.h"
 #include "jsonv.h"
 #include "sim.h"
 #include "testutil.h"
@@ -544,6 +546,96 @@ static void check_agrees(const struct geo_case *g, const char *image, const char
 	tu_run_free(&r);
 }
 
+/* ---- the text lines pasted on a loop device ---- */
+
+/* The command printed after label in advise's text ("  f2fs        ..."). */
+static void text_line(const char *out, const char *label, char *line, size_t len)
+{
+	char key[32];
+	const char *p;
+
+	snprintf(key, sizeof(key), "\n  %-11s ", label);
+	p = strstr(out, key);
+	ck_assert_msg(p != NULL, "no %s line in: %s", label, out);
+	p += strlen(key);
+	snprintf(line, len, "%.*s", (int)strcspn(p, "\n"), p);
+}
+
+static void paste(const char *line)
+{
+	run_ok((const char *const[]){ "sh", "-c", line, NULL }, NULL, line);
+}
+
+/* The kernel reads the new table (partx where loop devices do not
+ * rescan); the partition node is there again. */
+static void reread(struct bf_scene *sc)
+{
+	struct stat st;
+
+	bf_sh("partx -d '%s'; partx -a '%s'", sc->dev, sc->dev);
+	for (int i = 0; i < 50 && stat(sc->part, &st); i++)
+		usleep(100000);
+	ck_assert_msg(stat(sc->part, &st) == 0, "no %s", sc->part);
+}
+
+/* The scene is built and removed by the parent (an unchecked fixture), so
+ * that a failed test leaves no loop device or link behind. */
+static struct bf_scene pasted_scene;
+static char pasted_dir[] = "/dev/fptest-XXXXXX", pasted_link[64];
+
+static void pasted_setup(void)
+{
+	if (!bf_image(&pasted_scene, 512 * MIB, true) || !bf_attach(&pasted_scene, "-P"))
+		return;
+	if (!mkdtemp(pasted_dir))
+		return;
+	snprintf(pasted_link, sizeof(pasted_link), "%s/my card;x", pasted_dir);
+	if (symlink(pasted_scene.dev, pasted_link))
+		pasted_link[0] = '\0';
+}
+
+static void pasted_teardown(void)
+{
+	if (pasted_link[0])
+		unlink(pasted_link);
+	rmdir(pasted_dir);
+	bf_cleanup(&pasted_scene);
+}
+
+/* A card named by a link with a space and a ; (as /dev/disk/by-id names
+ * can hold odd characters): the lines quote it, name the partition after
+ * the kernel's node, and, pasted as printed on a card that held a file
+ * system there, leave no old signature for mkfs to stop at. */
+START_TEST(test_pasted_on_loop)
+{
+	struct bf_scene *sc = &pasted_scene;
+	char pline[1024], fline[1024], want[80];
+	const char *argv[] = { "advise", "-e", "4M", "--page", "16K", pasted_link, NULL };
+	struct run_result r;
+
+	ck_assert_msg(sc->part[0] && pasted_link[0], "no scene: %s", sc->why);
+	tu_run(&r, argv);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	text_line(r.out, "partition", pline, sizeof(pline));
+	text_line(r.out, "f2fs", fline, sizeof(fline));
+	tu_run_free(&r);
+	snprintf(want, sizeof(want), " '%s'", pasted_link);
+	ck_assert_msg(strstr(pline, want), "%s", pline);
+	snprintf(want, sizeof(want), " %.63s", sc->part);
+	ck_assert_msg(strstr(fline, want), "%s", fline);
+	paste(pline);
+	reread(sc);
+	run_ok((const char *const[]){ "mkfs.fat", sc->part, NULL }, NULL, "used card");
+	paste(pline);
+	reread(sc);
+	tu_run_tool(&r, (const char *const[]){ "blkid", "-p", "-s", "TYPE", "-o", "value",
+					       sc->part, NULL }, NULL);
+	ck_assert_msg(!strstr(r.out, "vfat"), "the old file system is still there: %s", r.out);
+	tu_run_free(&r);
+	paste(fline);
+}
+END_TEST
+
 Suite *partition_suite(void)
 {
 	Suite *s = suite_create("partition");
@@ -561,5 +653,16 @@ Suite *partition_suite(void)
 				    getenv("FLASHPROBE_LONG") ? (int)N_GENERATED : N_SAMPLED);
 	}
 	suite_add_tcase(s, tc);
+	if (missing || bf_unavailable("partx blkid")) {
+		tu_skip("partition/pasted: the advice's text lines pasted on a loop device",
+			missing ? why : bf_unavailable("partx blkid"));
+	} else {
+		TCase *pasted = tcase_create("pasted");
+
+		tcase_set_timeout(pasted, 120);
+		tcase_add_unchecked_fixture(pasted, pasted_setup, pasted_teardown);
+		tcase_add_test(pasted, test_pasted_on_loop);
+		suite_add_tcase(s, pasted);
+	}
 	return s;
 }
