@@ -1027,6 +1027,6 @@ int journal_finish(struct fp_dev *jdev, unsigned flags,
 	}
 	/* Replayed from the file just written, through the same code as
 	 * "flashprobe restore", so every run exercises it; still locked. */
-	return jr_restore_locked(j->fd, j->path, j->inner, flags, progress,
-				 progress_arg, rep, err, errlen);
+	return jr_restore_locked(j->fd, j->path, j->inner, &j->slot, flags,
+				 progress, progress_arg, rep, err, errlen);
 }

@@ -454,6 +454,18 @@ static int slot_decode(const unsigned char *b, struct jr_slot *s)
 	return 1;
 }
 
+/* Whether the two slots are what the commits leave: generation g goes to
+ * slot g % 2, one after the other, so after the first commit (gen 1, slot
+ * B) the other slot holds g - 1 for good.  An empty slot beside gen 2 or
+ * later, or two generations not one apart, was erased or replaced: the
+ * newer commit would be lost and the older slot would hide its records. */
+static bool slots_paired(const int r[2], const struct jr_slot s[2])
+{
+	if (r[0] > 0 && r[1] > 0)
+		return s[0].gen + 1 == s[1].gen || s[1].gen + 1 == s[0].gen;
+	return r[0] == 0 && r[1] > 0 && s[1].gen == 1;
+}
+
 /* Both slots: the newer valid one counts.  A damaged slot is not what a
  * crash leaves (each slot is one sector, written in place), so it makes
  * the whole journal suspect: a damaged newest slot would otherwise hide
@@ -476,6 +488,12 @@ static void slots_decode(const unsigned char *b, struct jr_header *h)
 	}
 	if (r[0] == 0 && r[1] == 0) {
 		h->slots = JR_SLOTS_NONE;
+		return;
+	}
+	if (!slots_paired(r, s)) {
+		h->slots = JR_SLOTS_DAMAGED;
+		h->slots_problem = "a commit slot in the header was erased or "
+				   "replaced";
 		return;
 	}
 	h->slots = JR_SLOTS_OK;

@@ -24,7 +24,11 @@
  * damaged inside its committed part is refused, never replayed partly.
  * Records after the committed end were never allowed to reach the device.
  * The slots alternate so that a write torn by a power loss leaves the
- * previous one; each slot lives in its own 512-byte sector.
+ * previous one; each slot lives in its own 512-byte sector.  Generation
+ * g goes to slot g % 2, so an empty slot beside generation 2 or later, or
+ * two generations not one apart, is damage; so are two or more intact
+ * COMMIT records past what the slots count (a crash leaves at most one:
+ * its slot was never written, and neither were its device ranges).
  */
 #ifndef FLASHPROBE_JOURNAL_FORMAT_H
 #define FLASHPROBE_JOURNAL_FORMAT_H
@@ -160,11 +164,15 @@ int jr_pointer_write(const char *link, const struct jr_pointer *p,
 int jr_pointer_read(const char *path, struct jr_pointer *p);
 
 /* ---- replay (journal_replay.c), for journal_finish() ---- */
-/* journal_restore() on an open, already locked journal file. */
+/* journal_restore() on an open, already locked journal file.  known:
+ * the last commit as the process that wrote the journal holds it (the
+ * file's slots must say the same, or the outcome is an error and the
+ * journal is kept), or NULL to trust the file. */
 int jr_restore_locked(int fd, const char *path, struct fp_dev *dev,
-		      unsigned flags, fp_progress_fn progress,
-		      void *progress_arg, struct journal_restore_report *rep,
-		      char *err, size_t errlen);
+		      const struct jr_slot *known, unsigned flags,
+		      fp_progress_fn progress, void *progress_arg,
+		      struct journal_restore_report *rep, char *err,
+		      size_t errlen);
 /* Remove the journal and, if it still names it, its pointer file. */
 int jr_delete_journal(const char *path, const char *pointer);
 

@@ -202,6 +202,60 @@ static int scan_committed(int fd, const struct jr_header *h, void *buf,
 	return 0;
 }
 
+/* After what the slot commits, the intact records that continue the
+ * sequence, up to the first that does not: a COMMIT record among them
+ * was fsync'ed before its slot, so either the crash came between the two
+ * (its device writes never happened, and replaying its records puts back
+ * what is there already) or the slot that counted it was erased.  One
+ * such commit is replayed: right in both cases.  Two or more cannot be a
+ * crash, as the slot of the first was written before the second began:
+ * the header was tampered with and cannot say whether more is missing,
+ * so that is damage.  Data records after the last commit are dropped:
+ * they never let a write through. */
+static int scan_beyond(int fd, const struct jr_header *h, void *buf,
+		       struct jr_scan *s, uint64_t *commits)
+{
+	const struct jr_slot *slot = &h->slot;
+	uint64_t pos = h->slots == JR_SLOTS_OK ? slot->end : JR_HEADER_BYTES;
+	uint64_t seq = slot->records, ndata = slot->ndata;
+	size_t kept_n = s->n;
+	uint64_t kept_bytes = s->data_bytes, second_at = 0;
+	bool header_ok;
+	struct jr_record r;
+	const char *why;
+	int rc;
+
+	*commits = 0;
+	while ((rc = record_at(fd, h, pos, buf, &r, &header_ok, &why)) == 1 &&
+	       r.seq == seq) {
+		if (r.type == JR_REC_COMMIT) {
+			if (r.offset != ndata || r.length != s->data_bytes)
+				break;
+			if (++*commits == 2)
+				second_at = pos;
+			kept_n = s->n;
+			kept_bytes = s->data_bytes;
+		} else {
+			rc = scan_push(s, pos, &r);
+			if (rc < 0)
+				return rc;
+			ndata++;
+		}
+		seq++;
+		pos += record_bytes(&r);
+	}
+	if (rc < 0 && rc != -EBADMSG)
+		return rc;
+	s->n = kept_n;
+	s->data_bytes = kept_bytes;
+	if (*commits > 1)
+		return scan_damaged(s, second_at, "the records hold commits "
+				    "that the header's commit slots do not "
+				    "count (the slots were erased or "
+				    "replaced)");
+	return 0;
+}
+
 /* The next offset after from where an intact record header starts, or
  * UINT64_MAX.  Only used by --force, past damage. */
 static uint64_t resync(int fd, uint64_t from)
@@ -596,8 +650,9 @@ static const char *failed_list(const struct journal_restore_report *rep,
  * success. */
 static int restore_outcome(const char *path, struct fp_dev *dev,
 			   const struct jr_header *h, const struct jr_scan *s,
-			   unsigned flags, struct journal_restore_report *rep,
-			   char *err, size_t errlen)
+			   bool header_changed, unsigned flags,
+			   struct journal_restore_report *rep, char *err,
+			   size_t errlen)
 {
 	const struct journal_range *f = &rep->failed[0];
 	char a[32], b[32], list[200];
@@ -631,6 +686,16 @@ static int restore_outcome(const char *path, struct fp_dev *dev,
 			    "the journal is kept", s->n, path, fp_dev_path(dev));
 		return -EBADMSG;
 	}
+	if (header_changed) {
+		/* restored from the commits held in memory, but whatever
+		 * changed the file may have changed more: keep it */
+		fp_errf(err, errlen, "restored and verified the %zu records this "
+		    "test committed onto '%s', but the commit slots of journal "
+		    "'%s' were changed while the test ran (they no longer say "
+		    "what it committed); the journal is kept", s->n,
+		    fp_dev_path(dev), path);
+		return -EBADMSG;
+	}
 	if (!(flags & JOURNAL_RESTORE_KEEP) &&
 	    jr_delete_journal(path, h->link) == 0)
 		rep->deleted = true;
@@ -640,30 +705,38 @@ static int restore_outcome(const char *path, struct fp_dev *dev,
 /* Header, slots and records checked: 0 to replay what s holds, 1 when
  * there is nothing to replay, or a refusal. */
 static int check_records(int fd, const char *path, const struct jr_header *h,
-			 unsigned flags, void *buf, struct jr_scan *s,
-			 struct journal_restore_report *rep, char *err,
-			 size_t errlen)
+			 bool known, unsigned flags, void *buf,
+			 struct jr_scan *s, struct journal_restore_report *rep,
+			 char *err, size_t errlen)
 {
-	int rc;
+	uint64_t commits = 0;
+	int rc = 0;
 
 	rep->committed_records = h->slot.ndata;
 	rep->area_lo = h->slot.area_lo;
 	rep->area_hi = h->slot.area_hi;
-	if (h->slots == JR_SLOTS_NONE) {
+	if (h->slots == JR_SLOTS_OK)
+		rc = scan_committed(fd, h, buf, s);
+	else if (h->slots == JR_SLOTS_DAMAGED)
+		rc = scan_damaged(s, 0, h->slots_problem);
+	/* the slots of a journal this process wrote are taken from memory:
+	 * nothing after them was committed */
+	if (rc == 0 && !s->damaged && !known)
+		rc = scan_beyond(fd, h, buf, s, &commits);
+	if (rc == 0 && !s->damaged && h->slots == JR_SLOTS_NONE &&
+	    commits == 0) {
 		rep->nothing_written = true;
 		return 1;
 	}
-	if (h->slots == JR_SLOTS_OK)
-		rc = scan_committed(fd, h, buf, s);
-	else
-		rc = scan_damaged(s, 0, h->slots_problem);
 	if (rc < 0) {
 		fp_errf(err, errlen, "cannot read journal '%s': %s", path,
 		    strerror(-rc));
 		return rc;
 	}
-	if (!s->damaged)
+	if (!s->damaged) {
+		rep->committed_records = s->n;
 		return 0;
+	}
 	snprintf(rep->note, sizeof(rep->note), "journal damaged at byte %"
 		 PRIu64 ": %s", s->problem_at, s->problem);
 	if (!(flags & JOURNAL_RESTORE_FORCE)) {
@@ -683,14 +756,33 @@ static int check_records(int fd, const char *path, const struct jr_header *h,
 	return rc;
 }
 
+/* The restore at the end of a test: what this process committed, as it
+ * holds it, is the truth, not what the file's slots say now.  Whether the
+ * file's newest slot says the same (it does unless someone changed it
+ * while the test ran). */
+static bool take_known_slot(struct jr_header *h, const struct jr_slot *known)
+{
+	const struct jr_slot *f = &h->slot;
+	bool same = known->gen == 0 ? h->slots == JR_SLOTS_NONE :
+		    h->slots == JR_SLOTS_OK && f->gen == known->gen &&
+		    f->records == known->records && f->ndata == known->ndata &&
+		    f->data_bytes == known->data_bytes && f->end == known->end;
+
+	h->slots = known->gen == 0 ? JR_SLOTS_NONE : JR_SLOTS_OK;
+	h->slot = *known;
+	return same;
+}
+
 int jr_restore_locked(int fd, const char *path, struct fp_dev *dev,
-		      unsigned flags, fp_progress_fn progress,
-		      void *progress_arg, struct journal_restore_report *rep,
-		      char *err, size_t errlen)
+		      const struct jr_slot *known, unsigned flags,
+		      fp_progress_fn progress, void *progress_arg,
+		      struct journal_restore_report *rep, char *err,
+		      size_t errlen)
 {
 	struct jr_header h;
 	struct jr_scan s = { 0 };
 	void *buf = NULL, *vbuf = NULL;
+	bool header_changed = false;
 	int rc;
 
 	memset(rep, 0, sizeof(*rep));
@@ -703,10 +795,13 @@ int jr_restore_locked(int fd, const char *path, struct fp_dev *dev,
 		rc = check_identity(path, &h, dev, flags, rep, err, errlen);
 	if (rc < 0)
 		return rc;
+	if (known != NULL)
+		header_changed = !take_known_slot(&h, known);
 	buf = fp_dev_alloc_buf(h.record_max);
 	vbuf = fp_dev_alloc_buf(h.record_max);
 	rc = buf != NULL && vbuf != NULL ?
-	     check_records(fd, path, &h, flags, buf, &s, rep, err, errlen) :
+	     check_records(fd, path, &h, known != NULL, flags, buf, &s, rep,
+			   err, errlen) :
 	     -ENOMEM;
 	if (rc == 1) {
 		/* no commit: the test never wrote the device */
@@ -724,8 +819,8 @@ int jr_restore_locked(int fd, const char *path, struct fp_dev *dev,
 		rc = replay_all(fd, &h, &s, dev, progress, progress_arg, rep,
 				buf, vbuf);
 	if (rc == 0)
-		rc = restore_outcome(path, dev, &h, &s, flags, rep, err,
-				     errlen);
+		rc = restore_outcome(path, dev, &h, &s, header_changed, flags,
+				     rep, err, errlen);
 	else if (!err[0])
 		fp_errf(err, errlen, "cannot read journal '%s': %s", path,
 		    strerror(-rc));
@@ -839,7 +934,7 @@ int journal_restore(const char *journal_path, struct fp_dev *dev,
 		close(fd);
 		return rc;
 	}
-	rc = jr_restore_locked(fd, path, dev, flags, progress, progress_arg,
+	rc = jr_restore_locked(fd, path, dev, NULL, flags, progress, progress_arg,
 			       rep, err, errlen);
 	close(fd);
 	return rc;

@@ -673,6 +673,95 @@ START_TEST(test_corrupt_journal)
 }
 END_TEST
 
+/* A copy of journal j with [at, at + n) zeroed, restored through
+ * restore_copy()'s rule: the device comes back whole or stays as it was. */
+static int restore_zeroed(struct fp_dev *d, const char *copy,
+			  unsigned char *j, size_t len, size_t at, size_t n,
+			  uint64_t orig, uint64_t damaged, const char *what)
+{
+	unsigned char *z = malloc(len);
+	int rc;
+
+	ck_assert_ptr_nonnull(z);
+	memcpy(z, j, len);
+	memset(z + at, 0, n);
+	spill(copy, z, len);
+	free(z);
+	rc = restore_copy(d, copy, orig, damaged, what);
+	if (rc == 0)
+		ck_assert_uint_eq(dev_sum(d), orig);
+	return rc;
+}
+
+/* Erased commit slots never make a journal look complete or empty: its
+ * intact COMMIT records prove more.  Three commits (slot A gen 2, slot B
+ * gen 3): erasing either slot or both is refused and keeps the device as
+ * it was; one commit with its slot erased is the state a crash between
+ * the COMMIT record and its slot leaves, and its records are replayed. */
+START_TEST(test_erased_slots)
+{
+	struct fp_dev *d = sim_with(QUIET_SIM, 14);
+	uint64_t orig = dev_sum(d), damaged;
+	char path[PATH_MAX], one[PATH_MAX], copy[PATH_MAX];
+	unsigned char *j;
+	size_t len;
+
+	jpath(path, sizeof(path), "erased.journal");
+	jpath(one, sizeof(one), "erased-one.journal");
+	jpath(copy, sizeof(copy), "erased-copy.journal");
+	damaged = crashed_sparse_run(d, path, AREA_START, AREA_START + 3 * MIB);
+	j = slurp(path, &len);
+	ck_assert_int_eq(restore_zeroed(d, copy, j, len, 2048, 1024, orig,
+					damaged, "both slots"), -EBADMSG);
+	ck_assert_int_eq(restore_zeroed(d, copy, j, len, 2048, 512, orig,
+					damaged, "slot A"), -EBADMSG);
+	ck_assert_int_eq(restore_zeroed(d, copy, j, len, 2560, 512, orig,
+					damaged, "slot B (newest)"), -EBADMSG);
+	ck_assert_int_eq(restore_copy(d, path, orig, damaged, "intact"), 0);
+	free(j);
+	ck_assert_uint_eq(dev_sum(d), orig);
+
+	damaged = crashed_sparse_run(d, one, AREA_START, AREA_START + MIB);
+	j = slurp(one, &len);
+	ck_assert_int_eq(restore_zeroed(d, copy, j, len, 2560, 512, orig,
+					damaged, "the only slot"), 0);
+	free(j);
+	ck_assert_uint_eq(dev_sum(d), orig);
+	fp_dev_close(d);
+}
+END_TEST
+
+/* Slots erased while the test runs: the restore at its end replays what
+ * the test committed, as it holds it in memory, and still fails, keeping
+ * the journal, since the file was changed behind its back. */
+START_TEST(test_slots_erased_mid_test)
+{
+	static const unsigned char zero[1024];
+	struct fp_dev *d = sim_with(QUIET_SIM, 15), *jd;
+	struct journal_restore_report rep;
+	uint64_t orig = dev_sum(d);
+	char path[PATH_MAX], err[512] = "";
+	int fd, rc;
+
+	jpath(path, sizeof(path), "midtest.journal");
+	jd = jopen(d, path);
+	scribble(jd, AREA_START, AREA_START + 3 * MIB, 97);
+	ck_assert_uint_ne(dev_sum(d), orig);
+	fd = open(path, O_WRONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, zero, sizeof(zero), 2048),
+			 (ssize_t)sizeof(zero));
+	close(fd);
+	rc = journal_finish(jd, 0, NULL, NULL, &rep, err, sizeof(err));
+	fp_dev_close(jd);
+	ck_assert_uint_eq(dev_sum(d), orig);
+	ck_assert_msg(rc == -EBADMSG && strstr(err, "were changed"), "%d %s",
+		      rc, err);
+	ck_assert(exists(path));
+	fp_dev_close(d);
+}
+END_TEST
+
 /* --force replays every intact record, also those after the damage, keeps
  * the journal, and still fails, naming how many committed records are
  * missing and where test data may be left. */
@@ -1689,6 +1778,8 @@ Suite *journal_suite(void)
 	tcase_add_test(tc, test_cut_journal_everywhere);
 	tcase_add_test(tc, test_uncommitted_tail);
 	tcase_add_test(tc, test_corrupt_journal);
+	tcase_add_test(tc, test_erased_slots);
+	tcase_add_test(tc, test_slots_erased_mid_test);
 	tcase_add_test(tc, test_force_replays_every_intact_record);
 	tcase_add_test(tc, test_no_commit_writes_nothing);
 	tcase_add_test(tc, test_kill_after_every_write);
