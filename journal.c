@@ -94,6 +94,7 @@ struct journal {
 	bool torn;			/* an append failed since the commit */
 	bool finished;
 	bool card_changed;		/* card_swapped() said so: no more writes */
+	bool writes_alias;		/* journal_writes_may_alias() */
 	uint64_t unchecked_bytes;	/* written since the card was checked */
 	/* blocks spread over the card, read at the first backup: a swapped
 	 * card is one on which they read differently (card_swapped) */
@@ -508,17 +509,19 @@ static void take_sentinels(struct journal *j)
  * the test has not saved, and so never wrote, reads differently, and
  * there are at least two.  One block may change on the same card (a worn
  * range, a wrapping fake's aliased write); another card changes them all.
- * Not while the write area is the whole card (the capacity check): on a
- * fake its writes alias everywhere, so a swap then is found by the
- * restore's fingerprint check (and probe runs no write test after
- * aliasing).  Stops at the first block that still matches: one read on
- * the usual path. */
+ * Not while the capacity check writes the whole card: on a fake its
+ * writes alias everywhere, so a swap then is found by the restore's
+ * fingerprint check (and probe runs no write test after aliasing).  Any
+ * other test writing the whole card (find-fat, open-au on a small one)
+ * is checked: its writes stay where they are aimed.  Stops at the first
+ * block that still matches: one read on the usual path. */
 static bool card_swapped(struct journal *j)
 {
 	uint64_t block = sample_block_bytes(j), gs, ge, alo = 0, ahi = 0;
 	unsigned differ = 0;
 
-	if (j->outer && fp_dev_write_area(j->outer, &alo, &ahi) && alo == 0 &&
+	if (j->writes_alias && j->outer &&
+	    fp_dev_write_area(j->outer, &alo, &ahi) && alo == 0 &&
 	    ahi >= fp_dev_size_bytes(j->inner))
 		return false;
 	for (unsigned i = 0; i < j->nsentinels; i++) {
@@ -992,6 +995,14 @@ bool journal_device_written(const struct fp_dev *jdev)
 	const struct journal *j = journal_of(jdev);
 
 	return j != NULL && j->dirty;
+}
+
+void journal_writes_may_alias(struct fp_dev *jdev, bool may)
+{
+	struct journal *j = journal_of(jdev);
+
+	if (j != NULL)
+		j->writes_alias = may;
 }
 
 int journal_finish(struct fp_dev *jdev, unsigned flags,

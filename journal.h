@@ -138,6 +138,14 @@ const char *journal_last_error(const struct fp_dev *jdev);
 /* Whether the decorator has let any write through to the device. */
 bool journal_device_written(const struct fp_dev *jdev);
 
+/* Whether the writes to come may land anywhere on the card (the capacity
+ * check, whose writes alias everywhere on a wrapping fake): then, while
+ * the write area is the whole card, the blocks that detect a swapped
+ * card are not checked, as the test's own writes change them.  Off by
+ * default, so every other test keeps the check whatever the card's size.
+ * No effect on other devices. */
+void journal_writes_may_alias(struct fp_dev *jdev, bool may);
+
 /* Replay journal_path (or the pointer file that names it) onto dev
  * (opened for writing): lock it, check the header, the identity
  * (path/serial, size, device number or inode), that every record the

@@ -234,11 +234,20 @@ static void announce(const struct session *s, const char *what, uint64_t start,
 		"; it is backed up first");
 }
 
+/* Only the capacity check writes where its writes may not stay on a
+ * fake (they wrap around onto the whole card): the journal then cannot
+ * tell a swapped card by blocks the test never wrote. */
+static bool writes_may_alias(const char *what)
+{
+	return strcmp(what, "capacity") == 0;
+}
+
 int session_protect(struct session *s, const char *what, uint64_t start,
 		    uint64_t end, uint64_t max_bytes, bool sparse, char *err,
 		    size_t errlen)
 {
 	announce(s, what, start, end, max_bytes, sparse);
+	journal_writes_may_alias(s->dev, writes_may_alias(what));
 	if (s->nareas < SESSION_MAX_AREAS)
 		s->areas[s->nareas++] = (struct session_area){ what, start, end, max_bytes };
 	s->wrote = true;
