@@ -694,7 +694,11 @@ static void conclude(struct ctx *c, bool converged)
 	boundary(c, &good_end, &bad_found, &bad);
 	r->real_bytes = good_end;
 	r->first_bad_known = bad_found || r->alias_period_bytes;
-	r->first_bad_bytes = bad_found ? bad : r->alias_period_bytes;
+	/* the damage starts somewhere between the last good block's end and
+	 * the first bad block (the search leaves at most one grid step
+	 * between them): report its start as real_bytes does, not the bad
+	 * test block's offset almost a grid step higher */
+	r->first_bad_bytes = bad_found ? good_end : r->alias_period_bytes;
 	if (c->contradiction || !converged) {
 		r->verdict = CAPACITY_UNDETERMINED;
 		r->real_bytes = 0;

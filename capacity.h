@@ -116,7 +116,9 @@ struct capacity_result {
 					 * is there, at most grid_bytes less */
 	uint64_t alias_period_bytes;	/* wraparound, else 0 */
 	bool first_bad_known;
-	uint64_t first_bad_bytes;	/* lowest offset shown not to keep its data */
+	uint64_t first_bad_bytes;	/* where the loss starts: real_bytes (the
+					 * bad block lies less than a grid step
+					 * above), or the wrap period */
 	double confidence;		/* [0, 1]; 0 when undetermined */
 	bool cache_defeated;		/* the verdict's read-backs followed a
 					 * flush of the cache size asked for */
