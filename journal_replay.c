@@ -390,27 +390,6 @@ static void add_failed(struct journal_restore_report *rep, uint64_t off,
 	join_last_failed(rep);
 }
 
-/* The piece [off, off + len) was written (or refused) and read back into
- * vbuf: the sectors that read back as the original are restored, runs of
- * the others failed with error.  The read-back tells which sectors hold
- * what was written: no write more is needed to locate them (flipped bits,
- * dropped writes, a refused write that changed nothing). */
-static void sort_sectors(struct replay *c, const unsigned char *data,
-			 uint64_t off, uint64_t len, int error)
-{
-	const unsigned char *got = c->vbuf;
-	uint32_t sector = fp_dev_sector_bytes(c->dev);
-
-	for (uint64_t i = 0; i < len; i += sector) {
-		uint64_t n = len - i < sector ? len - i : sector;
-
-		if (memcmp(got + i, data + i, (size_t)n) == 0)
-			c->rep->restored_bytes += n;
-		else
-			add_failed(c->rep, off + i, n, error);
-	}
-}
-
 /* SPLIT_GRAIN, or the sector when it is larger. */
 static uint64_t split_grain(const struct replay *c)
 {
@@ -419,17 +398,40 @@ static uint64_t split_grain(const struct replay *c)
 	return sector > SPLIT_GRAIN ? sector : SPLIT_GRAIN;
 }
 
+/* The piece [off, off + len) was written (or refused) and read back into
+ * vbuf: the grains (SPLIT_GRAIN) that read back as the original are
+ * restored, runs of the others failed with error.  The read-back tells
+ * which hold what was written: no write more is needed to locate them
+ * (flipped bits, dropped writes, a refused write that changed nothing).
+ * Grains, not sectors: a worn card flipping a bit in one sector of each
+ * page would otherwise be reported as thousands of 512-byte ranges. */
+static void sort_grains(struct replay *c, const unsigned char *data,
+			uint64_t off, uint64_t len, int error)
+{
+	const unsigned char *got = c->vbuf;
+	uint64_t grain = split_grain(c);
+
+	for (uint64_t i = 0; i < len; i += grain) {
+		uint64_t n = len - i < grain ? len - i : grain;
+
+		if (memcmp(got + i, data + i, (size_t)n) == 0)
+			c->rep->restored_bytes += n;
+		else
+			add_failed(c->rep, off + i, n, error);
+	}
+}
+
 /* Whether a piece whose write or read failed with rc is worth
  * splitting: a smaller one may succeed where a bad spot is local, never
  * on a read-only or full device, nor past the budget of split writes. */
 static bool worth_splitting(const struct replay *c, uint64_t len, int rc)
 {
-	return len > split_grain(c) && rc != -EINVAL && rc != -ENOSPC && rc != -EROFS &&
-	       c->split_writes + 2 <= SPLIT_WRITES_MAX;
+	return len > split_grain(c) && rc != -EINVAL && rc != -ENOSPC &&
+	       rc != -EROFS && c->split_writes + 2 <= SPLIT_WRITES_MAX;
 }
 
-/* Write one piece, read it back, compare sector by sector (see
- * sort_sectors()).  Only a failed write or read is split, in halves down
+/* Write one piece, read it back, compare grain by grain (see
+ * sort_grains()).  Only a failed write or read is split, in halves down
  * to SPLIT_GRAIN within SPLIT_WRITES_MAX, so a bad spot costs about the
  * blocks it covers and everything around it is still restored.
  * restored_bytes counts a refused piece that already reads back as the
@@ -444,12 +446,12 @@ static void restore_piece(struct replay *c, const unsigned char *data,
 	/* a refused write that changed nothing (a worn card gone read-only,
 	 * a write failing before it changed anything): nothing lost */
 	if (rc == 0 || (rrc == 0 && memcmp(c->vbuf, data, (size_t)len) == 0)) {
-		sort_sectors(c, data, off, len, -EILSEQ);
+		sort_grains(c, data, off, len, -EILSEQ);
 		return;
 	}
 	if (!worth_splitting(c, len, rc)) {
 		if (rrc == 0)
-			sort_sectors(c, data, off, len, rc);
+			sort_grains(c, data, off, len, rc);
 		else
 			add_failed(c->rep, off, len, rc);
 		return;
