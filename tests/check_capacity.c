@@ -660,6 +660,28 @@ static const char *const keep_cards[] = {
 	"sim:sdhc-4m,size=256M,fake=wrap,real=16M,cache=4M" QUIET,
 };
 
+/* The capacity check through a journal at path, as --write runs it:
+ * its plan's area is the only one writable (and backed up).  may_alias:
+ * what session_protect() says for the capacity area, whose writes on a
+ * wrap card change blocks it never wrote (no swapped card). */
+static struct fp_dev *run_journaled(struct fp_dev *d, const char *path, uint64_t nonce,
+				    bool may_alias, struct capacity_result *r)
+{
+	struct capacity_opts o;
+	struct capacity_plan plan;
+	struct fp_dev *jd = NULL;
+	char err[512] = "";
+
+	ck_assert_msg(journal_open(d, path, &jd, err, sizeof(err)) == 0, "%s", err);
+	journal_writes_may_alias(jd, may_alias);
+	capacity_opts_default(&o);
+	o.nonce = nonce;
+	ck_assert_int_eq(capacity_plan(fp_dev_size_bytes(d), fp_dev_sector_bytes(d), &o, &plan), 0);
+	ck_assert_int_eq(fp_dev_set_write_area(jd, plan.start_bytes, plan.end_bytes), 0);
+	ck_assert_int_eq(capacity_run(jd, &o, &plan, r), 0);
+	return jd;
+}
+
 /* --write's path: the journal saves each 1 MiB block before its first
  * write; after the restore the card reads exactly as before, aliases
  * included (the wrap cards need the journal's replay in reverse record
@@ -667,10 +689,8 @@ static const char *const keep_cards[] = {
 START_TEST(test_write_keeps_data)
 {
 	struct capacity_result *r = calloc(1, sizeof(*r));
-	struct fp_dev *d = open_spec(keep_cards[_i]), *jd = NULL;
+	struct fp_dev *d = open_spec(keep_cards[_i]), *jd;
 	struct journal_restore_report rep;
-	struct capacity_opts o;
-	struct capacity_plan plan;
 	char path[PATH_MAX + 32], err[512] = "";
 	uint64_t before;
 
@@ -678,15 +698,7 @@ START_TEST(test_write_keeps_data)
 	ck_assert_int_eq(sim_fill_random(d, 11 + (uint64_t)_i), 0);
 	before = sim_checksum(d);
 	snprintf(path, sizeof(path), "%s/cap.journal", jdir);
-	ck_assert_msg(journal_open(d, path, &jd, err, sizeof(err)) == 0, "%s", err);
-	/* as session_protect() says for the capacity area: on the wrap cards
-	 * its writes change blocks it never wrote, which is no swapped card */
-	journal_writes_may_alias(jd, true);
-	capacity_opts_default(&o);
-	o.nonce = 3;
-	ck_assert_int_eq(capacity_plan(fp_dev_size_bytes(d), fp_dev_sector_bytes(d), &o, &plan), 0);
-	ck_assert_int_eq(fp_dev_set_write_area(jd, plan.start_bytes, plan.end_bytes), 0);
-	ck_assert_int_eq(capacity_run(jd, &o, &plan, r), 0);
+	jd = run_journaled(d, path, 3, true, r);
 	ck_assert_msg(r->verdict != CAPACITY_GENUINE || _i == 0, "%s: genuine",
 		      keep_cards[_i]);
 	ck_assert_uint_gt(r->bytes_written, 0);
@@ -718,21 +730,14 @@ static const char *const worn_cards[] = {
 START_TEST(test_worn_card_restore_is_bounded)
 {
 	struct capacity_result *r = calloc(1, sizeof(*r));
-	struct fp_dev *d = open_spec(worn_cards[_i]), *jd = NULL;
+	struct fp_dev *d = open_spec(worn_cards[_i]), *jd;
 	struct journal_restore_report rep;
-	struct capacity_opts o;
-	struct capacity_plan plan;
 	char path[PATH_MAX + 32], err[512] = "";
 	uint64_t io0, ns0;
 
 	ck_assert_msg(jdir[0], "no journal directory");
 	snprintf(path, sizeof(path), "%s/worn%d.journal", jdir, _i);
-	ck_assert_msg(journal_open(d, path, &jd, err, sizeof(err)) == 0, "%s", err);
-	capacity_opts_default(&o);
-	o.nonce = 5;
-	ck_assert_int_eq(capacity_plan(fp_dev_size_bytes(d), fp_dev_sector_bytes(d), &o, &plan), 0);
-	ck_assert_int_eq(fp_dev_set_write_area(jd, plan.start_bytes, plan.end_bytes), 0);
-	ck_assert_int_eq(capacity_run(jd, &o, &plan, r), 0);
+	jd = run_journaled(d, path, 5, false, r);
 	ck_assert_msg(r->verdict == CAPACITY_DAMAGED, "%s: %s", worn_cards[_i],
 		      capacity_verdict_name(r->verdict));
 	ck_assert_uint_eq(r->first_bad_bytes, 63 * MIB);
