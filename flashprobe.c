@@ -1417,6 +1417,20 @@ static const struct measurement bench_measurement = {
 	bench_evidence,
 };
 
+/* restore DEVICE found only the journal of another node over its data
+ * (an image file and a loop device over it, a disk and its partition):
+ * that journal restores through its own node, named in it. */
+static int refuse_alias_restore(const char *device, const char *journal)
+{
+	char other[PATH_MAX] = "?";
+
+	journal_device_of(journal, other, sizeof(other), NULL, 0);
+	return fail(FP_EXIT_REFUSED, "'%s' has no journal of its own, but shares "
+		    "its data with '%s', whose test left the unfinished journal "
+		    "'%s': run 'flashprobe restore %s'; nothing was written",
+		    device, other, journal, journal);
+}
+
 /* restore JOURNAL or restore DEVICE (its pending journal).  Signals do
  * not stop a replay: they only print its progress (see safety.h), and the
  * status says 128+N once it is done. */
@@ -1456,6 +1470,8 @@ static int run_restore(const struct cli *c)
 		if (ret == 0)
 			return fail(FP_EXIT_OK, "no unfinished journal for '%s': nothing to restore",
 				    device);
+		if (ret == JOURNAL_PENDING_ALIAS)
+			return refuse_alias_restore(device, journal);
 		/* another card's journal under this one's name: --force
 		 * replays it all the same, as it would given by name */
 		if (ret == -FP_EREFUSED && c->force && journal[0])

@@ -183,13 +183,19 @@ int journal_restore(const char *journal_path, struct fp_dev *dev,
  * ones journal_default_path() uses, following pointer files), matching
  * by identity (serial, else device number; inode for files), not by
  * name.  Files that journal_restore() would not trust are ignored.
- * Returns 1 with its path in found, 0 when there is none (always for
- * simulated cards, which live only in memory), -FP_ELOST when a pointer
+ * Returns JOURNAL_PENDING_OWN (1) with its path in found, 0 when there is
+ * none (always for simulated cards, which live only in memory),
+ * JOURNAL_PENDING_ALIAS when the only one is of another node over the
+ * same data (an image file and a loop device over it, a disk without a
+ * serial and its partition: testing either undoes what it saved, and
+ * restoring it with its own device is what puts the data back), -FP_ELOST when a pointer
  * file names a journal that no longer exists (err says which range of
  * the device may hold test data and how to go on), -FP_EREFUSED when
  * the journal named after device is another device's (a card swapped
  * after a crash, an image replaced: err says so, found names it), or a
  * negative errno. */
+#define JOURNAL_PENDING_OWN	1
+#define JOURNAL_PENDING_ALIAS	2
 int journal_find_pending(const char *device, char *found, size_t foundlen,
 			 char *err, size_t errlen);
 

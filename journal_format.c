@@ -280,6 +280,39 @@ bool jr_same_device(const struct jr_identity *a, const struct jr_identity *b)
 	}
 }
 
+/* The node of a journal's identity, as stat would give it now. */
+static bool identity_node(const struct jr_identity *id, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (id->kind == FP_DEV_FILE) {
+		st->st_mode = S_IFREG;
+		st->st_dev = (dev_t)id->file_dev;
+		st->st_ino = (ino_t)id->file_ino;
+		return true;
+	}
+	/* Device numbers name another card after a swap; a disk with a
+	 * serial is matched by it (jr_same_device), not by its number. */
+	if (id->kind != FP_DEV_BLOCK || id->serial[0] != '\0')
+		return false;
+	st->st_mode = S_IFBLK;
+	st->st_rdev = makedev(id->major, id->minor);
+	return true;
+}
+
+bool jr_shares_data(const struct jr_identity *id, const struct stat *st)
+{
+	static const char loop[] = "loop:";
+	struct stat node;
+
+	if (identity_node(id, &node) && safety_nodes_overlap(&node, st))
+		return true;
+	/* a loop device's journal: its backing file, which any other loop
+	 * device over it (or the file itself) reads too */
+	return strncmp(id->serial, loop, sizeof(loop) - 1) == 0 &&
+	       stat(id->serial + sizeof(loop) - 1, &node) == 0 &&
+	       S_ISREG(node.st_mode) && safety_nodes_overlap(&node, st);
+}
+
 static const char *kind_word(uint32_t kind)
 {
 	return kind == FP_DEV_BLOCK ? "a block device" :

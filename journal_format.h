@@ -142,6 +142,12 @@ int jr_open_trusted(const char *path, int flags, int *fdp, char *err,
 int jr_identity_of_path(const char *path, struct jr_identity *id);
 int jr_identity_of_dev(struct fp_dev *d, struct jr_identity *id);
 bool jr_same_device(const struct jr_identity *a, const struct jr_identity *b);
+/* Whether the journal's device (id) and the node st reach the same data
+ * through different names: a loop device and its image file, two loop
+ * devices over one file, a disk without a serial and its partition.
+ * Writing one of them changes what the journal saved of the other. */
+struct stat;
+bool jr_shares_data(const struct jr_identity *id, const struct stat *st);
 /* "" when a and b are the same device of the same size, else what
  * differs, in words ("its inode is 12 now, the journal's is 11"). */
 void jr_identity_difference(const struct jr_identity *want,

@@ -996,24 +996,43 @@ static bool journal_name(const char *name)
 	       strcmp(name + n - sl, ".journal") == 0;
 }
 
-/* A pointer file in the state directory: 1 with the journal it names
- * when that is this device's, 0 when it is another device's, or a stale
- * pointer removed (it never covered anything, so nothing was written),
- * -FP_ELOST when the journal is gone. */
+/* What journal_find_pending() looks for: the device's identity, its node
+ * (for journals of other names over the same data) and the name its own
+ * journal has. */
+struct pending_query {
+	struct jr_identity want;
+	struct stat node;
+	char own_name[NAME_MAX + 1];
+};
+
+/* JOURNAL_PENDING_ALIAS when the journal in h is of another node that
+ * reaches the device's data, else whether it is the device's own. */
+static int pending_match(const struct jr_header *h,
+			 const struct pending_query *q)
+{
+	if (jr_same_device(&h->id, &q->want))
+		return JOURNAL_PENDING_OWN;
+	return jr_shares_data(&h->id, &q->node) ? JOURNAL_PENDING_ALIAS : 0;
+}
+
+/* A pointer file in the state directory: a match (above) with the journal
+ * it names, 0 when that is another device's, or a stale pointer removed
+ * (it never covered anything, so nothing was written), -FP_ELOST when the
+ * journal is gone. */
 static int pending_pointer(const char *path, const struct jr_pointer *p,
-			   const struct jr_identity *want, bool own,
+			   const struct pending_query *q, bool own,
 			   char *found, size_t foundlen, char *err,
 			   size_t errlen)
 {
 	struct jr_header h;
-	int fd;
+	int fd, hit;
 
 	if (jr_header_read(p->journal, false, &fd, &h, NULL, 0) == 0) {
 		close(fd);
-		if (!jr_same_device(&h.id, want))
-			return 0;
-		util_copy_str(found, foundlen, p->journal);
-		return 1;
+		hit = pending_match(&h, q);
+		if (hit)
+			util_copy_str(found, foundlen, p->journal);
+		return hit;
 	}
 	if (access(p->journal, F_OK) == 0) {
 		/* there but unreadable: it may be ours, never test over it */
@@ -1048,35 +1067,34 @@ static int foreign_journal(const char *path, const struct jr_header *h,
 	return -FP_EREFUSED;
 }
 
-/* Whether dir/name is a journal of want, directly or through a pointer;
- * its real path into found.  1, 0, -FP_ELOST, or -FP_EREFUSED when the
- * device's own name holds another device's journal (its path in found,
- * for restore --force). */
+/* Whether dir/name is a journal of the query's device, directly or through
+ * a pointer; its real path into found.  A match (JOURNAL_PENDING_OWN or
+ * _ALIAS), 0, -FP_ELOST, or -FP_EREFUSED when the device's own name holds
+ * another device's journal (its path in found, for restore --force). */
 static int pending_in(const char *dir, const char *name,
-		      const struct jr_identity *want, const char *own_name,
-		      char *found, size_t foundlen, char *err, size_t errlen)
+		      const struct pending_query *q, char *found,
+		      size_t foundlen, char *err, size_t errlen)
 {
 	char path[PATH_MAX], real[PATH_MAX];
-	bool own = strcmp(name, own_name) == 0;
+	bool own = strcmp(name, q->own_name) == 0;
 	struct jr_pointer p;
 	struct jr_header h;
-	bool hit;
-	int fd, rc;
+	int fd, rc, hit;
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >=
 	    sizeof(path))
 		return 0;
 	rc = jr_pointer_read(path, &p);
 	if (rc == 1)
-		return pending_pointer(path, &p, want, own, found, foundlen,
-				       err, errlen);
+		return pending_pointer(path, &p, q, own, found, foundlen, err,
+				       errlen);
 	if (jr_header_read(path, false, &fd, &h, NULL, 0) == 0) {
 		close(fd);
-		hit = jr_same_device(&h.id, want);
-		if (!hit && own) {
+		hit = pending_match(&h, q);
+		if (hit != JOURNAL_PENDING_OWN && own) {
 			snprintf(found, foundlen, "%s",
 				 realpath(path, real) != NULL ? real : path);
-			return foreign_journal(path, &h, want, err, errlen);
+			return foreign_journal(path, &h, &q->want, err, errlen);
 		}
 	} else {
 		/* Unreadable but named after this device: it may be ours. */
@@ -1088,29 +1106,37 @@ static int pending_in(const char *dir, const char *name,
 	return hit;
 }
 
-static int pending_dir(const char *dir, const struct jr_identity *want,
-		       const char *own_name, char *found, size_t foundlen,
-		       char *err, size_t errlen)
+/* The device's own journal first; another device's under its name, then
+ * one of another node over the same data, only when it has none. */
+static int pending_dir(const char *dir, const struct pending_query *q,
+		       char *found, size_t foundlen, char *err, size_t errlen)
 {
+	char alias[PATH_MAX] = "";
 	struct dirent *e;
 	int hit = 0, foreign = 0;
 	DIR *d = opendir(dir);
 
 	if (d == NULL)
 		return errno == ENOENT || errno == EACCES ? 0 : -errno;
-	/* another device's journal under this one's name is told only when
-	 * this device has none of its own elsewhere */
 	while (hit == 0 && (e = readdir(d)) != NULL) {
 		if (journal_name(e->d_name))
-			hit = pending_in(dir, e->d_name, want, own_name, found,
-					 foundlen, err, errlen);
+			hit = pending_in(dir, e->d_name, q, found, foundlen, err,
+					 errlen);
 		if (hit == -FP_EREFUSED) {
 			foreign = hit;
+			hit = 0;
+		} else if (hit == JOURNAL_PENDING_ALIAS && alias[0] == '\0') {
+			util_copy_str(alias, sizeof(alias), found);
+			hit = 0;
+		} else if (hit == JOURNAL_PENDING_ALIAS) {
 			hit = 0;
 		}
 	}
 	closedir(d);
-	return hit ? hit : foreign;
+	if (hit || foreign || alias[0] == '\0')
+		return hit ? hit : foreign;
+	util_copy_str(found, foundlen, alias);
+	return JOURNAL_PENDING_ALIAS;
 }
 
 int journal_find_pending(const char *device, char *found, size_t foundlen,
@@ -1119,18 +1145,19 @@ int journal_find_pending(const char *device, char *found, size_t foundlen,
 	const char *env = getenv(JOURNAL_STATE_ENV);
 	const char *dirs[2] = { JOURNAL_STATE_DIR, JOURNAL_FALLBACK_DIR };
 	size_t ndirs = 2, i;
-	char own[NAME_MAX + 1];
-	struct jr_identity want;
-	int rc = 0;
+	struct pending_query q;
+	int rc = 0, hit = 0;
 
 	if (device == NULL || found == NULL)
 		return -EINVAL;
 	found[0] = '\0';
 	if (devspec_is_sim(device))
 		return 0;
-	rc = jr_identity_of_path(device, &want);
+	rc = jr_identity_of_path(device, &q.want);
+	if (rc == 0 && stat(device, &q.node) != 0)
+		rc = -errno;
 	if (rc == 0)
-		rc = jr_default_name(device, own, sizeof(own));
+		rc = jr_default_name(device, q.own_name, sizeof(q.own_name));
 	if (rc < 0) {
 		fp_errf(err, errlen, "cannot open '%s': %s", device, strerror(-rc));
 		return rc;
@@ -1139,13 +1166,19 @@ int journal_find_pending(const char *device, char *found, size_t foundlen,
 		dirs[0] = env;
 		ndirs = 1;
 	}
-	for (i = 0; i < ndirs && rc == 0; i++)
-		rc = pending_dir(dirs[i], &want, own, found, foundlen, err,
-				 errlen);
+	/* an alias's journal (found stays on it) unless the next directory
+	 * holds the device's own */
+	for (i = 0; i < ndirs; i++) {
+		rc = pending_dir(dirs[i], &q, found, foundlen, err, errlen);
+		if (rc == JOURNAL_PENDING_ALIAS)
+			hit = rc;
+		else if (rc != 0)
+			break;
+	}
 	if (rc < 0 && rc != -FP_ELOST && rc != -FP_EREFUSED)
 		fp_errf(err, errlen, "cannot look for journals in '%s': %s",
-		    dirs[i - 1], strerror(-rc));
-	return rc;
+		    dirs[i], strerror(-rc));
+	return rc == 0 || rc == JOURNAL_PENDING_ALIAS ? hit : rc;
 }
 
 int journal_device_of(const char *journal_path, char *device, size_t len,

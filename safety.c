@@ -613,6 +613,32 @@ static bool same_data_file(const struct sysfs_roots *r, const struct stat *a,
 	       same_inode(&fa, &fb);
 }
 
+/* Whether one block device is the disk the other is a partition of. */
+static bool disk_and_partition(const struct sysfs_roots *r,
+			       const struct stat *a, const struct stat *b)
+{
+	unsigned ma, mi, mb, nb;
+
+	if (sysfs_disk_devno(r->sys, major(a->st_rdev), minor(a->st_rdev), &ma,
+			     &mi) < 0 ||
+	    sysfs_disk_devno(r->sys, major(b->st_rdev), minor(b->st_rdev), &mb,
+			     &nb) < 0)
+		return false;
+	return makedev(ma, mi) == b->st_rdev || makedev(mb, nb) == a->st_rdev;
+}
+
+bool safety_nodes_overlap(const struct stat *a, const struct stat *b)
+{
+	const struct sysfs_roots *r = &sysfs_roots_default;
+
+	if (S_ISBLK(a->st_mode) && S_ISBLK(b->st_mode) &&
+	    (a->st_rdev == b->st_rdev || disk_and_partition(r, a, b)))
+		return true;
+	if (S_ISREG(a->st_mode) && S_ISREG(b->st_mode) && same_inode(a, b))
+		return true;
+	return same_data_file(r, a, b);
+}
+
 struct alias_ctx {
 	const struct sysfs_roots *r;
 	const char *path, *self;	/* the target and its sysfs name */

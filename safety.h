@@ -123,6 +123,14 @@ int safety_dev_on_disk(const char *device_path, unsigned major,
 
 /* The same two with sysfs and procfs below other roots (a fake tree in
  * tests); the plain ones read sysfs_roots_default. */
+/* Whether writing one of two nodes (st_mode with st_rdev for block
+ * devices, st_dev and st_ino for files) can change what the other reads:
+ * the same file or device, a disk and one of its partitions, a loop device
+ * (or a partition of one) and its backing file or another loop device over
+ * that file. */
+struct stat;
+bool safety_nodes_overlap(const struct stat *a, const struct stat *b);
+
 struct sysfs_roots;
 int safety_check_target_at(const struct sysfs_roots *r, const char *path,
 			   enum safety_mode mode, struct safety_report *rep,

@@ -27,6 +27,21 @@ static bool writing(enum session_consent c)
 	return c == SESSION_WRITE || c == SESSION_DESTRUCTIVE;
 }
 
+/* A test of another node over this device's data (the image a loop
+ * device reads, a partition of a disk) left a journal: testing now would
+ * overwrite what it saved, and that journal restores its own node. */
+static int refuse_alias_journal(const char *device, const char *journal,
+				char *err, size_t errlen)
+{
+	char other[PATH_MAX] = "?";
+
+	journal_device_of(journal, other, sizeof(other), NULL, 0);
+	snprintf(err, errlen, "'%s' shares its data with '%s', whose test left "
+		 "the unfinished journal '%s': run 'flashprobe restore %s' "
+		 "before testing again", device, other, journal, journal);
+	return -EALREADY;
+}
+
 static int gate(struct session *s, const struct session_opts *o, char *err,
 		size_t errlen)
 {
@@ -51,6 +66,8 @@ static int gate(struct session *s, const struct session_opts *o, char *err,
 			 "is in use): wait for it to finish", o->device, who, pending);
 		return -FP_EREFUSED;
 	}
+	if (ret == JOURNAL_PENDING_ALIAS)
+		return refuse_alias_journal(o->device, pending, err, errlen);
 	if (ret > 0) {
 		snprintf(err, errlen, "'%s' has an unfinished journal '%s': run "
 			 "'flashprobe restore %s' before testing again",

@@ -72,6 +72,23 @@ bool sysfs_is_partition(const char *dir)
 	       access(path, F_OK) == 0;
 }
 
+int sysfs_disk_devno(const char *root, unsigned major, unsigned minor,
+		     unsigned *dmajor, unsigned *dminor)
+{
+	char dir[PATH_MAX], num[32];
+	int rc = sysfs_block_dir(root, major, minor, dir, sizeof(dir));
+
+	*dmajor = major;
+	*dminor = minor;
+	if (rc < 0 || !sysfs_is_partition(dir))
+		return rc;
+	*strrchr(dir, '/') = '\0';
+	rc = sysfs_read_attr(dir, "dev", num, sizeof(num));
+	if (rc == 0 && sscanf(num, "%u:%u", dmajor, dminor) != 2)
+		rc = -EINVAL;
+	return rc;
+}
+
 int sysfs_device_serial(const char *root, const char *path, char *buf,
 			size_t len)
 {

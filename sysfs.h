@@ -34,6 +34,12 @@ int sysfs_block_dir(const char *root, unsigned major, unsigned minor,
 /* Whether the sysfs directory of a block device is a partition's. */
 bool sysfs_is_partition(const char *dir);
 
+/* The number of the disk that block device major:minor is on: its own
+ * for a whole disk, its disk's for a partition (and when sysfs does not
+ * know it).  0 or a negative errno. */
+int sysfs_disk_devno(const char *root, unsigned major, unsigned minor,
+		     unsigned *dmajor, unsigned *dminor);
+
 /* Identity string of the disk behind block device path: serial, CID,
  * WWID, or "loop:" and the backing file of a loop device; "" when none.
  * Returns 0, or a negative errno (-ENOTBLK when path is not a block

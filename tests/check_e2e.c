@@ -948,6 +948,108 @@ static void partition_setup(void)
 	scene_want[2] = NULL;
 }
 
+/* ---- a journal left under another name of the same data ---- */
+
+/* Start find-fat --write on target and SIGKILL it once its journal holds a
+ * few saved blocks, so that the device holds test data; the journal's
+ * path into journal ("" when none was left). */
+static void kill_with_journal(const char *target, char *journal, size_t len)
+{
+	const char *const argv[] = { "find-fat", "--write", "--yes", "--erasesize=1M",
+				     target, NULL };
+	struct tu_child ch;
+	struct run_result r;
+	long long size = -1;
+
+	journal[0] = '\0';
+	if (tu_spawn(&ch, argv, 0) != 0)
+		return;
+	for (int i = 0; i < 20000 && size < (long long)(4 * MIB); i++) {
+		state_journal(journal, len, &size);
+		tu_sleep_ns(500000);
+	}
+	kill(ch.pid, SIGKILL);
+	tu_wait(&ch, &r);
+	tu_run_free(&r);
+	state_journal(journal, len, &size);
+}
+
+static void run_args(struct run_result *r, const char *a0, const char *a1, const char *a2,
+		     const char *a3, const char *a4)
+{
+	const char *const argv[] = { a0, a1, a2, a3, a4, NULL };
+
+	tu_run(r, argv);
+}
+
+/* Detach *dev (if attached) and forget it. */
+static void detach_own(char **dev)
+{
+	tu_loop_detach(*dev);
+	free(*dev);
+	*dev = NULL;
+}
+
+/* Case 0: a test of a loop device is killed, the loop device detached;
+ * then the image file itself is tested.  Case 1: a test of the image is
+ * killed; then a loop device over it is tested.  Either test would
+ * overwrite what the journal saved (and restoring that journal then puts
+ * test data back): both are refused, as is "restore" of the other name,
+ * with status 3, nothing written and the journal named; restoring the
+ * journal brings the data back.  The test attaches and detaches its own
+ * loop devices (it runs in a child process), all before it asserts. */
+START_TEST(test_pending_journal_of_alias)
+{
+	char journal[PATH_MAX + 300], names[512], other[PATH_MAX];
+	struct run_result t, rs, fix;
+	uint64_t sum0, sum_killed, sum_refused, sum_restored;
+	bool on_loop = _i == 0;
+	char *img = bf_image_in(work, 64 * MIB, IMG_SEED + 7), *dev = NULL;
+
+	ck_assert_msg(img != NULL, "could not make an image in %s", work);
+	sum0 = csum(img);
+	if (on_loop)
+		dev = tu_loop_attach(img, false);
+	kill_with_journal(on_loop ? dev : img, journal, sizeof(journal));
+	if (on_loop)
+		detach_own(&dev);
+	else
+		dev = tu_loop_attach(img, false);
+	snprintf(other, sizeof(other), "%s", on_loop ? img : dev ? dev : "");
+	sum_killed = csum(other);
+	run_args(&t, "find-fat", "--write", "--yes", "--erasesize=1M", other);
+	run_args(&rs, "restore", other, NULL, NULL, NULL);
+	sum_refused = csum(other);
+	if (on_loop)
+		dev = tu_loop_attach(img, false);
+	else
+		detach_own(&dev);
+	run_args(&fix, "restore", journal, NULL, NULL, NULL);
+	detach_own(&dev);
+	sum_restored = csum(img);
+	unlink(img);
+	free(img);
+	ck_assert_msg(journal[0], "the killed test left no journal");
+	ck_assert_msg(sum_killed != sum0, "the killed test had written nothing");
+	ck_assert_msg(t.status == 3 && tu_count_lines(t.err) == 1 && strstr(t.err, journal) &&
+		      strstr(t.err, "flashprobe restore"),
+		      "a test of '%s' with the journal of its alias pending: status %d, '%s'",
+		      other, t.status, t.err);
+	ck_assert_msg(rs.status == 3 && strstr(rs.err, journal),
+		      "restore of '%s' whose alias has the journal: status %d, '%s'", other,
+		      rs.status, rs.err);
+	ck_assert_msg(sum_refused == sum_killed, "a refused command wrote to '%s'", other);
+	ck_assert_msg(fix.status == 0, "restore of the journal: status %d, '%s'", fix.status,
+		      fix.err);
+	ck_assert_msg(sum_restored == sum0, "the data differs after the restore");
+	ck_assert_msg(state_list(names, sizeof(names)) == 0, "the state directory holds %s",
+		      names);
+	tu_run_free(&t);
+	tu_run_free(&rs);
+	tu_run_free(&fix);
+}
+END_TEST
+
 /* A partition and its disk are separate nodes with locks of their own:
  * a timing run (align, check) on the partition shares the disk's lock, so it is refused
  * while a test (here flock(1)'s lock, the one a test holds) has the disk,
@@ -1783,6 +1885,8 @@ Suite *e2e_suite(void)
 		       test_consented_refused, NCASES(consented_refusal_cases), "mkfs.ext4");
 	add_scene_torn(s, "output-alias", output_alias_setup, alias_teardown,
 		       test_output_is_device_data, NCASES(output_alias_cases), NULL);
+	add_scene_torn(s, "pending-alias", env_setup, image_teardown,
+		       test_pending_journal_of_alias, 2, NULL);
 	add_scene(s, "refuse-swap", swap_setup, test_refused, NCASES(refusal_cases),
 		  "mkswap swapon swapoff");
 	add_scene(s, "refuse-readonly", readonly_setup, test_refused, NCASES(refusal_cases),
