@@ -91,6 +91,22 @@ static void judge_start(const struct check_geometry *g, struct check_part *p)
 			fmt(g->fat_area_bytes, n, sizeof(n)));
 }
 
+/* The largest power of two that divides x. */
+static uint64_t pow2_factor(uint64_t x)
+{
+	return x & -x;
+}
+
+/* An exFAT whose data is on the largest power of two dividing an erase
+ * block that is not one (3 x 2^n): the most mkfs.exfat can do, so its own
+ * command is no fix. */
+static bool exfat_best_possible(const struct fsinfo *fs, uint64_t e,
+				const struct check_part *p)
+{
+	return fs->type == FS_EXFAT && e && pow2_factor(e) != e &&
+	       p->data_start_bytes % pow2_factor(e) == 0;
+}
+
 /* Where the data begins, and (FAT, exFAT) the cluster against the page. */
 static void judge_filesystem(const struct check_geometry *g, struct check_part *p)
 {
@@ -103,7 +119,14 @@ static void judge_filesystem(const struct check_geometry *g, struct check_part *
 	p->data_start_bytes = p->entry.start_bytes + fs->data_offset_bytes;
 	p->data_aligned = !e || p->data_start_bytes % e == 0;
 	data_label(fs, what, sizeof(what));
-	if (!p->data_aligned && p->start_aligned) {
+	if (!p->data_aligned && p->start_aligned && exfat_best_possible(fs, e, p)) {
+		problem(p, "partition %u: the %s starts at %s on the device, on the %s "
+			"boundary that mkfs.exfat can align to but not on the %s erase "
+			"block: mkfs.exfat accepts only powers of two, so no exFAT does "
+			"better here (FAT32 or f2fs can be aligned fully)",
+			p->entry.number, what, fmt(p->data_start_bytes, d, sizeof(d)),
+			fmt(pow2_factor(e), cb, sizeof(cb)), fmt(e, eb, sizeof(eb)));
+	} else if (!p->data_aligned && p->start_aligned) {
 		p->misfit = true;
 		problem(p, "partition %u: the %s starts at %s on the device, not on a "
 			"multiple of the %s erase block: each erase block's worth of file "
@@ -140,6 +163,20 @@ static void judge_filesystem(const struct check_geometry *g, struct check_part *
 			fmt(fs->stripe_blocks * c, d, sizeof(d)), fmt(e, eb, sizeof(eb)));
 }
 
+/* A FAT32 the advice cannot align (a unit the reserved sectors cannot
+ * reach, a partition too small for enough clusters): say why, from the
+ * advice's note, and give exFAT's line, the one it advises instead. */
+static void fat32_out_of_reach(const struct advice *a, struct check_part *p)
+{
+	const struct advice_command *c = advice_command(a, "exfat");
+
+	for (size_t i = 0; i < a->nnotes; i++)
+		if (strncmp(a->notes[i], "FAT32", 5) == 0)
+			problem(p, "partition %u: %s", p->entry.number, a->notes[i]);
+	if (c != NULL && p->nfix < CHECK_MAX_FIX)
+		snprintf(p->fix[p->nfix++], ADVICE_TEXT, "%s", c->line);
+}
+
 /* The commands that fix the flaws: repartition when the start is wrong,
  * else reformat. */
 static void add_fix(const struct disk *d, const struct check_geometry *g,
@@ -171,6 +208,8 @@ static void add_fix(const struct disk *d, const struct check_geometry *g,
 	if ((unsigned)p->fs.type < sizeof(purpose) / sizeof(purpose[0]) && purpose[p->fs.type] &&
 	    (c = advice_command(a, purpose[p->fs.type])))
 		snprintf(p->fix[p->nfix++], ADVICE_TEXT, "%s", c->line);
+	else if (p->fs.type == FS_VFAT)
+		fat32_out_of_reach(a, p);
 	free(a);
 }
 

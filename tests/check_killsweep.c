@@ -156,9 +156,9 @@ static void measure_runs(void)
 static bool make_dirs(void)
 {
 	memset(&t, 0, sizeof(t));
-	snprintf(t.dir, sizeof(t.dir), "%s/flashprobe-ks-XXXXXX", TU_DISK_DIR);
+	snprintf(t.dir, sizeof(t.dir), "%s/flashprobe-ks-XXXXXX", tu_disk_dir());
 	if (mkdtemp(t.dir) == NULL) {
-		snprintf(t.why, sizeof(t.why), "cannot make a directory in %s", TU_DISK_DIR);
+		snprintf(t.why, sizeof(t.why), "cannot make a directory in %s", tu_disk_dir());
 		t.dir[0] = '\0';
 		return false;
 	}

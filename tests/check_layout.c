@@ -27,7 +27,7 @@
 
 static char *new_image(uint64_t size)
 {
-	char *path = tu_sparse_file(TU_DISK_DIR, size);
+	char *path = tu_sparse_file(tu_disk_dir(), size);
 
 	ck_assert_ptr_nonnull(path);
 	return path;
@@ -243,6 +243,64 @@ START_TEST(test_flaw_f2fs_main_area)
 	/* the fix is the advice for this card */
 	ck_assert_ptr_nonnull(strstr(jsonv_at(jsonv_get(partition(&c, 0), "fix"), 0)->string,
 				     "mkfs.f2fs -f -s 4"));
+	jsonv_free(c.doc);
+	drop(image);
+}
+END_TEST
+
+/* The fix lines of partition i, one per line. */
+static void fix_lines(const struct checked *c, size_t i, char *out, size_t len)
+{
+	const struct jsonv *fix = jsonv_get(partition(c, i), "fix");
+
+	out[0] = '\0';
+	for (size_t k = 0; k < jsonv_len(fix); k++) {
+		size_t n = strlen(out);
+
+		snprintf(out + n, len - n, "%s\n", jsonv_at(fix, k)->string);
+	}
+}
+
+/* exFAT as the advice makes it on a 6 MiB erase block: mkfs.exfat aligns
+ * only to powers of two, so its data is on 2 MiB.  check says so, and
+ * gives no fix: the advised command would make the same layout. */
+START_TEST(test_exfat_on_3x2n_unit)
+{
+	const char *mkfs[] = { "mkfs.exfat", "-c", "32K", "--boundary-align=2048K", NULL, NULL };
+	char *image = layout(2 * GIB, "label: dos\nstart=12288, size=3145728, type=7\n", 6 * MIB,
+			     3145728 * 512ULL, mkfs);
+	uint64_t data;
+	char fix[2048];
+	struct checked c;
+
+	run_check(image, "6M", &c);
+	data = (uint64_t)jsonv_get(partition(&c, 0), "filesystem.data_start_bytes")->number;
+	ck_assert_uint_eq(data % (2 * MIB), 0);
+	ck_assert_uint_ne(data % (6 * MIB), 0);		/* the fixture is off the unit */
+	expect_one(&c, "mkfs.exfat accepts only powers of two");
+	fix_lines(&c, 0, fix, sizeof(fix));
+	ck_assert_msg(fix[0] == '\0', "a fix that repeats the layout: %s", fix);
+	jsonv_free(c.doc);
+	drop(image);
+}
+END_TEST
+
+/* FAT32 on a 64 MiB erase block with 512-byte sectors: no reserved
+ * sector count reaches the unit, so the advice has no FAT32 line.  check
+ * says why and gives exFAT's line, which the advice gives instead. */
+START_TEST(test_fat32_out_of_reach)
+{
+	const char *mkfs[] = { "mkfs.fat", "-F", "32", NULL, NULL };
+	char *image = layout(4 * GIB, "label: dos\nstart=131072, size=4194304, type=c\n", 64 * MIB,
+			     4194304 * 512ULL, mkfs);
+	char fix[2048];
+	struct checked c;
+
+	run_check(image, "64M", &c);
+	ck_assert_msg(strstr(c.all, "FAT32 first data cluster starts at") &&
+		      strstr(c.all, "FAT32 is not advised"), "problems: %s", c.all);
+	fix_lines(&c, 0, fix, sizeof(fix));
+	ck_assert_msg(strstr(fix, "mkfs.exfat") && !strstr(fix, "mkfs.fat"), "fix: %s", fix);
 	jsonv_free(c.doc);
 	drop(image);
 }
@@ -592,7 +650,8 @@ END_TEST
 
 Suite *layout_suite(void)
 {
-	static const char *const tools[] = { "sfdisk", "mkfs.fat", "mkfs.ext4", "mkfs.f2fs", NULL };
+	static const char *const tools[] = { "sfdisk", "mkfs.fat", "mkfs.exfat", "mkfs.ext4",
+					     "mkfs.f2fs", NULL };
 	Suite *s = suite_create("layout");
 	TCase *tc = tcase_create("layout");
 	const char *missing = NULL;
@@ -611,6 +670,8 @@ Suite *layout_suite(void)
 		tcase_add_test(tc, test_flaw_fat32_default_reserved);
 		tcase_add_test(tc, test_flaw_gpt_1mib_start);
 		tcase_add_test(tc, test_flaw_f2fs_main_area);
+		tcase_add_test(tc, test_exfat_on_3x2n_unit);
+		tcase_add_test(tc, test_fat32_out_of_reach);
 		tcase_add_loop_test(tc, test_gpt_damage, 0, 3);
 		tcase_add_loop_test(tc, test_partition_device, 0, 2);
 	}

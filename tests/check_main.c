@@ -57,7 +57,9 @@ int main(void)
 	if (tu_skipped())
 		fprintf(stderr, "%u test(s) SKIPPED on this machine (see above); "
 			"they are not counted as passed\n", tu_skipped());
+	tu_scratch_begin();
 	srunner_run_all(sr, CK_ENV);
+	tu_scratch_end();
 	failed = srunner_ntests_failed(sr);
 	run = srunner_ntests_run(sr);
 	srunner_free(sr);

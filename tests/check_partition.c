@@ -94,7 +94,7 @@ static void generated_case(size_t i, struct geo_case *c)
 
 static char *image_file(uint64_t size)
 {
-	char *path = tu_sparse_file(TU_DISK_DIR, size);
+	char *path = tu_sparse_file(tu_disk_dir(), size);
 
 	ck_assert_ptr_nonnull(path);
 	return path;

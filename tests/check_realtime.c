@@ -77,7 +77,7 @@ static void serve(const char *spec, const char *scale)
 	struct stat st;
 
 	memset(s, 0, sizeof(*s));
-	snprintf(s->state, sizeof(s->state), "%s/flashprobe-rt-state.XXXXXX", TU_DISK_DIR);
+	snprintf(s->state, sizeof(s->state), "%s/flashprobe-rt-state.XXXXXX", tu_disk_dir());
 	snprintf(s->dir, sizeof(s->dir), "%s/flashprobe-rt.XXXXXX", tu_fast_dir());
 	if (!mkdtemp(s->state) || !mkdtemp(s->dir)) {
 		snprintf(s->why, sizeof(s->why), "cannot make temporary directories");

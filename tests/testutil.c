@@ -312,7 +312,9 @@ int tu_put_link(const char *root, const char *rel, const char *target)
 	return symlink(target, path) ? -errno : 0;
 }
 
-void tu_rm_tree(const char *dir)
+/* Removes dir's tree without leaving dir's file system: a mount left
+ * inside it (a FUSE card of a failed test) is not emptied. */
+static void rm_tree_on(const char *dir, dev_t fs)
 {
 	char path[PATH_MAX + 256];
 	struct dirent *e;
@@ -323,14 +325,56 @@ void tu_rm_tree(const char *dir)
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
-			tu_rm_tree(path);
-		else
+		if (lstat(path, &st) != 0)
+			continue;
+		if (!S_ISDIR(st.st_mode))
 			unlink(path);
+		else if (st.st_dev == fs)
+			rm_tree_on(path, fs);
 	}
 	if (d != NULL)
 		closedir(d);
 	rmdir(dir);
+}
+
+void tu_rm_tree(const char *dir)
+{
+	struct stat st;
+
+	if (lstat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+		rm_tree_on(dir, st.st_dev);
+}
+
+/* ---- one scratch directory per run ---- */
+
+static char scratch_disk[PATH_MAX], scratch_fast[PATH_MAX];
+
+static void scratch_make(char *dir, size_t len, const char *in)
+{
+	snprintf(dir, len, "%s/flashprobe-tests-XXXXXX", in);
+	if (mkdtemp(dir) == NULL)
+		dir[0] = '\0';
+}
+
+void tu_scratch_begin(void)
+{
+	scratch_make(scratch_disk, sizeof(scratch_disk), "/var/tmp");
+	if (access("/dev/shm", W_OK) == 0)
+		scratch_make(scratch_fast, sizeof(scratch_fast), "/dev/shm");
+}
+
+void tu_scratch_end(void)
+{
+	if (scratch_disk[0])
+		tu_rm_tree(scratch_disk);
+	if (scratch_fast[0])
+		tu_rm_tree(scratch_fast);
+	scratch_disk[0] = scratch_fast[0] = '\0';
+}
+
+const char *tu_disk_dir(void)
+{
+	return scratch_disk[0] ? scratch_disk : "/var/tmp";
 }
 
 int tu_spawn(struct tu_child *c, const char *const *argv, uint64_t fsize_limit)
@@ -450,7 +494,7 @@ char *tu_sparse_file(const char *dir, uint64_t size)
 
 const char *tu_fast_dir(void)
 {
-	return access("/dev/shm", W_OK) == 0 ? "/dev/shm" : TU_DISK_DIR;
+	return scratch_fast[0] ? scratch_fast : tu_disk_dir();
 }
 
 int tu_read_at(const char *path, uint64_t off, void *buf, size_t len)

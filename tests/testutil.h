@@ -100,13 +100,20 @@ void tu_rm_tree(const char *dir);
 void tu_skip(const char *test, const char *why);
 unsigned tu_skipped(void);
 
-/* Sparse files: a new one of size bytes in dir (malloc'ed path, NULL on
- * error).  Images flashprobe opens belong in TU_DISK_DIR (O_DIRECT needs a
- * disk file system); files only other tools touch in tu_fast_dir() (tmpfs
+/* The run's scratch directories, made by main before the suites fork
+ * their tests and removed with all they hold when the run ends: a test
+ * that fails half-way leaves no image behind.  Images flashprobe opens
+ * belong in tu_disk_dir() (under /var/tmp: O_DIRECT needs a disk file
+ * system); files only other tools touch in tu_fast_dir() (under /dev/shm
  * when there is one: their fsyncs cost nothing). */
-#define TU_DISK_DIR "/var/tmp"
-char *tu_sparse_file(const char *dir, uint64_t size);
+void tu_scratch_begin(void);
+void tu_scratch_end(void);
+const char *tu_disk_dir(void);
 const char *tu_fast_dir(void);
+
+/* Sparse files: a new one of size bytes in dir (malloc'ed path, NULL on
+ * error). */
+char *tu_sparse_file(const char *dir, uint64_t size);
 
 /* Exactly len bytes at off; 0 or -EIO. */
 int tu_read_at(const char *path, uint64_t off, void *buf, size_t len);
