@@ -1,4 +1,5 @@
 /* check_main.c - the single test runner: every suite, one summary line. */
+#include <malloc.h>
 #include <signal.h>
 #include <stdlib.h>
 
@@ -26,6 +27,10 @@ int main(void)
 	int failed, run;
 
 	default_signals();
+	/* The simulated cards store what is written in 4 KiB blocks, freed
+	 * when a card is closed: keeping that memory for the next card spares
+	 * a page fault per block (half the time of the write-heavy suites). */
+	mallopt(M_TRIM_THRESHOLD, 1 << 30);
 	sr = srunner_create(units_suite());
 
 	srunner_add_suite(sr, stats_suite());
