@@ -154,6 +154,13 @@ static void judge_filesystem(const struct check_geometry *g, struct check_part *
 				"cost up to %" PRIu64 " times as much", p->entry.number,
 				fmt(c, cb, sizeof(cb)), fmt(pg, pb, sizeof(pb)), best / c);
 	}
+	if (fs->type == FS_F2FS && e && fs->section_bytes % e) {
+		p->misfit = true;
+		problem(p, "partition %u: its f2fs sections of %s are not whole %s erase "
+			"blocks: f2fs cleans a section at a time, so the card copies the "
+			"rest of an erase block around each one", p->entry.number,
+			fmt(fs->section_bytes, d, sizeof(d)), fmt(e, eb, sizeof(eb)));
+	}
 	if (e && fs->stripe_blocks && (fs->stripe_blocks * c) % e)
 		p->misfit = true;
 	if (e && fs->stripe_blocks && (fs->stripe_blocks * c) % e)

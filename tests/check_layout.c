@@ -237,12 +237,34 @@ START_TEST(test_flaw_f2fs_main_area)
 	main_area = 8 * MIB + get(sb + 92, 4) * 4096;
 	ck_assert_uint_ne(main_area % (8 * MIB), 0);	/* the fixture has the flaw */
 	run_check(image, "8M", &c);
-	expect_one(&c, "f2fs main area starts at");
+	/* mkfs.f2fs's default sections are one 2MiB segment */
+	ck_assert_msg(c.problems == 2 && strstr(c.all, "f2fs main area starts at") &&
+		      strstr(c.all, "sections of 2MiB are not whole 8MiB erase blocks"),
+		      "problems: %s", c.all);
 	ck_assert_uint_eq((uint64_t)jsonv_get(partition(&c, 0), "filesystem.data_start_bytes")->number,
 			  main_area);
 	/* the fix is the advice for this card */
 	ck_assert_ptr_nonnull(strstr(jsonv_at(jsonv_get(partition(&c, 0), "fix"), 0)->string,
 				     "mkfs.f2fs -f -s 4"));
+	jsonv_free(c.doc);
+	drop(image);
+}
+END_TEST
+
+/* f2fs with its main area on the 4 MiB erase block (zones of two 2 MiB
+ * sections) but sections of half an erase block: the one flaw. */
+START_TEST(test_flaw_f2fs_small_sections)
+{
+	const char *mkfs[] = { "mkfs.f2fs", "-q", "-s", "1", "-z", "2", NULL, NULL };
+	char *image = layout(2 * GIB, "label: dos\nstart=8192, size=3000000, type=83\n", 4 * MIB,
+			     3000000 * 512ULL, mkfs);
+	struct checked c;
+
+	run_check(image, "4M", &c);
+	ck_assert(jsonv_get(partition(&c, 0), "filesystem.data_aligned")->boolean);
+	expect_one(&c, "sections of 2MiB are not whole 4MiB erase blocks");
+	ck_assert_ptr_nonnull(strstr(jsonv_at(jsonv_get(partition(&c, 0), "fix"), 0)->string,
+				     "mkfs.f2fs -f -s 2"));
 	jsonv_free(c.doc);
 	drop(image);
 }
@@ -670,6 +692,7 @@ Suite *layout_suite(void)
 		tcase_add_test(tc, test_flaw_fat32_default_reserved);
 		tcase_add_test(tc, test_flaw_gpt_1mib_start);
 		tcase_add_test(tc, test_flaw_f2fs_main_area);
+		tcase_add_test(tc, test_flaw_f2fs_small_sections);
 		tcase_add_test(tc, test_exfat_on_3x2n_unit);
 		tcase_add_test(tc, test_fat32_out_of_reach);
 		tcase_add_loop_test(tc, test_gpt_damage, 0, 3);
