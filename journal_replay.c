@@ -149,6 +149,24 @@ static int record_at(int fd, const struct jr_header *h, uint64_t pos,
 	return 1;
 }
 
+/* One record of a scan, in sequence: a data record is kept (and counted
+ * in *ndata); a COMMIT must close exactly the records before it.  1 for
+ * such a COMMIT, 0 for a data record, -EBADMSG for a COMMIT that does not
+ * match, or -ENOMEM. */
+static int take_record(struct jr_scan *s, uint64_t pos,
+		       const struct jr_record *r, uint64_t *ndata)
+{
+	int rc;
+
+	if (r->type == JR_REC_COMMIT)
+		return r->offset == *ndata && r->length == s->data_bytes ?
+		       1 : -EBADMSG;
+	rc = scan_push(s, pos, r);
+	if (rc == 0)
+		(*ndata)++;
+	return rc;
+}
+
 /* Every record the newest commit slot commits, exactly: anything missing,
  * damaged, out of sequence or not adding up is damage. */
 static int scan_committed(int fd, const struct jr_header *h, void *buf,
@@ -181,17 +199,13 @@ static int scan_committed(int fd, const struct jr_header *h, void *buf,
 					    "the header commits");
 		if (r.seq != seq)
 			return scan_damaged(s, pos, "records out of sequence");
-		ends_in_commit = r.type == JR_REC_COMMIT;
-		if (ends_in_commit && (r.offset != ndata ||
-				       r.length != s->data_bytes))
+		rc = take_record(s, pos, &r, &ndata);
+		if (rc == -EBADMSG)
 			return scan_damaged(s, pos, "a commit marker does not "
 					    "match the records before it");
-		if (!ends_in_commit) {
-			rc = scan_push(s, pos, &r);
-			if (rc < 0)
-				return rc;
-			ndata++;
-		}
+		if (rc < 0)
+			return rc;
+		ends_in_commit = rc == 1;
 		seq++;
 		pos += record_bytes(&r);
 	}
@@ -228,18 +242,16 @@ static int scan_beyond(int fd, const struct jr_header *h, void *buf,
 	*commits = 0;
 	while ((rc = record_at(fd, h, pos, buf, &r, &header_ok, &why)) == 1 &&
 	       r.seq == seq) {
-		if (r.type == JR_REC_COMMIT) {
-			if (r.offset != ndata || r.length != s->data_bytes)
-				break;
+		rc = take_record(s, pos, &r, &ndata);
+		if (rc == -EBADMSG)
+			break;		/* not a commit of these records */
+		if (rc < 0)
+			return rc;
+		if (rc == 1) {
 			if (++*commits == 2)
 				second_at = pos;
 			kept_n = s->n;
 			kept_bytes = s->data_bytes;
-		} else {
-			rc = scan_push(s, pos, &r);
-			if (rc < 0)
-				return rc;
-			ndata++;
 		}
 		seq++;
 		pos += record_bytes(&r);
