@@ -33,6 +33,7 @@
 #define MIN_CLUSTER (4 * KIB)
 #define UNKNOWN_PAGE_CLUSTER (32 * KIB)	/* SDHC cards' own format */
 #define FS_BLOCK 4096u			/* ext4 and f2fs block */
+#define EXFAT_BOOT_SECTORS 24u		/* main and backup boot regions */
 #define F2FS_SEGMENT (2 * MIB)
 #define F2FS_MIN_SECTIONS 40		/* mkfs.f2fs reserves about 28 for cleaning */
 #define MAX_SANE_ALIGN (64 * MIB)
@@ -268,6 +269,10 @@ static bool place_partition(const struct geometry *g, const struct advice_reques
 	if (g->fat_found)
 		fat_end = g->fat_start_bytes + g->fat_size_bytes;
 	a->part_start_bytes = util_round_up(fat_end > MIB ? fat_end : MIB, A);
+	if (q->exact_size) {	/* an existing partition, formatted where it is */
+		a->part_size_bytes = q->part_bytes / g->sector_bytes * g->sector_bytes;
+		return a->part_size_bytes > 0;
+	}
 	a->part_size_bytes = q->part_bytes / A * A;
 	end = usable_end(g, a, gpt);
 	if (a->part_start_bytes >= end) {
@@ -289,11 +294,19 @@ static bool place_partition(const struct geometry *g, const struct advice_reques
 	return true;
 }
 
-/* FAT32 (SDHC's format) up to 32 GiB, exFAT (SDXC's) above. */
-static const char *partition_type(bool gpt, uint64_t part_bytes, const char **name)
+#define GPT_LINUX_TYPE "0FC63DAF-8483-4772-8E79-3D69D8477DE4"
+
+/* FAT32 (SDHC's format) up to 32 GiB, exFAT (SDXC's) above; Linux's
+ * where asked (check's fix for an ext4 or f2fs partition). */
+static const char *partition_type(bool gpt, uint64_t part_bytes, bool linux_fs,
+				  const char **name)
 {
 	bool small = part_bytes <= 32 * 1024 * MIB;
 
+	if (linux_fs) {
+		*name = gpt ? "Linux filesystem" : "Linux";
+		return gpt ? GPT_LINUX_TYPE : "83";
+	}
 	*name = gpt ? "Microsoft basic data" : small ? "W95 FAT32 (LBA)" : "exFAT/NTFS";
 	if (gpt)
 		return "EBD0A0A2-B9E5-4433-87C0-68B6B72699C7";
@@ -312,7 +325,7 @@ static void partition_advice(const struct geometry *g, const struct advice_reque
 	a->label = gpt ? "gpt" : "dos";
 	if (!place_partition(g, q, gpt, a))
 		return;
-	type = partition_type(gpt, a->part_size_bytes, &type_name);
+	type = partition_type(gpt, a->part_size_bytes, q->linux_type, &type_name);
 	snprintf(a->sized_for, ADVICE_LINE, "a %s partition (%" PRIu64 " sectors of %" PRIu64
 		 " bytes)", fmt_bytes(a->part_size_bytes, s, sizeof(s)),
 		 a->part_size_bytes / ss, ss);
@@ -346,8 +359,11 @@ static void partition_advice(const struct geometry *g, const struct advice_reque
 		why(c, "computed for a %s device", fmt_bytes(g->device_bytes, z, sizeof(z)));
 	why(c, "--wipe-partitions always: old file-system signatures inside the new "
 	    "partition are erased too, so the mkfs lines do not stop at them");
-	why(c, "type %s (%s); for ext4 or f2fs use type=%s", type, type_name,
-	    gpt ? "0FC63DAF-8483-4772-8E79-3D69D8477DE4" : "83");
+	if (q->linux_type)
+		why(c, "type %s (%s), for ext4 or f2fs", type, type_name);
+	else
+		why(c, "type %s (%s); for ext4 or f2fs use type=%s", type, type_name,
+		    gpt ? GPT_LINUX_TYPE : "83");
 	c->data_align_bytes = a->align_bytes;
 	a->sector_bytes = g->sector_bytes;
 }
@@ -523,12 +539,38 @@ static void fat_advice(const struct geometry *g, struct advice *a)
 
 /* ---- exFAT ---- */
 
+/* Where mkfs.exfat (exfatprogs) puts the cluster heap, at the latest, in
+ * a partition that starts on the boundary: the boot region rounded up to
+ * the boundary, then the FAT for every cluster the partition could hold,
+ * rounded up to a cluster and then to the boundary. */
+static uint64_t exfat_heap_bound(const struct geometry *g, uint64_t part_bytes,
+				 uint64_t cluster, uint64_t boundary)
+{
+	uint64_t fat_off = util_round_up(EXFAT_BOOT_SECTORS * g->sector_bytes, boundary);
+	uint64_t fat_len = util_round_up((part_bytes / cluster + 2) * 4, cluster);
+
+	return util_round_up(fat_off + fat_len, boundary);
+}
+
 static void exfat_advice(const struct geometry *g, struct advice *a)
 {
 	struct advice_command *c = new_command(a, "exfat");
 	uint64_t cluster = cluster_for_page(g, 32 * MIB, c);
 	uint64_t boundary = pow2_factor(a->align_bytes);
+	uint64_t heap = exfat_heap_bound(g, a->part_size_bytes, cluster, boundary);
 	char b[32], u[32];
+
+	/* mkfs.exfat fails ("boundary alignment is too big") when nothing
+	 * is left after the heap's start; less than one boundary of data is
+	 * no file system worth advising */
+	if (heap + boundary > a->part_size_bytes) {
+		a->ncommands--;
+		add_note(a, "exFAT: %s is too small for a cluster heap on the %s boundary "
+			 "(its FAT and boot region take %s before it): use a larger partition",
+			 a->sized_for, fmt_bytes(boundary, b, sizeof(b)),
+			 fmt_bytes(heap, u, sizeof(u)));
+		return;
+	}
 
 	arg(c, "mkfs.exfat");
 	arg(c, "-c");
@@ -541,9 +583,10 @@ static void exfat_advice(const struct geometry *g, struct advice *a)
 		why(c, "--boundary-align=%s puts the FAT and the cluster heap on the "
 		    "alignment unit, for any partition size", b);
 	else
-		why(c, "mkfs.exfat accepts only powers of two: the cluster heap starts on a "
-		    "boundary of %s, which is on the %s unit only by chance (%s can be "
-		    "aligned fully)", b, u, a->fat32_ok ? "FAT32 or f2fs" : "f2fs");
+		why(c, "mkfs.exfat's --boundary-align takes only powers of two: the cluster "
+		    "heap starts on a boundary of %s, which is on the %s unit only where "
+		    "the FAT happens to end right (%s can be aligned fully)", b, u,
+		    a->fat32_ok ? "FAT32 or f2fs" : "f2fs");
 	c->data_align_bytes = boundary;
 }
 
@@ -700,7 +743,7 @@ void advice_compute_for(const struct geometry *g, const struct advice_request *q
 
 void advice_compute(const struct geometry *g, struct advice *a)
 {
-	struct advice_request q = { 0, ADVICE_LABEL_AUTO };
+	struct advice_request q = { .label = ADVICE_LABEL_AUTO };
 
 	advice_compute_for(g, &q, a);
 }

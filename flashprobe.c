@@ -1543,7 +1543,7 @@ static int given_erase_error(const struct cli *c)
  * is only opened read-only for its size and sector size. */
 static int run_advise(const struct cli *c)
 {
-	struct advice_request q = { c->size_bytes, c->label };
+	struct advice_request q = { .part_bytes = c->size_bytes, .label = c->label };
 	struct advice *a = calloc(1, sizeof(*a));
 	struct fp_dev *d = NULL;
 	struct geometry g;

@@ -21,7 +21,7 @@
 #define MIB ((uint64_t)1024 * 1024)
 #define BOUNCE_BYTES (1024 * 1024)
 #define FAT32_MAX_CLUSTER (64 * 1024)
-#define FAT32_MIN_CLUSTERS 65525
+#define EXT_BLOCK 4096u		/* the advice's mkfs.ext4 -b */
 
 static void problem(struct check_part *p, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -97,110 +97,32 @@ static uint64_t pow2_factor(uint64_t x)
 	return x & -x;
 }
 
-/* An exFAT whose data is on the largest power of two dividing an erase
- * block that is not one (3 x 2^n): the most mkfs.exfat can do, so its own
- * command is no fix. */
-static bool exfat_best_possible(const struct fsinfo *fs, uint64_t e,
-				const struct check_part *p)
+/* What a fix may do to the layout around one partition. */
+struct fix_scope {
+	enum pt_kind label;		/* the table's kind, kept by a new table */
+	bool sole;			/* the only partition (or a file system on
+					 * the whole device): a new table may
+					 * replace the old one */
+};
+
+/* The advice for the partition: as it is (exact: its real size, for a
+ * fix that only formats it), or as the advice would make it anew. */
+static struct advice *advice_for(const struct disk *d, const struct check_geometry *g,
+				 const struct check_part *p, const struct fix_scope *sc,
+				 bool exact)
 {
-	return fs->type == FS_EXFAT && e && pow2_factor(e) != e &&
-	       p->data_start_bytes % pow2_factor(e) == 0;
-}
-
-/* Where the data begins, and (FAT, exFAT) the cluster against the page. */
-static void judge_filesystem(const struct check_geometry *g, struct check_part *p)
-{
-	const struct fsinfo *fs = &p->fs;
-	uint64_t e = g->erase_bytes, pg = g->page_bytes, c = fs->cluster_bytes;
-	char d[32], eb[32], cb[32], pb[32], what[64];
-
-	if (fs->type == FS_UNKNOWN)
-		return;
-	p->data_start_bytes = p->entry.start_bytes + fs->data_offset_bytes;
-	p->data_aligned = !e || p->data_start_bytes % e == 0;
-	data_label(fs, what, sizeof(what));
-	if (!p->data_aligned && p->start_aligned && exfat_best_possible(fs, e, p)) {
-		problem(p, "partition %u: the %s starts at %s on the device, on the %s "
-			"boundary that mkfs.exfat can align to but not on the %s erase "
-			"block: mkfs.exfat accepts only powers of two, so no exFAT does "
-			"better here (FAT32 or f2fs can be aligned fully)",
-			p->entry.number, what, fmt(p->data_start_bytes, d, sizeof(d)),
-			fmt(pow2_factor(e), cb, sizeof(cb)), fmt(e, eb, sizeof(eb)));
-	} else if (!p->data_aligned && p->start_aligned) {
-		p->misfit = true;
-		problem(p, "partition %u: the %s starts at %s on the device, not on a "
-			"multiple of the %s erase block: each erase block's worth of file "
-			"data is spread over two of the card's, which the card must copy "
-			"around the rest (about twice the work for large writes)%s",
-			p->entry.number, what, fmt(p->data_start_bytes, d, sizeof(d)),
-			fmt(e, eb, sizeof(eb)),
-			pg && c < pg * 2 && p->data_start_bytes % pg ?
-			", and each cluster write touches two pages: random writes cost about "
-			"twice as much" : "");
-	}
-	if ((fs->type == FS_VFAT || fs->type == FS_EXFAT) && pg) {
-		uint64_t best = pow2_floor(pg);
-
-		if (fs->type == FS_VFAT && best > FAT32_MAX_CLUSTER)
-			best = FAT32_MAX_CLUSTER;
-		/* smaller clusters are right when page-sized ones would leave
-		 * FAT32 too few (the advice makes that choice too) */
-		if (fs->type == FS_VFAT && p->entry.size_bytes / best < FAT32_MIN_CLUSTERS)
-			best = c;
-		p->misfit |= c < best;
-		if (c < best)
-			problem(p, "partition %u: its %s clusters are smaller than the %s page: "
-				"every cluster write programs a whole page, so small writes "
-				"cost up to %" PRIu64 " times as much", p->entry.number,
-				fmt(c, cb, sizeof(cb)), fmt(pg, pb, sizeof(pb)), best / c);
-	}
-	if (fs->type == FS_F2FS && e && fs->section_bytes % e) {
-		p->misfit = true;
-		problem(p, "partition %u: its f2fs sections of %s are not whole %s erase "
-			"blocks: f2fs cleans a section at a time, so the card copies the "
-			"rest of an erase block around each one", p->entry.number,
-			fmt(fs->section_bytes, d, sizeof(d)), fmt(e, eb, sizeof(eb)));
-	}
-	if (e && fs->stripe_blocks && (fs->stripe_blocks * c) % e)
-		p->misfit = true;
-	if (e && fs->stripe_blocks && (fs->stripe_blocks * c) % e)
-		problem(p, "partition %u: its ext stripe_width of %" PRIu64 " blocks (%s) is "
-			"not a multiple of the %s erase block, so large files are placed "
-			"across erase blocks", p->entry.number, fs->stripe_blocks,
-			fmt(fs->stripe_blocks * c, d, sizeof(d)), fmt(e, eb, sizeof(eb)));
-}
-
-/* A FAT32 the advice cannot align (a unit the reserved sectors cannot
- * reach, a partition too small for enough clusters): say why, from the
- * advice's note, and give exFAT's line, the one it advises instead. */
-static void fat32_out_of_reach(const struct advice *a, struct check_part *p)
-{
-	const struct advice_command *c = advice_command(a, "exfat");
-
-	for (size_t i = 0; i < a->nnotes; i++)
-		if (strncmp(a->notes[i], "FAT32", 5) == 0)
-			problem(p, "partition %u: %s", p->entry.number, a->notes[i]);
-	if (c != NULL && p->nfix < CHECK_MAX_FIX)
-		snprintf(p->fix[p->nfix++], ADVICE_TEXT, "%s", c->line);
-}
-
-/* The commands that fix the flaws: repartition when the start is wrong,
- * else reformat. */
-static void add_fix(const struct disk *d, const struct check_geometry *g,
-		    struct check_part *p)
-{
-	static const char *const purpose[] = { NULL, "fat32", "exfat", "ext4", "ext4",
-					       "ext4", "f2fs" };
+	enum fs_type t = p->fs.type;
+	struct advice_request q = {
+		p->entry.size_bytes,
+		sc->label == PT_GPT ? ADVICE_LABEL_GPT :
+		sc->label == PT_DOS ? ADVICE_LABEL_DOS : ADVICE_LABEL_AUTO,
+		exact, t == FS_EXT2 || t == FS_EXT3 || t == FS_EXT4 || t == FS_F2FS,
+	};
 	struct geometry geo;
-	struct advice_request q = { p->entry.size_bytes, ADVICE_LABEL_AUTO };
-	const struct advice_command *c;
-	struct advice *a;
+	struct advice *a = malloc(sizeof(*a));
 
-	if (!g->erase_bytes || !p->misfit)
-		return;
-	a = malloc(sizeof(*a));
-	if (!a)
-		return;
+	if (!a || !g->erase_bytes)
+		return a;
 	memset(&geo, 0, sizeof(geo));
 	geo.device_bytes = d->size_bytes;
 	geo.sector_bytes = d->sector_bytes;
@@ -210,19 +132,178 @@ static void add_fix(const struct disk *d, const struct check_geometry *g,
 	geo.fat_tested = geo.fat_found = g->fat_area_bytes > 0;
 	geo.fat_size_bytes = g->fat_area_bytes;
 	advice_compute_for(&geo, &q, a);
-	if ((!p->start_aligned || p->in_fat_area) && (c = advice_command(a, "partition")))
+	return a;
+}
+
+/* An exFAT whose data is on the largest power of two dividing an erase
+ * block that is not one (3 x 2^n): what mkfs.exfat's boundary can do, so
+ * its own command is no fix. */
+static bool exfat_best_possible(const struct fsinfo *fs, uint64_t e,
+				const struct check_part *p)
+{
+	return fs->type == FS_EXFAT && e && pow2_factor(e) != e &&
+	       p->data_start_bytes % pow2_factor(e) == 0;
+}
+
+/* Where the data begins, against the erase block. */
+static void judge_data_start(const struct check_geometry *g, struct check_part *p)
+{
+	const struct fsinfo *fs = &p->fs;
+	uint64_t e = g->erase_bytes, pg = g->page_bytes, c = fs->cluster_bytes;
+	char d[32], eb[32], b2[32], what[64];
+
+	p->data_start_bytes = p->entry.start_bytes + fs->data_offset_bytes;
+	p->data_aligned = !e || p->data_start_bytes % e == 0;
+	data_label(fs, what, sizeof(what));
+	if (p->data_aligned || !p->start_aligned)
+		return;		/* a misplaced start says it all */
+	if (exfat_best_possible(fs, e, p)) {
+		problem(p, "partition %u: the %s starts at %s on the device, on the %s "
+			"boundary mkfs.exfat was given but not on the %s erase block: "
+			"--boundary-align takes only powers of two, so exFAT lands on "
+			"this unit only where its FAT happens to end right (FAT32 or "
+			"f2fs can be aligned fully)",
+			p->entry.number, what, fmt(p->data_start_bytes, d, sizeof(d)),
+			fmt(pow2_factor(e), b2, sizeof(b2)), fmt(e, eb, sizeof(eb)));
+		return;
+	}
+	p->misfit = true;
+	problem(p, "partition %u: the %s starts at %s on the device, not on a "
+		"multiple of the %s erase block: each erase block's worth of file "
+		"data is spread over two of the card's, which the card must copy "
+		"around the rest (about twice the work for large writes)%s",
+		p->entry.number, what, fmt(p->data_start_bytes, d, sizeof(d)),
+		fmt(e, eb, sizeof(eb)),
+		pg && c < pg * 2 && p->data_start_bytes % pg ?
+		", and each cluster write touches two pages: random writes cost about "
+		"twice as much" : "");
+}
+
+/* The cluster size the advice would give this FAT or exFAT: the page's
+ * (FAT32 at most 64 KiB, and smaller where page-sized clusters would be
+ * too few for FAT32, as the advice computes for this partition). */
+static uint64_t best_cluster(const struct fsinfo *fs, uint64_t pg, const struct advice *a)
+{
+	uint64_t best = pow2_floor(pg);
+
+	if (fs->type != FS_VFAT)
+		return best;
+	if (a && advice_command(a, "fat32"))
+		return (uint64_t)a->fat32.sectors_per_cluster * a->sector_bytes;
+	return best > FAT32_MAX_CLUSTER ? FAT32_MAX_CLUSTER : best;
+}
+
+/* Clusters (FAT, exFAT) and ext blocks against the page. */
+static void judge_clusters(const struct check_geometry *g, const struct advice *a,
+			   struct check_part *p)
+{
+	const struct fsinfo *fs = &p->fs;
+	uint64_t pg = g->page_bytes, c = fs->cluster_bytes, best;
+	char cb[32], pb[32];
+	bool ext = fs->type == FS_EXT2 || fs->type == FS_EXT3 || fs->type == FS_EXT4;
+
+	if (ext && c < EXT_BLOCK) {
+		p->misfit = true;
+		problem(p, "partition %u: its %s blocks are smaller than 4KiB: each "
+			"block written alone programs a whole page of the card",
+			p->entry.number, fmt(c, cb, sizeof(cb)));
+	}
+	if ((fs->type != FS_VFAT && fs->type != FS_EXFAT) || !pg)
+		return;
+	best = best_cluster(fs, pg, a);
+	if (c >= best)
+		return;
+	p->misfit = true;
+	problem(p, "partition %u: its %s clusters are smaller than the %s page: "
+		"every cluster write programs a whole page, so small writes "
+		"cost up to %" PRIu64 " times as much", p->entry.number,
+		fmt(c, cb, sizeof(cb)), fmt(pg, pb, sizeof(pb)), best / c);
+}
+
+/* f2fs sections and ext stripes against the erase block. */
+static void judge_units(const struct check_geometry *g, struct check_part *p)
+{
+	const struct fsinfo *fs = &p->fs;
+	uint64_t e = g->erase_bytes, c = fs->cluster_bytes;
+	char d[32], eb[32];
+
+	if (fs->type == FS_F2FS && e && fs->section_bytes % e) {
+		p->misfit = true;
+		problem(p, "partition %u: its f2fs sections of %s are not whole %s erase "
+			"blocks: f2fs cleans a section at a time, so the card copies the "
+			"rest of an erase block around each one", p->entry.number,
+			fmt(fs->section_bytes, d, sizeof(d)), fmt(e, eb, sizeof(eb)));
+	}
+	if (e && fs->stripe_blocks && (fs->stripe_blocks * c) % e) {
+		p->misfit = true;
+		problem(p, "partition %u: its ext stripe_width of %" PRIu64 " blocks (%s) is "
+			"not a multiple of the %s erase block, so large files are placed "
+			"across erase blocks", p->entry.number, fs->stripe_blocks,
+			fmt(fs->stripe_blocks * c, d, sizeof(d)), fmt(e, eb, sizeof(eb)));
+	}
+}
+
+static void add_fix_line(struct check_part *p, const struct advice_command *c)
+{
+	if (c != NULL && p->nfix < CHECK_MAX_FIX)
 		snprintf(p->fix[p->nfix++], ADVICE_TEXT, "%s", c->line);
-	if ((unsigned)p->fs.type < sizeof(purpose) / sizeof(purpose[0]) && purpose[p->fs.type] &&
-	    (c = advice_command(a, purpose[p->fs.type])))
-		snprintf(p->fix[p->nfix++], ADVICE_TEXT, "%s", c->line);
-	else if (p->fs.type == FS_VFAT)
-		fat32_out_of_reach(a, p);
+}
+
+/* The command that formats the partition's file system as the advice
+ * says; for a FAT32 the advice cannot align (a unit the reserved sectors
+ * cannot reach, a partition too small for enough clusters), the advice's
+ * reason and exFAT's line, the one it advises instead. */
+static void add_format_fix(const struct advice *a, struct check_part *p)
+{
+	static const char *const purpose[] = { NULL, "fat32", "exfat", "ext4", "ext4",
+					       "ext4", "f2fs" };
+	const char *want = (unsigned)p->fs.type < sizeof(purpose) / sizeof(purpose[0]) ?
+			   purpose[p->fs.type] : NULL;
+	const struct advice_command *c = want ? advice_command(a, want) : NULL;
+
+	if (c != NULL || p->fs.type != FS_VFAT) {
+		add_fix_line(p, c);
+		return;
+	}
+	for (size_t i = 0; i < a->nnotes; i++)
+		if (strncmp(a->notes[i], "FAT32", 5) == 0)
+			problem(p, "partition %u: %s", p->entry.number, a->notes[i]);
+	add_fix_line(p, advice_command(a, "exfat"));
+}
+
+/* The commands that fix the flaws: a new table when the start is wrong
+ * (or a file system fills the whole device) and no other partition would
+ * go with it, then the file system as the advice makes it; else only the
+ * file system, formatted where it is. */
+static void add_fix(const struct disk *d, const struct check_geometry *g,
+		    const struct fix_scope *sc, struct check_part *p)
+{
+	bool table = !p->start_aligned || p->in_fat_area || p->entry.number == 0;
+	struct advice *a;
+
+	if (!g->erase_bytes || !p->misfit)
+		return;
+	if (table && !sc->sole) {
+		problem(p, "partition %u has to move, and a new partition table for it "
+			"would take the other partitions with it: move it with a partition "
+			"editor, or copy everything off and use the layout 'flashprobe "
+			"advise' gives", p->entry.number);
+		return;
+	}
+	a = advice_for(d, g, p, sc, !table);
+	if (!a)
+		return;
+	if (table)
+		add_fix_line(p, advice_command(a, "partition"));
+	add_format_fix(a, p);
 	free(a);
 }
 
 static int check_part(const struct disk *d, const struct check_geometry *g,
-		      const struct pt_entry *e, struct check_part *p)
+		      const struct pt_entry *e, const struct fix_scope *sc,
+		      struct check_part *p)
 {
+	struct advice *a;
 	int ret;
 
 	memset(p, 0, sizeof(*p));
@@ -235,8 +316,16 @@ static int check_part(const struct disk *d, const struct check_geometry *g,
 		return ret;
 	if (p->fs.problem[0])
 		problem(p, "partition %u: %s", e->number, p->fs.problem);
-	judge_filesystem(g, p);
-	add_fix(d, g, p);
+	if (p->fs.type != FS_UNKNOWN) {
+		/* the clusters are judged by what the advice would choose for
+		 * this very partition */
+		a = advice_for(d, g, p, sc, true);
+		judge_data_start(g, p);
+		judge_clusters(g, a, p);
+		judge_units(g, p);
+		free(a);
+	}
+	add_fix(d, g, sc, p);
 	return 0;
 }
 
@@ -246,6 +335,7 @@ static int check_whole_device(const struct disk *d, const struct check_geometry 
 			      struct check_result *r)
 {
 	struct pt_entry whole = { .number = 0, .start_bytes = 0, .size_bytes = d->size_bytes };
+	struct fix_scope sc = { PT_NONE, true };
 	struct fsinfo fs;
 	int ret = fsprobe_read(d, 0, d->size_bytes, &fs);
 	struct parttable *t = &r->table;
@@ -261,12 +351,13 @@ static int check_whole_device(const struct disk *d, const struct check_geometry 
 	}
 	t->kind = PT_NONE;	/* an empty MBR that is really a boot sector */
 	r->nparts = 1;
-	return check_part(d, g, &whole, &r->parts[0]);
+	return check_part(d, g, &whole, &sc, &r->parts[0]);
 }
 
 int layoutcheck_run(const struct disk *d, const struct check_geometry *g,
 		    struct check_result *r)
 {
+	struct fix_scope sc;
 	int ret;
 
 	memset(r, 0, sizeof(*r));
@@ -278,8 +369,10 @@ int layoutcheck_run(const struct disk *d, const struct check_geometry *g,
 		return ret;
 	if (r->table.kind == PT_NONE || (r->table.kind == PT_DOS && !r->table.nparts))
 		return check_whole_device(d, g, r);
+	sc.label = r->table.kind;
+	sc.sole = r->table.nparts == 1;
 	for (size_t i = 0; i < r->table.nparts; i++) {
-		ret = check_part(d, g, &r->table.parts[i], &r->parts[r->nparts++]);
+		ret = check_part(d, g, &r->table.parts[i], &sc, &r->parts[r->nparts++]);
 		if (ret)
 			return ret;
 	}
@@ -311,6 +404,9 @@ int layoutcheck_run_partition(const struct disk *d, const struct check_geometry 
 	struct disk view = { shifted_read, &sh, d->size_bytes + offset, d->sector_bytes };
 	struct pt_entry e = { .number = number, .start_bytes = offset,
 			      .size_bytes = d->size_bytes };
+	/* the disk's table is not read: whether other partitions would go
+	 * with a new one is not known, so no fix replaces it */
+	struct fix_scope sc = { PT_NONE, false };
 
 	memset(r, 0, sizeof(*r));
 	r->device_bytes = d->size_bytes;
@@ -319,7 +415,7 @@ int layoutcheck_run_partition(const struct disk *d, const struct check_geometry 
 	r->partition_device = true;
 	r->table.kind = PT_NONE;
 	r->nparts = 1;
-	return check_part(&view, g, &e, &r->parts[0]);
+	return check_part(&view, g, &e, &sc, &r->parts[0]);
 }
 
 /* ---- reading through a flashprobe device ---- */

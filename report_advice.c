@@ -101,31 +101,45 @@ void report_advice_substitute_names(const char *s, const char *device, const cha
  * device-mapper nodes, partitioned by kpartx) are resolved to the kernel
  * node first, and when that gives no plain /dev name the partition is not
  * guessed. */
-bool report_advice_first_partition(const char *device, char *out, size_t len)
+bool report_advice_partition_node(const char *device, unsigned number, char *out,
+				  size_t len)
 {
 	char *real = realpath(device, NULL);
 	const char *path = real ? real : device;
 	const char *name = path + 5;
 	size_t n = strlen(path);
 	bool ok = !strncmp(path, "/dev/", 5) && n > 5 && !strchr(name, '/') &&
-		  strncmp(name, "dm-", 3) && shell_plain(name);
+		  strncmp(name, "dm-", 3) && shell_plain(name) && number > 0;
 
 	if (ok)
-		ok = (size_t)snprintf(out, len, "%s%s1", path,
-				      isdigit((unsigned char)path[n - 1]) ? "p" : "") < len;
+		ok = (size_t)snprintf(out, len, "%s%s%u", path,
+				      isdigit((unsigned char)path[n - 1]) ? "p" : "",
+				      number) < len;
 	free(real);
 	return ok;
+}
+
+bool report_advice_first_partition(const char *device, char *out, size_t len)
+{
+	return report_advice_partition_node(device, 1, out, len);
+}
+
+void report_advice_substitute_part(const char *s, const char *device, unsigned number,
+				   char *out, size_t len)
+{
+	char part[PATH_MAX + 16];
+	bool real = !strncmp(device, "/dev/", 5) && strlen(device) > 5;
+	bool have_part = real && report_advice_partition_node(device, number, part,
+							       sizeof(part));
+
+	report_advice_substitute_names(s, real ? device : NULL, have_part ? part : NULL,
+				       out, len);
 }
 
 void report_advice_substitute(const char *s, const char *device, char *out,
 			      size_t len)
 {
-	char part[PATH_MAX + 8];
-	bool real = !strncmp(device, "/dev/", 5) && strlen(device) > 5;
-	bool have_part = real && report_advice_first_partition(device, part, sizeof(part));
-
-	report_advice_substitute_names(s, real ? device : NULL, have_part ? part : NULL,
-				       out, len);
+	report_advice_substitute_part(s, device, 1, out, len);
 }
 
 unsigned report_advice_placeholders(const char *line)

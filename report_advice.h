@@ -18,6 +18,10 @@ struct json_writer;
 void report_advice_substitute(const char *s, const char *device, char *out,
 			      size_t len);
 
+/* The same with PARTITION as partition number of device (check's fixes). */
+void report_advice_substitute_part(const char *s, const char *device, unsigned number,
+				   char *out, size_t len);
+
 /* The same with both names given (NULL leaves the word).  Each name is
  * one shell word (report_shell_quote); a name that does not fit whole
  * ends out before it. */
@@ -29,10 +33,12 @@ void report_advice_substitute_names(const char *s, const char *device, const cha
  * when it does not fit. */
 bool report_shell_quote(const char *s, char *out, size_t len);
 
-/* The first partition of the disk at device: its kernel node resolved
+/* The first (or number-th) partition of the disk at device: its kernel node resolved
  * (realpath) and named the kernel's way; false when that is not a plain
  * /dev name (a device-mapper node, a path that does not resolve to one). */
 bool report_advice_first_partition(const char *device, char *out, size_t len);
+bool report_advice_partition_node(const char *device, unsigned number, char *out,
+				  size_t len);
 
 /* Which placeholders a printed line still holds, and the one line that
  * says to replace them (nothing for 0). */

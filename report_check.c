@@ -62,8 +62,10 @@ static void text_part(FILE *out, const struct check_part *p, const char *device,
 		if (disk)	/* a partition device: the table is the disk's */
 			report_advice_substitute_names(p->fix[i], disk, device, line,
 						       sizeof(line));
-		else
-			report_advice_substitute(p->fix[i], device, line, sizeof(line));
+		else	/* a whole-device file system's fix makes partition 1 */
+			report_advice_substitute_part(p->fix[i], device,
+						      p->entry.number ? p->entry.number : 1,
+						      line, sizeof(line));
 		fprintf(out, "    %s\n", line);
 		left |= report_advice_placeholders(line);
 	}

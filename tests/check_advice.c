@@ -216,7 +216,7 @@ END_TEST
 START_TEST(test_label_choice)
 {
 	struct geometry g = base_geometry(4 * MIB, 16 * KIB);
-	struct advice_request q = { 0, ADVICE_LABEL_AUTO };
+	struct advice_request q = { .label = ADVICE_LABEL_AUTO };
 	struct advice a;
 
 	advice_compute_for(&g, &q, &a);
@@ -277,6 +277,11 @@ START_TEST(test_partition_name)
 	ck_assert(!report_advice_first_partition("/dev/disk/by-id/usb-Card_abcd", out,
 						 sizeof(out)));
 	ck_assert(!report_advice_first_partition("/dev/dm-0", out, sizeof(out)));
+	/* check's fixes name the partition they are about */
+	ck_assert(report_advice_partition_node("/dev/sdb", 2, out, sizeof(out)));
+	ck_assert_str_eq(out, "/dev/sdb2");
+	ck_assert(report_advice_partition_node("/dev/mmcblk0", 5, out, sizeof(out)));
+	ck_assert_str_eq(out, "/dev/mmcblk0p5");
 	/* a link resolves to its kernel node (here /dev/null, which exists) */
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(link, sizeof(link), "%s/usb-abcd", dir);
@@ -342,6 +347,51 @@ START_TEST(test_fat32_unit_out_of_reach)
 }
 END_TEST
 
+/* mkfs.exfat fails ("boundary alignment is too big") where the boot
+ * region and the FAT, each rounded up to the boundary, leave nothing: a
+ * partition of one or two units gets a note instead of that line; three
+ * units are enough. */
+START_TEST(test_exfat_too_small_for_boundary)
+{
+	static const struct { uint64_t unit, part; bool ok; } cases[] = {
+		{ 64 * MIB, 128 * MIB, false }, { 64 * MIB, 64 * MIB, false },
+		{ 16 * MIB, 32 * MIB, false }, { 4 * MIB, 8 * MIB, false },
+		{ 64 * MIB, 192 * MIB, true }, { 4 * MIB, 12 * MIB, true },
+	};
+	struct geometry g = base_geometry(cases[_i].unit, 16 * KIB);
+	struct advice_request q = { .part_bytes = cases[_i].part, .label = ADVICE_LABEL_GPT };
+	struct advice a;
+	bool noted = false;
+
+	advice_compute_for(&g, &q, &a);
+	ck_assert_uint_eq(a.part_size_bytes, cases[_i].part);
+	for (size_t i = 0; i < a.nnotes; i++)
+		noted |= strncmp(a.notes[i], "exFAT: ", 7) == 0;
+	ck_assert_int_eq(advice_command(&a, "exfat") != NULL, cases[_i].ok);
+	ck_assert_int_eq(noted, !cases[_i].ok);
+}
+END_TEST
+
+/* check's fix for a partition that stays where it is: formatted at its
+ * real size (the FAT32 reserved sectors depend on it), with a Linux type
+ * when its table is rewritten for ext4. */
+START_TEST(test_exact_size_request)
+{
+	struct geometry g = base_geometry(24 * MIB, 8 * KIB);
+	struct advice_request q = { .part_bytes = 4072 * MIB, .label = ADVICE_LABEL_DOS,
+				    .exact_size = true, .linux_type = true };
+	struct advice a;
+
+	g.device_bytes = 4096 * MIB;
+	advice_compute_for(&g, &q, &a);
+	ck_assert_uint_eq(a.part_size_bytes, 4072 * MIB);
+	ck_assert_ptr_nonnull(strstr(advice_command(&a, "partition")->stdin_text, "type=83"));
+	q.exact_size = false;
+	advice_compute_for(&g, &q, &a);
+	ck_assert_uint_eq(a.part_size_bytes, 4056 * MIB);
+}
+END_TEST
+
 /* An erase size that is no multiple of 4KiB gave cut ext4 stripes and
  * --boundary-align=0K: advise and check refuse it in one line. */
 START_TEST(test_erase_not_4k)
@@ -383,6 +433,8 @@ Suite *advice_suite(void)
 	tcase_add_test(tc, test_used_card);
 	tcase_add_loop_test(tc, test_fat32_unit_out_of_reach, 0, 3);
 	tcase_add_loop_test(tc, test_erase_not_4k, 0, 6);
+	tcase_add_loop_test(tc, test_exfat_too_small_for_boundary, 0, 6);
+	tcase_add_test(tc, test_exact_size_request);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	return s;

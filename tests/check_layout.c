@@ -88,12 +88,14 @@ static void collect(const struct jsonv *list, struct checked *c)
 	}
 }
 
-static void run_check(const char *image, const char *erase, struct checked *c)
+/* check --json on image; page NULL: check times the page with a
+ * read-only align run (--no-realtime keeps a non-root run's notice off
+ * stderr). */
+static void run_check_page(const char *image, const char *erase, const char *page,
+			   struct checked *c)
 {
-	/* no --page: check times the page with a read-only align run;
-	 * --no-realtime keeps a non-root run's notice off stderr */
 	const char *argv[] = { "check", "--json", "--no-realtime", "--erasesize", erase,
-			       image, NULL };
+			       page ? "--page" : image, page ? page : NULL, image, NULL };
 	const struct jsonv *parts;
 	struct run_result r;
 
@@ -108,6 +110,11 @@ static void run_check(const char *image, const char *erase, struct checked *c)
 	for (size_t i = 0; i < jsonv_len(parts); i++)
 		collect(jsonv_get(jsonv_at(parts, i), "problems"), c);
 	tu_run_free(&r);
+}
+
+static void run_check(const char *image, const char *erase, struct checked *c)
+{
+	run_check_page(image, erase, NULL, c);
 }
 
 static const struct jsonv *partition(const struct checked *c, size_t i)
@@ -212,11 +219,15 @@ START_TEST(test_flaw_gpt_1mib_start)
 	const char *mkfs[] = { "mkfs.ext4", "-q", "-F", NULL, NULL };
 	char *image = layout(2 * GIB, "label: gpt\nstart=2048, size=2000000\n", MIB,
 			     2000000 * 512ULL, mkfs);
+	const char *fix;
 	struct checked c;
 
 	run_check(image, "8M", &c);
 	expect_one(&c, "starts at 1MiB (sector 2048), not on a multiple of the 8MiB");
 	ck_assert_str_eq(jsonv_get(c.doc, "check.table")->string, "gpt");
+	/* the new table stays a GPT, and ext4's partition gets Linux's type */
+	fix = jsonv_at(jsonv_get(partition(&c, 0), "fix"), 0)->string;
+	ck_assert_msg(strstr(fix, "label: gpt") && strstr(fix, "0FC63DAF"), "fix: %s", fix);
 	ck_assert_str_eq(jsonv_get(partition(&c, 0), "filesystem.type")->string, "ext4");
 	jsonv_free(c.doc);
 	drop(image);
@@ -270,6 +281,154 @@ START_TEST(test_flaw_f2fs_small_sections)
 }
 END_TEST
 
+/* ---- fixes that converge ---- */
+
+/* The mkfs line fix (PARTITION its last word, no quoting) run on a new
+ * partition file of size bytes, copied into image at start. */
+static void apply_format_fix(const char *fix, const char *image, uint64_t start,
+			     uint64_t size)
+{
+	char words[ADVICE_TEXT], *argv[32], *save = NULL;
+	char *part = tu_sparse_file(tu_fast_dir(), size);
+	size_t n = 0;
+
+	ck_assert_ptr_nonnull(part);
+	ck_assert_msg(!strchr(fix, '\'') && !strchr(fix, '|'), "not a plain line: %s", fix);
+	snprintf(words, sizeof(words), "%s", fix);
+	for (char *w = strtok_r(words, " ", &save); w && n < 31; w = strtok_r(NULL, " ", &save))
+		argv[n++] = strcmp(w, "PARTITION") ? w : part;
+	argv[n] = NULL;
+	tool_ok((const char *const *)argv, NULL);
+	ck_assert_int_eq(tu_copy_sparse(part, image, start), 0);
+	drop(part);
+}
+
+/* mkfs.fat's defaults on a partition of 4072 MiB at 24 MiB, 24 MiB erase
+ * block: the fix formats it at its real size (the reserved sectors
+ * depend on it), and afterwards check finds nothing. */
+START_TEST(test_fix_converges_at_real_size)
+{
+	const char *mkfs[] = { "mkfs.fat", "-F", "32", NULL, NULL };
+	uint64_t size = 4 * GIB - 24 * MIB;
+	char *image = layout(4 * GIB, "label: dos\nstart=49152, type=c\n", 24 * MIB, size, mkfs);
+	const struct jsonv *fix;
+	struct checked c;
+
+	run_check_page(image, "24M", "8K", &c);
+	fix = jsonv_get(partition(&c, 0), "fix");
+	ck_assert_uint_eq(jsonv_len(fix), 1);
+	apply_format_fix(jsonv_at(fix, 0)->string, image, 24 * MIB, size);
+	jsonv_free(c.doc);
+	run_check_page(image, "24M", "8K", &c);
+	ck_assert_msg(c.problems == 0, "after the fix: %s", c.all);
+	jsonv_free(c.doc);
+	drop(image);
+}
+END_TEST
+
+/* The advice's own FAT32 for a 1 GiB partition and a 16 KiB page: 8 KiB
+ * clusters, as 16 KiB ones would be too few once the FATs are counted.
+ * check judges it by the same count: nothing to fix. */
+START_TEST(test_advised_fat32_passes)
+{
+	const char *advise[] = { "advise", "--json", "-e", "4M", "--page", "16K", "--size", "1G",
+				 NULL, NULL };
+	const char *mkfs[20] = { NULL };
+	const struct jsonv *cmds, *argv = NULL;
+	struct run_result r;
+	struct jsonv *doc;
+	struct checked c;
+	char *image = new_image(4 * GIB), *made;
+	size_t n = 0;
+
+	advise[8] = image;
+	tu_run(&r, advise);
+	ck_assert_int_eq(r.status, 0);
+	doc = jsonv_parse(r.out);
+	ck_assert_ptr_nonnull(doc);
+	cmds = jsonv_get(doc, "advice.commands");
+	for (size_t i = 0; i < jsonv_len(cmds); i++)
+		if (!strcmp(jsonv_get(jsonv_at(cmds, i), "purpose")->string, "fat32"))
+			argv = jsonv_get(jsonv_at(cmds, i), "argv");
+	ck_assert_ptr_nonnull(argv);
+	for (size_t i = 0; i < jsonv_len(argv) && n < 18; i++)
+		if (strcmp(jsonv_at(argv, i)->string, "PARTITION"))
+			mkfs[n++] = jsonv_at(argv, i)->string;
+	ck_assert_str_eq(mkfs[6], "16");	/* -s 16: 8 KiB clusters */
+	made = layout(4 * GIB, "label: dos\nstart=8192, size=2097152, type=c\n", 4 * MIB,
+		      GIB, mkfs);
+	run_check_page(made, "4M", "16K", &c);
+	ck_assert_msg(c.problems == 0, "advise's own FAT32: %s", c.all);
+	jsonv_free(c.doc);
+	jsonv_free(doc);
+	tu_run_free(&r);
+	drop(made);
+	drop(image);
+}
+END_TEST
+
+/* Two partitions; the second holds mkfs.fat's defaults (case 0: data off
+ * the unit; case 1: also starting off it).  The first is left alone: its
+ * fix is empty, and the second's never rewrites the table (that would take
+ * the first with it): a mkfs line for it, or none and a reason. */
+START_TEST(test_fix_spares_other_partitions)
+{
+	const char *ext4[] = { "mkfs.ext4", "-q", "-F", NULL, NULL };
+	const char *fat[] = { "mkfs.fat", "-F", "32", NULL, NULL };
+	uint64_t start2 = _i == 0 ? 2105344 : 2105407;
+	char script[160], *image, *part;
+	const struct jsonv *fix1, *fix2;
+	struct checked c;
+
+	snprintf(script, sizeof(script), "label: dos\nstart=8192, size=2097152, type=83\n"
+		 "start=%llu, size=2097152, type=c\n", (unsigned long long)start2);
+	image = layout(4 * GIB, script, 4 * MIB, GIB, ext4);
+	part = tu_sparse_file(tu_fast_dir(), GIB);
+	ck_assert_ptr_nonnull(part);
+	fat[3] = part;
+	tool_ok(fat, NULL);
+	ck_assert_int_eq(tu_copy_sparse(part, image, start2 * 512), 0);
+	drop(part);
+	run_check(image, "4M", &c);
+	fix1 = jsonv_get(partition(&c, 0), "fix");
+	fix2 = jsonv_get(partition(&c, 1), "fix");
+	ck_assert_uint_eq(jsonv_len(fix1), 0);
+	if (_i == 0) {
+		ck_assert_uint_eq(jsonv_len(fix2), 1);
+		ck_assert_msg(!strncmp(jsonv_at(fix2, 0)->string, "mkfs.fat ", 9), "fix: %s",
+			      jsonv_at(fix2, 0)->string);
+	} else {
+		ck_assert_uint_eq(jsonv_len(fix2), 0);
+		ck_assert_msg(strstr(c.all, "partition 2 has to move"), "problems: %s", c.all);
+	}
+	jsonv_free(c.doc);
+	drop(image);
+}
+END_TEST
+
+/* A FAT32 on the whole device, no table: the fix makes the advised table
+ * first, then formats its partition (there is no partition 1 before). */
+START_TEST(test_fix_whole_device)
+{
+	const char *mkfs[] = { "mkfs.fat", "-F", "32", "-I", NULL, NULL };
+	char *image = new_image(2 * GIB);
+	const struct jsonv *fix;
+	struct checked c;
+
+	mkfs[4] = image;
+	tool_ok(mkfs, NULL);
+	run_check_page(image, "4M", "16K", &c);
+	ck_assert_uint_eq(jsonv_get(partition(&c, 0), "number")->number, 0);
+	fix = jsonv_get(partition(&c, 0), "fix");
+	ck_assert_uint_eq(jsonv_len(fix), 2);
+	ck_assert_msg(strstr(jsonv_at(fix, 0)->string, "sfdisk") &&
+		      !strncmp(jsonv_at(fix, 1)->string, "mkfs.fat ", 9), "fix: %s / %s",
+		      jsonv_at(fix, 0)->string, jsonv_at(fix, 1)->string);
+	jsonv_free(c.doc);
+	drop(image);
+}
+END_TEST
+
 /* The fix lines of partition i, one per line. */
 static void fix_lines(const struct checked *c, size_t i, char *out, size_t len)
 {
@@ -299,7 +458,7 @@ START_TEST(test_exfat_on_3x2n_unit)
 	data = (uint64_t)jsonv_get(partition(&c, 0), "filesystem.data_start_bytes")->number;
 	ck_assert_uint_eq(data % (2 * MIB), 0);
 	ck_assert_uint_ne(data % (6 * MIB), 0);		/* the fixture is off the unit */
-	expect_one(&c, "mkfs.exfat accepts only powers of two");
+	expect_one(&c, "--boundary-align takes only powers of two");
 	fix_lines(&c, 0, fix, sizeof(fix));
 	ck_assert_msg(fix[0] == '\0', "a fix that repeats the layout: %s", fix);
 	jsonv_free(c.doc);
@@ -695,6 +854,10 @@ Suite *layout_suite(void)
 		tcase_add_test(tc, test_flaw_f2fs_small_sections);
 		tcase_add_test(tc, test_exfat_on_3x2n_unit);
 		tcase_add_test(tc, test_fat32_out_of_reach);
+		tcase_add_test(tc, test_fix_converges_at_real_size);
+		tcase_add_test(tc, test_advised_fat32_passes);
+		tcase_add_loop_test(tc, test_fix_spares_other_partitions, 0, 2);
+		tcase_add_test(tc, test_fix_whole_device);
 		tcase_add_loop_test(tc, test_gpt_damage, 0, 3);
 		tcase_add_loop_test(tc, test_partition_device, 0, 2);
 	}
