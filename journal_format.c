@@ -43,9 +43,9 @@ enum {
 enum {
 	S_MAGIC = 0, S_GEN = 8, S_RECORDS = 16, S_NDATA = 24, S_BYTES = 32,
 	S_END = 40, S_AREA_LO = 48, S_AREA_HI = 56, S_NFP = 64, S_FP = 72,
-	S_CRC = JR_SLOT_BYTES - 4,
+	S_FLAGS = S_FP + JR_FP_MAX * 16, S_CRC = JR_SLOT_BYTES - 4,
 };
-_Static_assert(S_FP + JR_FP_MAX * 16 <= S_CRC, "fingerprints fit a slot");
+_Static_assert(S_FLAGS + 4 <= S_CRC, "fingerprints and flags fit a slot");
 _Static_assert(H_LINK + JR_LINK_MAX <= H_CRC, "static header fits");
 
 /* Record field offsets. */
@@ -449,6 +449,7 @@ void jr_slot_encode(const struct jr_slot *s, unsigned char *b)
 		put64(b + S_FP + 16 * i, s->fp[i].offset);
 		put64(b + S_FP + 16 * i + 8, s->fp[i].hash);
 	}
+	put32(b + S_FLAGS, s->flags);
 	put32(b + S_CRC, jr_crc32c(b, S_CRC));
 }
 
@@ -477,6 +478,7 @@ static int slot_decode(const unsigned char *b, struct jr_slot *s)
 	s->area_lo = get64(b + S_AREA_LO);
 	s->area_hi = get64(b + S_AREA_HI);
 	s->nfp = get32(b + S_NFP);
+	s->flags = get32(b + S_FLAGS);
 	if (s->gen == 0 || s->nfp > JR_FP_MAX || s->end < JR_HEADER_BYTES ||
 	    s->ndata > s->records || s->area_lo > s->area_hi)
 		return -1;

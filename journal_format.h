@@ -84,7 +84,14 @@ struct jr_slot {
 	uint64_t area_lo, area_hi;	/* hull of what the test may write */
 	uint32_t nfp;
 	struct jr_fingerprint fp[JR_FP_MAX];
+	uint32_t flags;			/* JR_SLOT_* */
 };
+
+/* Every write so far was of the fill byte (FP_FILL_BYTE): a saved range
+ * then reads as saved or as that byte on the right card.  Cleared (and
+ * committed) before the first other write: the capacity check's blocks,
+ * bench's data.  0 in journals written before the flag. */
+#define JR_SLOT_FILL_ONLY 1u
 
 enum jr_slots_state {
 	JR_SLOTS_NONE,			/* never committed: nothing written */

@@ -44,6 +44,8 @@
 #define RESYNC_CHUNK (64u * 1024u)
 
 /* One intact data record: where it is in the file and what it covers. */
+#define CONTENT_SAMPLES 32	/* check_saved_content() */
+
 struct jr_entry {
 	uint64_t pos;
 	uint64_t offset, length;
@@ -617,6 +619,93 @@ static int check_fingerprint(const char *path, const struct jr_header *h,
 	return -FP_EREFUSED;
 }
 
+/* Whether each sector of dev holds what the journal saved there or the
+ * fill byte the tests write: what the right card can hold in a saved
+ * range, and another card (or a file copied over the image) almost never. */
+static bool sample_explained(const unsigned char *saved, const unsigned char *now,
+			     size_t len, uint32_t sector)
+{
+	for (size_t at = 0; at < len; at += sector) {
+		bool fill = true;
+
+		if (memcmp(saved + at, now + at, sector) == 0)
+			continue;
+		for (size_t k = 0; k < sector && fill; k++)
+			fill = now[at + k] == FP_FILL_BYTE;
+		if (!fill)
+			return false;
+	}
+	return true;
+}
+
+/* One sample of record e: JR_FP_BLOCK_BYTES (whole sectors) from its
+ * middle, as saved and as the device reads now.  1 explained, 0 not, or
+ * a negative errno from the journal. */
+static int check_sample(int fd, const struct jr_entry *e, struct fp_dev *dev,
+			unsigned char *saved, unsigned char *now)
+{
+	uint32_t sector = fp_dev_sector_bytes(dev);
+	uint64_t len = (JR_FP_BLOCK_BYTES + sector - 1) / sector * sector;
+	uint64_t delta = e->length / 2 / sector * sector;
+	ssize_t n;
+
+	if (len > e->length - delta)
+		len = e->length - delta;
+	n = util_pread_full(fd, saved, (size_t)len, e->pos + JR_REC_BYTES + delta);
+	if (n < 0)
+		return (int)n;
+	if ((uint64_t)n < len)
+		return -EIO;
+	if (fp_dev_read_timed(dev, now, (size_t)len, e->offset + delta, NULL) != 0)
+		return 0;
+	return sample_explained(saved, now, (size_t)len, sector);
+}
+
+/* Inside what the journal saved, the device must read as saved or as the
+ * tests' fill byte.  The fingerprint cannot tell another card when the
+ * test saved nearly all of it (find-fat on a small card): a file of the
+ * same size copied over the image, or another card in the same reader,
+ * would get the journal's data and the tested card none.  Samples spread
+ * over the records.  Only where every write was of the fill byte (open-au,
+ * find-fat, the AU search); the capacity check's and bench's journals are
+ * left to the fingerprint. */
+static int check_saved_content(int fd, const char *path, const struct jr_header *h,
+			       const struct jr_scan *s, struct fp_dev *dev,
+			       unsigned flags, struct journal_restore_report *rep,
+			       unsigned char *saved, unsigned char *now, char *err,
+			       size_t errlen)
+{
+	size_t nsamples = s->n < CONTENT_SAMPLES ? s->n : CONTENT_SAMPLES;
+	unsigned differ = 0;
+	uint64_t first = 0;
+	int rc;
+
+	if (!(h->slot.flags & JR_SLOT_FILL_ONLY))
+		return 0;
+	for (size_t k = 0; k < nsamples; k++) {
+		const struct jr_entry *e = &s->v[k * s->n / nsamples];
+
+		rc = check_sample(fd, e, dev, saved, now);
+		if (rc < 0)
+			return rc;
+		if (rc == 0 && differ++ == 0)
+			first = e->offset;
+	}
+	/* one odd sample may be a worn sector; another card differs in most */
+	if (differ < 2 || differ * 2 < nsamples)
+		return 0;
+	if (flags & JOURNAL_RESTORE_FORCE) {
+		rep->fingerprint_forced = true;
+		return 0;
+	}
+	fp_errf(err, errlen, "'%s' is probably not the card journal '%s' was "
+	    "made on: %u of %zu places the test saved hold neither what it saved "
+	    "nor what it wrote (the first at byte %" PRIu64 "); nothing was "
+	    "restored.  If it is the same card, run 'flashprobe restore --force %s'",
+	    fp_dev_path(dev), path, differ, nsamples, first, path);
+	return -FP_EREFUSED;
+}
+
 /* The header of a journal whose own header is damaged, for --force:
  * the device's values, every record checked against them. */
 static void forced_header(struct fp_dev *dev, struct jr_header *h)
@@ -873,6 +962,10 @@ int jr_restore_locked(int fd, const char *path, struct fp_dev *dev,
 	    !(flags & JOURNAL_RESTORE_SAME_DEVICE))
 		rc = check_fingerprint(path, &h, &s, dev, flags, rep, err,
 				       errlen);
+	if (rc == 0 && h.slots == JR_SLOTS_OK &&
+	    !(flags & JOURNAL_RESTORE_SAME_DEVICE))
+		rc = check_saved_content(fd, path, &h, &s, dev, flags, rep,
+					 buf, vbuf, err, errlen);
 	if (rc == 0)
 		rc = replay_all(fd, &h, &s, dev, progress, progress_arg, rep,
 				buf, vbuf);

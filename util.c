@@ -99,3 +99,10 @@ bool util_wbuf_may_hide(uint64_t written, const char *what, char *note, size_t l
 		 "than that would look the same", what, (unsigned long long)(written >> 20));
 	return true;
 }
+
+bool util_is_fill(const void *p, size_t len)
+{
+	const unsigned char *b = p;
+
+	return len == 0 || (b[0] == FP_FILL_BYTE && memcmp(b, b + 1, len - 1) == 0);
+}

@@ -95,6 +95,22 @@ static uint64_t dev_sum(struct fp_dev *d)
 	return dev_sum_range(d, 0, fp_dev_size_bytes(d));
 }
 
+/* The tests' fill byte over [start, end) through d, 1 MiB at a time (as
+ * open-au and find-fat write). */
+static void fill_area(struct fp_dev *d, uint64_t start, uint64_t end)
+{
+	unsigned char *buf = fp_dev_alloc_buf(MIB);
+
+	ck_assert_ptr_nonnull(buf);
+	memset(buf, FP_FILL_BYTE, MIB);
+	ck_assert_int_eq(fp_dev_set_write_area(d, start, end), 0);
+	for (uint64_t off = start; off < end; off += MIB)
+		ck_assert_int_eq(fp_dev_write_timed(d, buf, (size_t)(end - off < MIB ?
+								      end - off : MIB),
+						    off, NULL), 0);
+	free(buf);
+}
+
 /* Write seeded garbage over [start, end) through d in uneven chunks. */
 static void scribble(struct fp_dev *d, uint64_t start, uint64_t end,
 		     uint64_t seed)
@@ -220,6 +236,44 @@ START_TEST(test_roundtrip_sim)
 					    start, NULL), 0);
 	fp_dev_close(jd);
 	fp_dev_close(d);
+}
+END_TEST
+
+/* A test that saved the whole image before writing it (find-fat on a
+ * small card) leaves the fingerprint nothing to compare.  Another file of
+ * the same size copied over the image after the crash (same path, same
+ * inode) must not get the journal's data: the saved ranges read as
+ * neither what was saved nor the fill byte, so the restore is refused
+ * (status 3's error) and the file stays as it is; --force restores. */
+START_TEST(test_replaced_image_refused)
+{
+	char *img = bf_image_in(test_dir, 8u * MIB, 21), *other = bf_image_in(test_dir, 8u * MIB, 22);
+	struct journal_restore_report rep;
+	struct fp_dev *d = NULL, *jd;
+	char path[PATH_MAX], err[512] = "";
+	uint64_t before, replaced;
+	int rc;
+
+	ck_assert(img && other);
+	before = tu_checksum(img);
+	ck_assert_msg(fp_dev_open_path(img, FP_OPEN_WRITE, &d, err, sizeof(err)) == 0, "%s", err);
+	jpath(path, sizeof(path), "replaced.journal");
+	jd = jopen(d, path);
+	fill_area(jd, 0, 8u * MIB);
+	fp_dev_close(jd);	/* killed */
+	ck_assert_int_eq(tu_copy_sparse(other, img, 0), 0);
+	replaced = tu_checksum(img);
+	rc = journal_restore(path, d, 0, NULL, NULL, &rep, err, sizeof(err));
+	ck_assert_msg(rc == -FP_EREFUSED && strstr(err, "probably not the card"), "%d %s", rc, err);
+	ck_assert_uint_eq(tu_checksum(img), replaced);
+	ck_assert(exists(path));
+	ck_assert_int_eq(journal_restore(path, d, JOURNAL_RESTORE_FORCE, NULL, NULL, &rep, err,
+					 sizeof(err)), 0);
+	ck_assert_uint_eq(tu_checksum(img), before);
+	fp_dev_close(d);
+	unlink(other);
+	free(other);
+	free(img);
 }
 END_TEST
 
@@ -505,15 +559,24 @@ END_TEST
 /* A journal left behind by a run that died after writing on d the way
  * open-au and find-fat do: each 1 MiB block saved (and committed) on the
  * fly just before its first write, so the journal holds several commits. */
-static uint64_t crashed_sparse_run(struct fp_dev *d, const char *path,
-				   uint64_t start, uint64_t end)
+static uint64_t crashed_sparse_run_of(struct fp_dev *d, const char *path,
+				      uint64_t start, uint64_t end, bool fill)
 {
 	struct fp_dev *jd = jopen(d, path);
 
-	scribble(jd, start, end, 98);
+	if (fill)
+		fill_area(jd, start, end);
+	else
+		scribble(jd, start, end, 98);
 	fp_dev_close(jd);	/* no journal_finish: as if killed */
 	ck_assert(exists(path));
 	return dev_sum(d);
+}
+
+static uint64_t crashed_sparse_run(struct fp_dev *d, const char *path,
+				   uint64_t start, uint64_t end)
+{
+	return crashed_sparse_run_of(d, path, start, end, false);
 }
 
 /* Where every record of a journal file starts, and where the file ends
@@ -736,7 +799,9 @@ START_TEST(test_erased_slots)
 	free(j);
 	ck_assert_uint_eq(dev_sum(d), orig);
 
-	damaged = crashed_sparse_run(d, one, AREA_START, AREA_START + MIB);
+	/* fill-byte writes: one commit (other data adds a second, which
+	 * says the writes are no longer all of the fill byte) */
+	damaged = crashed_sparse_run_of(d, one, AREA_START, AREA_START + MIB, true);
 	j = slurp(one, &len);
 	ck_assert_int_eq(restore_zeroed(d, copy, j, len, 2560, 512, orig,
 					damaged, "the only slot"), 0);
@@ -1783,6 +1848,7 @@ Suite *journal_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_roundtrip_sim);
 	tcase_add_test(tc, test_roundtrip_file);
+	tcase_add_test(tc, test_replaced_image_refused);
 	tcase_add_test(tc, test_on_the_fly);
 	tcase_add_test(tc, test_card_swapped_mid_test);
 	tcase_add_test(tc, test_card_swapped_whole_card);
