@@ -1417,6 +1417,18 @@ static const struct measurement bench_measurement = {
 	bench_evidence,
 };
 
+/* restore DEVICE found no journal: say where it looked (a journal kept
+ * under another FLASHPROBE_STATE_DIR is not seen). */
+static int nothing_to_restore(const char *device)
+{
+	const char *env = getenv(JOURNAL_STATE_ENV);
+	bool have_env = env != NULL && env[0] != '\0';
+
+	return fail(FP_EXIT_OK, "no unfinished journal for '%s' in %s%s%s or %s: "
+		    "nothing to restore", device, have_env ? env : "", have_env ? ", " : "",
+		    JOURNAL_STATE_DIR, JOURNAL_FALLBACK_DIR);
+}
+
 /* restore DEVICE found only the journal of another node over its data
  * (an image file and a loop device over it, a disk and its partition):
  * that journal restores through its own node, named in it. */
@@ -1468,8 +1480,7 @@ static int run_restore(const struct cli *c)
 			return ret;
 		ret = journal_find_pending(device, journal, sizeof(journal), err, sizeof(err));
 		if (ret == 0)
-			return fail(FP_EXIT_OK, "no unfinished journal for '%s': nothing to restore",
-				    device);
+			return nothing_to_restore(device);
 		if (ret == JOURNAL_PENDING_ALIAS)
 			return refuse_alias_restore(device, journal);
 		/* another card's journal under this one's name: --force

@@ -301,16 +301,17 @@ static bool identity_node(const struct jr_identity *id, struct stat *st)
 
 bool jr_shares_data(const struct jr_identity *id, const struct stat *st)
 {
-	static const char loop[] = "loop:";
+	const char *file = strchr(id->serial, ':');
 	struct stat node;
 
 	if (identity_node(id, &node) && safety_nodes_overlap(&node, st))
 		return true;
-	/* a loop device's journal: its backing file, which any other loop
-	 * device over it (or the file itself) reads too */
-	return strncmp(id->serial, loop, sizeof(loop) - 1) == 0 &&
-	       stat(id->serial + sizeof(loop) - 1, &node) == 0 &&
-	       S_ISREG(node.st_mode) && safety_nodes_overlap(&node, st);
+	/* a loop device's journal: its backing file (or device), which any
+	 * other loop device over it, at any offset, reads too */
+	return strncmp(id->serial, "loop", 4) == 0 && file != NULL &&
+	       stat(file + 1, &node) == 0 &&
+	       (S_ISREG(node.st_mode) || S_ISBLK(node.st_mode)) &&
+	       safety_nodes_overlap(&node, st);
 }
 
 static const char *kind_word(uint32_t kind)

@@ -1248,7 +1248,7 @@ int journal_find_pending(const char *device, char *found, size_t foundlen,
 			 char *err, size_t errlen)
 {
 	const char *env = getenv(JOURNAL_STATE_ENV);
-	const char *dirs[2] = { JOURNAL_STATE_DIR, JOURNAL_FALLBACK_DIR };
+	const char *dirs[3] = { JOURNAL_STATE_DIR, JOURNAL_FALLBACK_DIR, NULL };
 	size_t ndirs = 2, i;
 	struct pending_query q;
 	int rc = 0, hit = 0;
@@ -1267,9 +1267,14 @@ int journal_find_pending(const char *device, char *found, size_t foundlen,
 		fp_errf(err, errlen, "cannot open '%s': %s", device, strerror(-rc));
 		return rc;
 	}
-	if (env != NULL && env[0] != '\0') {
+	/* FLASHPROBE_STATE_DIR first, then the default places too: a journal
+	 * left by a run without it is still found (and blocks new tests) */
+	if (env != NULL && env[0] != '\0' && strcmp(env, JOURNAL_STATE_DIR) != 0 &&
+	    strcmp(env, JOURNAL_FALLBACK_DIR) != 0) {
+		dirs[2] = dirs[1];
+		dirs[1] = dirs[0];
 		dirs[0] = env;
-		ndirs = 1;
+		ndirs = 3;
 	}
 	/* an alias's journal (found stays on it) unless the next directory
 	 * holds the device's own */

@@ -40,6 +40,8 @@
 #include "procfd.h"
 #include "safety.h"
 
+#define LOOP_CHAIN_MAX 8	/* loop devices over loop devices, followed */
+
 /* ---- sysfs: the disk and its partitions ---- */
 
 /* One block device of a disk: the disk itself or a partition. */
@@ -590,16 +592,23 @@ static bool devnum_backing(const struct sysfs_roots *r, unsigned major,
 }
 
 /* The file whose data st reads and writes: a regular file itself, a loop
- * device (or a partition of one) its backing file. */
+ * device (or a partition of one) its backing file, through loop devices
+ * over loop devices too. */
 static bool data_file_of(const struct sysfs_roots *r, const struct stat *st,
 			 struct stat *file)
 {
-	if (S_ISREG(st->st_mode)) {
-		*file = *st;
-		return true;
+	struct stat cur = *st;
+
+	for (int depth = 0; depth < LOOP_CHAIN_MAX; depth++) {
+		if (S_ISREG(cur.st_mode)) {
+			*file = cur;
+			return true;
+		}
+		if (!S_ISBLK(cur.st_mode) ||
+		    !devnum_backing(r, major(cur.st_rdev), minor(cur.st_rdev), &cur))
+			return false;
 	}
-	return S_ISBLK(st->st_mode) &&
-	       devnum_backing(r, major(st->st_rdev), minor(st->st_rdev), file);
+	return false;
 }
 
 /* Whether two nodes (an image, a loop device over it, another loop device

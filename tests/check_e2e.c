@@ -990,47 +990,59 @@ static void detach_own(char **dev)
 	*dev = NULL;
 }
 
-/* Case 0: a test of a loop device is killed, the loop device detached;
- * then the image file itself is tested.  Case 1: a test of the image is
- * killed; then a loop device over it is tested.  Either test would
- * overwrite what the journal saved (and restoring that journal then puts
- * test data back): both are refused, as is "restore" of the other name,
- * with status 3, nothing written and the journal named; restoring the
- * journal brings the data back.  The test attaches and detaches its own
- * loop devices (it runs in a child process), all before it asserts. */
+/* Two names for the same data: the first is tested and killed, then the
+ * second is tested and restored by name.  NULL options: the image file
+ * itself; else a loop device attached with them, over the image or (over
+ * the first) over the first loop device. */
+static const struct alias_case {
+	const char *first, *second;
+	bool over_first;
+} alias_cases[] = {
+	{ "", NULL, false },				/* a loop device, then the image */
+	{ NULL, "", false },				/* the image, then a loop device */
+	{ "", "", true },				/* a loop device over the loop device */
+	{ "--sizelimit 67108864", "--offset 1048576", false },	/* another window */
+};
+
+/* Either second test would overwrite what the journal saved (and
+ * restoring that journal then puts test data back): both are refused, as
+ * is "restore" of the second name, with status 3, nothing written and
+ * the journal named; restoring the journal brings the data back.  The
+ * test attaches and detaches its own loop devices (it runs in a child
+ * process), all before it asserts. */
 START_TEST(test_pending_journal_of_alias)
 {
+	const struct alias_case *k = &alias_cases[_i];
 	char journal[PATH_MAX + 300], names[512], other[PATH_MAX];
 	struct run_result t, rs, fix;
-	uint64_t sum0, sum_killed, sum_refused, sum_restored;
-	bool on_loop = _i == 0;
-	char *img = bf_image_in(work, 64 * MIB, IMG_SEED + 7), *dev = NULL;
+	uint64_t sum0, sum_after_kill, sum_killed, sum_refused, sum_restored;
+	char *img = bf_image_in(work, 65 * MIB, IMG_SEED + 7), *dev = NULL, *dev2 = NULL;
 
 	ck_assert_msg(img != NULL, "could not make an image in %s", work);
 	sum0 = csum(img);
-	if (on_loop)
-		dev = tu_loop_attach(img, false);
-	kill_with_journal(on_loop ? dev : img, journal, sizeof(journal));
-	if (on_loop)
-		detach_own(&dev);
-	else
-		dev = tu_loop_attach(img, false);
-	snprintf(other, sizeof(other), "%s", on_loop ? img : dev ? dev : "");
+	if (k->first)
+		dev = tu_loop_attach_opts(img, k->first);
+	kill_with_journal(k->first ? dev : img, journal, sizeof(journal));
+	sum_after_kill = csum(img);
+	if (k->first && !k->over_first)
+		detach_own(&dev);	/* the image is free for the second */
+	if (k->second)
+		dev2 = tu_loop_attach_opts(k->over_first ? dev : img, k->second);
+	snprintf(other, sizeof(other), "%s", k->second ? dev2 ? dev2 : "" : img);
 	sum_killed = csum(other);
 	run_args(&t, "find-fat", "--write", "--yes", "--erasesize=1M", other);
 	run_args(&rs, "restore", other, NULL, NULL, NULL);
 	sum_refused = csum(other);
-	if (on_loop)
-		dev = tu_loop_attach(img, false);
-	else
-		detach_own(&dev);
+	detach_own(&dev2);
+	if (k->first && !dev)
+		dev = tu_loop_attach_opts(img, k->first);	/* the journal's device */
 	run_args(&fix, "restore", journal, NULL, NULL, NULL);
 	detach_own(&dev);
 	sum_restored = csum(img);
 	unlink(img);
 	free(img);
 	ck_assert_msg(journal[0], "the killed test left no journal");
-	ck_assert_msg(sum_killed != sum0, "the killed test had written nothing");
+	ck_assert_msg(sum_after_kill != sum0, "the killed test had written nothing");
 	ck_assert_msg(t.status == 3 && tu_count_lines(t.err) == 1 && strstr(t.err, journal) &&
 		      strstr(t.err, "flashprobe restore"),
 		      "a test of '%s' with the journal of its alias pending: status %d, '%s'",
@@ -1047,6 +1059,45 @@ START_TEST(test_pending_journal_of_alias)
 	tu_run_free(&t);
 	tu_run_free(&rs);
 	tu_run_free(&fix);
+}
+END_TEST
+
+/* A test run without FLASHPROBE_STATE_DIR (journal in /var/lib/flashprobe)
+ * crashes; later runs with it set still see that journal: a new test is
+ * refused (status 3) and "restore IMAGE" finds and replays it. */
+START_TEST(test_journal_found_outside_state_dir)
+{
+	const char *const crash[] = { "find-fat", "--write", "--yes", "--erasesize=1M", NULL,
+				      NULL };
+	const char *argv[6];
+	char *img = bf_image_in(work, 64 * MIB, IMG_SEED + 9);
+	struct tu_child ch;
+	struct run_result r, t, rs;
+	uint64_t sum0, sum_crash;
+	int sig;
+
+	ck_assert_ptr_nonnull(img);
+	sum0 = csum(img);
+	memcpy(argv, crash, sizeof(argv));
+	argv[4] = img;
+	unsetenv("FLASHPROBE_STATE_DIR");	/* this child only */
+	ck_assert_int_eq(tu_spawn(&ch, argv, 8 * MIB), 0);
+	sig = tu_wait(&ch, &r);
+	tu_run_free(&r);
+	sum_crash = csum(img);
+	setenv("FLASHPROBE_STATE_DIR", state, 1);
+	run_args(&t, "find-fat", "--write", "--yes", "--erasesize=1M", img);
+	run_args(&rs, "restore", img, NULL, NULL, NULL);
+	ck_assert_msg(sig == SIGXFSZ, "the run did not crash as planned (signal %d)", sig);
+	ck_assert_msg(sum_crash != sum0, "the crashed run wrote nothing");
+	ck_assert_msg(t.status == 3 && strstr(t.err, "/var/lib/flashprobe/"),
+		      "a test with the other journal pending: %d '%s'", t.status, t.err);
+	ck_assert_msg(rs.status == 0 && csum(img) == sum0, "restore: %d '%s' '%s'", rs.status,
+		      rs.out, rs.err);
+	tu_run_free(&t);
+	tu_run_free(&rs);
+	unlink(img);
+	free(img);
 }
 END_TEST
 
@@ -1886,7 +1937,9 @@ Suite *e2e_suite(void)
 	add_scene_torn(s, "output-alias", output_alias_setup, alias_teardown,
 		       test_output_is_device_data, NCASES(output_alias_cases), NULL);
 	add_scene_torn(s, "pending-alias", env_setup, image_teardown,
-		       test_pending_journal_of_alias, 2, NULL);
+		       test_pending_journal_of_alias, NCASES(alias_cases), NULL);
+	add_scene_torn(s, "journal-outside-state-dir", env_setup, image_teardown,
+		       test_journal_found_outside_state_dir, 1, NULL);
 	add_scene(s, "refuse-swap", swap_setup, test_refused, NCASES(refusal_cases),
 		  "mkswap swapon swapoff");
 	add_scene(s, "refuse-readonly", readonly_setup, test_refused, NCASES(refusal_cases),

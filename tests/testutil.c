@@ -204,11 +204,15 @@ const char *tu_loop_unavailable(void)
 
 char *tu_loop_attach(const char *path, bool partscan)
 {
+	return tu_loop_attach_opts(path, partscan ? "-P" : "");
+}
+
+char *tu_loop_attach_opts(const char *path, const char *opts)
+{
 	char cmd[512], dev[256] = "";
 	FILE *p;
 
-	snprintf(cmd, sizeof(cmd), "losetup --find --show %s '%s' 2>/dev/null",
-		 partscan ? "-P" : "", path);
+	snprintf(cmd, sizeof(cmd), "losetup --find --show %s '%s' 2>/dev/null", opts, path);
 	p = popen(cmd, "r");
 	if (!p)
 		return NULL;

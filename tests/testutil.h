@@ -69,6 +69,8 @@ const char *tu_loop_unavailable(void);
 /* Attach a loop device to path (losetup --find --show); returns a
  * malloc'ed device path or NULL.  partscan adds -P. */
 char *tu_loop_attach(const char *path, bool partscan);
+/* The same with losetup options ("--offset 1048576", "-r"). */
+char *tu_loop_attach_opts(const char *path, const char *opts);
 /* Detach; safe to call with NULL. */
 void tu_loop_detach(const char *dev);
 
