@@ -572,6 +572,23 @@ static bool covered(const struct jr_scan *s, uint64_t off, uint64_t len)
 	return false;
 }
 
+/* The device does not look like the journal's card (why says what
+ * differs): refused, or replayed all the same with --force. */
+static int other_card(const char *path, struct fp_dev *dev, unsigned flags,
+		      const char *why, const char *example,
+		      struct journal_restore_report *rep, char *err, size_t errlen)
+{
+	if (flags & JOURNAL_RESTORE_FORCE) {
+		rep->fingerprint_forced = true;
+		return 0;
+	}
+	fp_errf(err, errlen, "'%s' is probably not the card journal '%s' was "
+	    "made on: %s; nothing was restored.  If it is the same card%s, run "
+	    "'flashprobe restore --force %s'", fp_dev_path(dev), path, why,
+	    example, path);
+	return -FP_EREFUSED;
+}
+
 /* The blocks the test saw and never wrote must read as they did: a
  * card swapped in the same reader (same serial, same size) would get
  * the journal's data otherwise.  Blocks inside a saved range are
@@ -587,6 +604,7 @@ static int check_fingerprint(const char *path, const struct jr_header *h,
 	unsigned char *buf = fp_dev_alloc_buf((size_t)block);
 	unsigned checked = 0, differ = 0;
 	uint64_t first = 0;
+	char why[160];
 
 	if (buf == NULL)
 		return -ENOMEM;
@@ -606,17 +624,11 @@ static int check_fingerprint(const char *path, const struct jr_header *h,
 	free(buf);
 	if (differ == 0)
 		return 0;
-	if (flags & JOURNAL_RESTORE_FORCE) {
-		rep->fingerprint_forced = true;
-		return 0;
-	}
-	fp_errf(err, errlen, "'%s' is probably not the card journal '%s' was "
-	    "made on: %u of %u blocks the test did not write differ from what "
-	    "it saw (the first at byte %" PRIu64 "); nothing was "
-	    "restored.  If it is the same card (for example a fake card whose "
-	    "writes wrap around), run 'flashprobe restore --force %s'",
-	    fp_dev_path(dev), path, differ, checked, first, path);
-	return -FP_EREFUSED;
+	snprintf(why, sizeof(why), "%u of %u blocks the test did not write differ "
+		 "from what it saw (the first at byte %" PRIu64 ")", differ, checked,
+		 first);
+	return other_card(path, dev, flags, why, " (for example a fake card whose "
+			  "writes wrap around)", rep, err, errlen);
 }
 
 /* Whether each sector of dev holds what the journal saved there or the
@@ -678,6 +690,7 @@ static int check_saved_content(int fd, const char *path, const struct jr_header 
 	size_t nsamples = s->n < CONTENT_SAMPLES ? s->n : CONTENT_SAMPLES;
 	unsigned differ = 0;
 	uint64_t first = 0;
+	char why[160];
 	int rc;
 
 	if (!(h->slot.flags & JR_SLOT_FILL_ONLY))
@@ -694,16 +707,10 @@ static int check_saved_content(int fd, const char *path, const struct jr_header 
 	/* one odd sample may be a worn sector; another card differs in most */
 	if (differ < 2 || differ * 2 < nsamples)
 		return 0;
-	if (flags & JOURNAL_RESTORE_FORCE) {
-		rep->fingerprint_forced = true;
-		return 0;
-	}
-	fp_errf(err, errlen, "'%s' is probably not the card journal '%s' was "
-	    "made on: %u of %zu places the test saved hold neither what it saved "
-	    "nor what it wrote (the first at byte %" PRIu64 "); nothing was "
-	    "restored.  If it is the same card, run 'flashprobe restore --force %s'",
-	    fp_dev_path(dev), path, differ, nsamples, first, path);
-	return -FP_EREFUSED;
+	snprintf(why, sizeof(why), "%u of %zu places the test saved hold neither "
+		 "what it saved nor what it wrote (the first at byte %" PRIu64 ")",
+		 differ, nsamples, first);
+	return other_card(path, dev, flags, why, "", rep, err, errlen);
 }
 
 /* The header of a journal whose own header is damaged, for --force:
