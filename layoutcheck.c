@@ -60,7 +60,8 @@ static void data_label(const struct fsinfo *fs, char *out, size_t len)
 		snprintf(out, len, "%s %s", fsprobe_type_name(fs->type), fs->data_name);
 }
 
-static void judge_start(const struct check_geometry *g, struct check_part *p)
+static void judge_start(const struct check_geometry *g, uint32_t sector,
+			struct check_part *p)
 {
 	uint64_t start = p->entry.start_bytes, e = g->erase_bytes, pg = g->page_bytes;
 	char s[32], eb[32], pb[32], n[32];
@@ -74,7 +75,7 @@ static void judge_start(const struct check_geometry *g, struct check_part *p)
 		problem(p, "partition %u starts at %s (sector %" PRIu64 "), not on a multiple "
 			"of the %s erase block: its writes straddle the card's erase blocks, "
 			"so the card copies more than is written (start it at %s)%s",
-			p->entry.number, fmt(start, s, sizeof(s)), start / 512,
+			p->entry.number, fmt(start, s, sizeof(s)), start / sector,
 			fmt(e, eb, sizeof(eb)),
 			fmt((start / e + 1) * e > g->fat_area_bytes ? (start / e + 1) * e :
 			    (g->fat_area_bytes + e - 1) / e * e, n, sizeof(n)),
@@ -310,7 +311,7 @@ static int check_part(const struct disk *d, const struct check_geometry *g,
 	p->entry = *e;
 	if (e->problem[0])
 		problem(p, "%s", e->problem);
-	judge_start(g, p);
+	judge_start(g, d->sector_bytes ? d->sector_bytes : 512, p);
 	ret = fsprobe_read(d, e->start_bytes, e->size_bytes, &p->fs);
 	if (ret)
 		return ret;
