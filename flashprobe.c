@@ -1511,6 +1511,12 @@ static int run_restore(const struct cli *c)
 		       rep.deleted ? "the journal was deleted" : "the journal was kept");
 	if (rep.note[0])
 		printf("note: %s\n", rep.note);
+	/* a journal left after its data was put back would, restored again,
+	 * undo whatever the card holds by then */
+	if (!rep.deleted && !rep.nothing_written)
+		return fail(FP_EXIT_FAILURE, "the journal '%s' could not be deleted: delete "
+			    "it by hand before using the card; restoring it again would undo "
+			    "every change made to the card since", journal);
 	sig = safety_interrupted();
 	if (sig)
 		return fail(safety_exit_status(sig), "interrupted by signal %d; the "

@@ -800,6 +800,45 @@ START_TEST(test_journal_fs_read_only)
 }
 END_TEST
 
+/* The restore put the data back but its journal's file system had gone
+ * read-only: the journal stays, and restoring it again later would undo
+ * whatever the card holds by then.  Status 1, and the line says to delete
+ * it by hand; the image is restored. */
+START_TEST(test_restored_journal_not_deleted)
+{
+	char *img = new_image(IMG_BYTES, 52);
+	uint64_t before = tu_checksum(img), after;
+	char journal[PATH_MAX + 32], arg[PATH_MAX + 48];
+	struct tu_child ch;
+	struct run_result r;
+	bool kept;
+	int sig;
+
+	ck_assert_msg(tiny.mnt[0], "no tiny file system: %s", tiny.why);
+	snprintf(journal, sizeof(journal), "%s/kept.journal", tiny.mnt);
+	snprintf(arg, sizeof(arg), "--journal=%s", journal);
+	ck_assert_int_eq(tu_spawn(&ch, (const char *const[]){ "find-fat", "--write", "--yes",
+							    "--erasesize=1M", arg, img, NULL },
+				  2 * MIB), 0);
+	sig = tu_wait(&ch, &r);
+	tu_run_free(&r);
+	ck_assert_int_eq(bf_sh("mount -o remount,ro '%s'", tiny.mnt), 0);
+	tu_run(&r, (const char *const[]){ "restore", journal, NULL });
+	after = tu_checksum(img);
+	kept = access(journal, F_OK) == 0;
+	ck_assert_int_eq(bf_sh("mount -o remount,rw '%s'", tiny.mnt), 0);
+	unlink(journal);
+	ck_assert_msg(sig == SIGXFSZ, "the test did not crash as planned (signal %d)", sig);
+	ck_assert_msg(after == before, "the image was not restored");
+	ck_assert_msg(kept, "the journal went away on a read-only file system");
+	ck_assert_msg(r.status == 1 && strstr(r.out, "restored") &&
+		      strstr(r.err, "could not be deleted") && strstr(r.err, "by hand"),
+		      "status %d, out '%s', err '%s'", r.status, r.out, r.err);
+	tu_run_free(&r);
+	free(img);
+}
+END_TEST
+
 /* ==== item 5: data on the device, no terminal to confirm on ==== */
 
 static const struct signature_case {
@@ -1471,6 +1510,7 @@ Suite *datasafety_suite(void)
 	tcase_add_checked_fixture(full, work_setup, NULL);
 	tcase_add_loop_test(full, test_journal_fs_full, 0, NCASES(full_cases));
 	tcase_add_test(full, test_journal_fs_read_only);
+	tcase_add_test(full, test_restored_journal_not_deleted);
 	suite_add_tcase(s, full);
 	mnt = tcase_create("mounted");
 	tcase_set_timeout(mnt, 300);
