@@ -77,8 +77,9 @@ deps:
 
 # Plain run first, then the sanitizer run; each ends on Check's summary
 # line and a line "N passed, N failed, N skipped".  Warnings are errors.
-# The sanitizer run takes every 4th card in the loops that repeat one path
-# over every card (tests/tests.h): the plain run takes them all.
+# The sanitizer run takes every 4th case of the sweeps that repeat one path
+# over every card, geometry or kill point (tests/tests.h): the plain run
+# takes them all.
 check:
 	@$(MAKE) --no-print-directory WERROR=-Werror check-run
 

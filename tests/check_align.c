@@ -775,8 +775,8 @@ Suite *align_suite(void)
 	tcase_add_loop_test(tc, test_builtin_profiles, 0, (int)nprof);
 	suite_add_tcase(s, tc);
 	tcase_set_timeout(gen, 120);
-	tcase_add_loop_test(gen, test_generated_geometries, 0, GENERATED_CASES * scale);
-	tcase_add_loop_test(gen, test_wide_geometries, 0, WIDE_CASES);
+	tests_add_sweep(gen, test_generated_geometries, GENERATED_CASES * scale);
+	tests_add_sweep(gen, test_wide_geometries, WIDE_CASES);
 	suite_add_tcase(s, gen);
 	tcase_set_timeout(props, 120);
 	tcase_add_test(props, test_time_scale_invariance);
@@ -785,7 +785,7 @@ Suite *align_suite(void)
 	tcase_add_loop_test(props, test_nearly_equal_au_step, 0, 9);
 	tcase_add_loop_test(props, test_hidden_smaller_page, 0, 6);
 	tcase_add_loop_test(props, test_raw_page_step_sweep, 0, 22);
-	tcase_add_loop_test(props, test_foreign_noise_models, 0, (int)nprof * NOISE_MODELS);
+	tests_add_sweep(props, test_foreign_noise_models, nprof * NOISE_MODELS);
 	tcase_add_test(props, test_rows_are_consistent);
 	tcase_add_test(props, test_never_writes);
 	tcase_add_test(props, test_read_budget);

@@ -452,7 +452,7 @@ Suite *auwrite_suite(void)
 	tcase_add_loop_test(cards, test_builtin, 0, nprof);
 	tcase_add_test(cards, test_one_open_undetermined);
 	tcase_add_test(cards, test_fresh_undetermined);
-	tests_add_card_loop(cards, test_write_buffer,
+	tests_add_sweep(cards, test_write_buffer,
 			    sizeof(wbuf_specs) / sizeof(wbuf_specs[0]) * WBUF_SEEDS);
 	tcase_set_timeout(cards, TIMEOUT_S);
 	suite_add_tcase(s, cards);

@@ -996,7 +996,7 @@ Suite *capacity_suite(void)
 
 	tcase_set_timeout(an, 300);
 	tcase_add_test(an, test_genuine_headline_is_a_sample);
-	tests_add_card_loop(an, test_cards, NONCES * sizeof(cards) / sizeof(cards[0]));
+	tests_add_sweep(an, test_cards, NONCES * sizeof(cards) / sizeof(cards[0]));
 	tcase_add_loop_test(an, test_large_cache_found, 0,
 			    (int)(sizeof(large_caches) / sizeof(large_caches[0])));
 	tcase_add_loop_test(an, test_flaky_is_undetermined, 0, 2);

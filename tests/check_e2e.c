@@ -1957,8 +1957,8 @@ Suite *e2e_suite(void)
 
 	tcase_add_unchecked_fixture(intr, interrupt_setup, image_teardown);
 	tcase_set_timeout(intr, 120);
-	tcase_add_loop_test(intr, test_interrupt, 0, 40);
-	tcase_add_loop_test(intr, test_kill_restore, 0, 20);
+	tests_add_sweep(intr, test_interrupt, 40);
+	tests_add_sweep(intr, test_kill_restore, 20);
 	tcase_add_test(intr, test_pending_journal_refused);
 	tcase_add_test(intr, test_crash_before_first_commit);
 	tcase_add_test(intr, test_crash_during_save);

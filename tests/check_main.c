@@ -59,9 +59,10 @@ int main(void)
 	srunner_add_suite(sr, datasafety_suite());
 	srunner_add_suite(sr, killsweep_suite());
 	srunner_add_suite(sr, realtime_suite());
-	if (TESTS_CARD_STRIDE > 1)
-		fprintf(stderr, "sanitizer pass: the loops over every card run every "
-			"%dth card (the plain pass runs them all)\n", TESTS_CARD_STRIDE);
+	if (TESTS_SWEEP_STRIDE > 1)
+		fprintf(stderr, "sanitizer pass: the sweeps (every card, geometry, kill "
+			"point) run every %dth case (the plain pass runs them all)\n",
+			TESTS_SWEEP_STRIDE);
 	if (tu_skipped())
 		fprintf(stderr, "%u test(s) SKIPPED on this machine (see above); "
 			"they are not counted as passed\n", tu_skipped());

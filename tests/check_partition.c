@@ -648,7 +648,7 @@ Suite *partition_suite(void)
 		snprintf(why, sizeof(why), "%s is not installed", missing);
 		tu_skip("partition: the advice run by sfdisk, mkfs and fsck", why);
 	} else {
-		tests_add_card_loop(tc, test_sim_cards, n_sims());
+		tests_add_sweep(tc, test_sim_cards, n_sims());
 		tcase_add_loop_test(tc, test_generated, 0,
 				    getenv("FLASHPROBE_LONG") ? (int)N_GENERATED : N_SAMPLED);
 	}

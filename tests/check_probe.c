@@ -539,7 +539,7 @@ Suite *probe_suite(void)
 	while (sim_profiles[n].name[0])
 		n++;
 	tcase_set_timeout(tc, 120);
-	tests_add_card_loop(tc, test_probe_every_profile, n);
+	tests_add_sweep(tc, test_probe_every_profile, n);
 	tcase_add_test(tc, test_probe_read_only);
 	tcase_add_test(tc, test_probe_quick_capacity);
 	tcase_add_test(tc, test_probe_skips_writes_without_erase_size);
@@ -550,7 +550,7 @@ Suite *probe_suite(void)
 	tcase_add_test(tc, test_probe_small_card_reasons);
 	tcase_add_test(tc, test_xml_checker_rejects);
 	tcase_add_test(tc, test_demo_report);
-	tests_add_card_loop(tc, test_probe_write_buffer, wbuf_probe_count());
+	tests_add_sweep(tc, test_probe_write_buffer, wbuf_probe_count());
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -273,8 +273,8 @@ Suite *stability_suite(void)
 	while (sim_profiles[nprof].name[0])
 		nprof++;
 	tcase_set_timeout(tc, 600);
-	tests_add_card_loop(tc, test_builtin_cards_stable, nprof);
-	tests_add_card_loop(tc, test_generated_cards_stable,
+	tests_add_sweep(tc, test_builtin_cards_stable, nprof);
+	tests_add_sweep(tc, test_generated_cards_stable,
 			    sizeof(generated) / sizeof(generated[0]));
 	tcase_add_test(tc, test_seed_table_stable);
 	suite_add_tcase(s, tc);

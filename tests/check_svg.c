@@ -358,7 +358,7 @@ Suite *svg_suite(void)
 	TCase *tc = tcase_create("layout");
 
 	tcase_set_timeout(tc, 120);
-	tests_add_card_loop(tc, test_every_card, tu_sim_profile_count());
+	tests_add_sweep(tc, test_every_card, tu_sim_profile_count());
 	tcase_add_loop_test(tc, test_random_geometry, 0, 60);
 	tcase_add_test(tc, test_checker_catches);
 	if (system("command -v rsvg-convert >/dev/null 2>&1") == 0)

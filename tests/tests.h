@@ -4,19 +4,20 @@
 
 #include <check.h>
 
-/* The loops that run one code path over every card (each built-in
- * profile, each generated card) take every TESTS_CARD_STRIDE-th card
- * under the sanitizers: make check's plain pass runs them all, and what
- * ASan and UBSan look for is in the paths, which every card takes.  (That
- * pass took 27 minutes with them all.)  check_main.c says so once. */
+/* Sweeps, the loops that run one code path over many cases (each
+ * built-in card, each generated geometry, each kill point), take every
+ * TESTS_SWEEP_STRIDE-th case under the sanitizers: make check's plain pass
+ * runs them all, and what ASan and UBSan look for is in the paths, which
+ * every case takes.  (That pass took 27 minutes with them all.)
+ * check_main.c says so once. */
 #if defined(__SANITIZE_ADDRESS__)
-#define TESTS_CARD_STRIDE 4
+#define TESTS_SWEEP_STRIDE 4
 #else
-#define TESTS_CARD_STRIDE 1
+#define TESTS_SWEEP_STRIDE 1
 #endif
-#define tests_add_card_loop(tc, test, n)                                        \
+#define tests_add_sweep(tc, test, n)                                        \
 	do {                                                                    \
-		for (int card_ = 0; card_ < (int)(n); card_ += TESTS_CARD_STRIDE) \
+		for (int card_ = 0; card_ < (int)(n); card_ += TESTS_SWEEP_STRIDE) \
 			tcase_add_loop_test((tc), (test), card_, card_ + 1);     \
 	} while (0)
 
