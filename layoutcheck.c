@@ -107,7 +107,8 @@ struct fix_scope {
 };
 
 /* The advice for the partition: as it is (exact: its real size, for a
- * fix that only formats it), or as the advice would make it anew. */
+ * fix that only formats it), or as the advice would make it anew; NULL
+ * without an erase size or memory. */
 static struct advice *advice_for(const struct disk *d, const struct check_geometry *g,
 				 const struct check_part *p, const struct fix_scope *sc,
 				 bool exact)
@@ -122,8 +123,10 @@ static struct advice *advice_for(const struct disk *d, const struct check_geomet
 	struct geometry geo;
 	struct advice *a = malloc(sizeof(*a));
 
-	if (!a || !g->erase_bytes)
-		return a;
+	if (!a || !g->erase_bytes) {	/* nothing to advise without it */
+		free(a);
+		return NULL;
+	}
 	memset(&geo, 0, sizeof(geo));
 	geo.device_bytes = d->size_bytes;
 	geo.sector_bytes = d->sector_bytes;
@@ -277,7 +280,8 @@ static void add_format_fix(const struct advice *a, struct check_part *p)
  * go with it, then the file system as the advice makes it; else only the
  * file system, formatted where it is. */
 static void add_fix(const struct disk *d, const struct check_geometry *g,
-		    const struct fix_scope *sc, struct check_part *p)
+		    const struct fix_scope *sc, const struct advice *exact,
+		    struct check_part *p)
 {
 	bool table = !p->start_aligned || p->in_fat_area || p->entry.number == 0;
 	struct advice *a;
@@ -291,11 +295,15 @@ static void add_fix(const struct disk *d, const struct check_geometry *g,
 			"advise' gives", p->entry.number);
 		return;
 	}
-	a = advice_for(d, g, p, sc, !table);
+	if (!table) {	/* formatted where it is: the advice judged by */
+		if (exact)
+			add_format_fix(exact, p);
+		return;
+	}
+	a = advice_for(d, g, p, sc, false);
 	if (!a)
 		return;
-	if (table)
-		add_fix_line(p, advice_command(a, "partition"));
+	add_fix_line(p, advice_command(a, "partition"));
 	add_format_fix(a, p);
 	free(a);
 }
@@ -304,7 +312,7 @@ static int check_part(const struct disk *d, const struct check_geometry *g,
 		      const struct pt_entry *e, const struct fix_scope *sc,
 		      struct check_part *p)
 {
-	struct advice *a;
+	struct advice *a = NULL;
 	int ret;
 
 	memset(p, 0, sizeof(*p));
@@ -324,9 +332,9 @@ static int check_part(const struct disk *d, const struct check_geometry *g,
 		judge_data_start(g, p);
 		judge_clusters(g, a, p);
 		judge_units(g, p);
-		free(a);
 	}
-	add_fix(d, g, sc, p);
+	add_fix(d, g, sc, a, p);
+	free(a);
 	return 0;
 }
 
