@@ -783,68 +783,53 @@ static int pointer_path(struct fp_dev *inner, const char *journal_abs,
 	return 0;
 }
 
-static int create_pointer(struct journal *j, const char *journal_abs,
-			  const char *device, char *err, size_t errlen)
+/* The pointer comes first, locked until the journal it names exists and
+ * is locked: a run killed in between leaves a pointer covering nothing,
+ * which the next lookup removes, rather than a journal no lookup finds.
+ * Its descriptor, or -1 when the journal is at the default path. */
+static int create_pointer(const char *link, struct jr_pointer *p,
+			  const char *journal_abs, const char *device,
+			  char *err, size_t errlen)
 {
-	int rc;
+	int fd;
 
-	if (j->pointer_path[0] == '\0')
-		return 0;
-	util_copy_str(j->pointer.journal, sizeof(j->pointer.journal),
-		    journal_abs);
-	util_copy_str(j->pointer.device, sizeof(j->pointer.device), device);
-	rc = jr_pointer_write(j->pointer_path, &j->pointer, true);
-	if (rc == -EEXIST)
+	if (link[0] == '\0')
+		return -1;
+	memset(p, 0, sizeof(*p));
+	util_copy_str(p->journal, sizeof(p->journal), journal_abs);
+	util_copy_str(p->device, sizeof(p->device), device);
+	fd = jr_pointer_create(link, p);
+	if (fd == -EEXIST)
 		fp_errf(err, errlen, "a journal for '%s' already exists at '%s'; "
-		    "replay it with 'flashprobe restore %s'", device,
-		    j->pointer_path, j->pointer_path);
-	else if (rc < 0)
+		    "replay it with 'flashprobe restore %s'", device, link, link);
+	else if (fd < 0)
 		fp_errf(err, errlen, "cannot create journal pointer '%s': %s",
-		    j->pointer_path, strerror(-rc));
-	return rc;
+		    link, strerror(-fd));
+	return fd;
 }
 
-/* Create the file and lock it, write and fsync the header (static part,
- * empty commit slots) and its directory entry.  The lock is held until
- * the journal is closed: a "flashprobe restore" run meanwhile must not
- * replay (and delete) the journal of a test that is still going. */
+/* Create the file whole (static header, empty commit slots) and locked.
+ * The lock is held until the journal is closed: a "flashprobe restore"
+ * run meanwhile must not replay (and delete) the journal of a test that
+ * is still going. */
 static int create_file(const char *path, const struct jr_header *h,
 		       const char *device, char *err, size_t errlen)
 {
 	unsigned char b[JR_HEADER_BYTES];
-	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-		      0600);
-	int rc;
+	int fd;
 
-	if (fd < 0) {
-		rc = -errno;
-		if (rc == -EEXIST)
-			fp_errf(err, errlen, "journal '%s' already exists; replay it "
-			    "with 'flashprobe restore %s' first", path, path);
-		else
-			fp_errf(err, errlen, "cannot create journal '%s': %s", path,
-			    strerror(-rc));
-		/* a path where no journal can be, like a missing directory, is a
-		 * bad --journal (status 2), not a refusal of the device */
-		return rc == -EROFS ? -EINVAL : rc;
-	}
 	memset(b, 0, sizeof(b));
 	jr_static_encode(h, b);
-	rc = flock(fd, LOCK_EX | LOCK_NB) != 0 ? -errno : 0;
-	if (rc == 0)
-		rc = util_write_full(fd, b, sizeof(b));
-	if (rc == 0 && fsync(fd) != 0)
-		rc = -errno;
-	if (rc == 0)
-		rc = jr_fsync_dir_of(path);
-	if (rc < 0) {
-		fp_errf(err, errlen, "cannot write journal '%s' for '%s': %s", path,
-		    device, strerror(-rc));
-		close(fd);
-		unlink(path);
-		return rc;
-	}
-	return fd;
+	fd = jr_create_whole(path, b, sizeof(b));
+	if (fd == -EEXIST)
+		fp_errf(err, errlen, "journal '%s' already exists; replay it "
+		    "with 'flashprobe restore %s' first", path, path);
+	else if (fd < 0)
+		fp_errf(err, errlen, "cannot create journal '%s' for '%s': %s",
+		    path, device, strerror(-fd));
+	/* a path where no journal can be, like a read-only directory, is a
+	 * bad --journal (status 2), not a refusal of the device */
+	return fd == -EROFS ? -EINVAL : fd;
 }
 
 static struct journal *journal_new(struct fp_dev *inner, const char *path,
@@ -880,11 +865,8 @@ static int journal_wrap(struct journal *j, struct fp_dev **out)
 }
 
 /* Undo a journal_open() that failed after the file was created. */
-static void journal_abandon(struct journal *j, int fd, const char *path,
-			    bool pointer_created)
+static void journal_abandon(struct journal *j, int fd, const char *path)
 {
-	if (j != NULL && pointer_created)
-		unlink(j->pointer_path);
 	if (j != NULL) {
 		j->fd = -1;
 		jdev_close(j);
@@ -893,13 +875,46 @@ static void journal_abandon(struct journal *j, int fd, const char *path,
 	unlink(path);
 }
 
+/* The journal file and its pointer, then the device wrapper: 0, or -errno
+ * with nothing left behind. */
+static int create_journal(struct fp_dev *inner, const char *journal_path,
+			  const struct jr_header *h, const char *jabs,
+			  struct fp_dev **out, char *err, size_t errlen)
+{
+	const char *device = fp_dev_path(inner);
+	struct jr_pointer p;
+	struct journal *j = NULL;
+	int pfd, fd, rc;
+
+	pfd = create_pointer(h->link, &p, jabs, device, err, errlen);
+	if (pfd < -1)
+		return pfd;
+	fd = create_file(journal_path, h, device, err, errlen);
+	if (fd >= 0)
+		j = journal_new(inner, journal_path, fd, h->link);
+	rc = fd < 0 ? fd : j == NULL ? -ENOMEM : journal_wrap(j, out);
+	if (rc == 0 && pfd >= 0)
+		j->pointer = p;
+	if (rc == -ENOMEM)
+		fp_errf(err, errlen, "cannot create journal '%s': %s", journal_path,
+		    strerror(ENOMEM));
+	if (rc < 0 && fd >= 0)
+		journal_abandon(j, fd, journal_path);
+	if (rc < 0 && pfd >= 0) {
+		unlink(h->link);
+		jr_fsync_dir_of(h->link);
+	}
+	if (pfd >= 0)
+		close(pfd);	/* the journal's own lock holds from here */
+	return rc;
+}
+
 int journal_open(struct fp_dev *inner, const char *journal_path,
 		 struct fp_dev **out, char *err, size_t errlen)
 {
 	struct jr_header h = { .record_max = JOURNAL_RECORD_MAX_BYTES };
-	struct journal *j;
 	char jabs[PATH_MAX];
-	int fd, rc;
+	int rc;
 
 	if (out != NULL)
 		*out = NULL;
@@ -921,22 +936,9 @@ int journal_open(struct fp_dev *inner, const char *journal_path,
 	if (rc < 0)
 		return rc;
 	h.created_unix = (uint64_t)time(NULL);
-	fd = create_file(journal_path, &h, fp_dev_path(inner), err, errlen);
-	if (fd < 0)
-		return fd;
-	j = journal_new(inner, journal_path, fd, h.link);
-	rc = j != NULL ? create_pointer(j, jabs, fp_dev_path(inner), err, errlen)
-		       : -ENOMEM;
-	if (rc == 0)
-		rc = journal_wrap(j, out);
-	if (rc < 0) {
-		if (rc == -ENOMEM)
-			fp_errf(err, errlen, "cannot create journal '%s': %s",
-			    journal_path, strerror(ENOMEM));
-		journal_abandon(j, fd, journal_path, rc != -EEXIST && j != NULL &&
-				j->pointer.journal[0] != '\0');
+	rc = create_journal(inner, journal_path, &h, jabs, out, err, errlen);
+	if (rc < 0)
 		*out = NULL;
-	}
 	return rc;
 }
 

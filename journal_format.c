@@ -3,7 +3,7 @@
  * journal's writer (journal.c) and reader (journal_replay.c) share.
  * The layout is described in journal_format.h.
  */
-#define _XOPEN_SOURCE 700	/* realpath(): POSIX 2008 + XSI */
+#define _GNU_SOURCE	/* O_TMPFILE, AT_EMPTY_PATH; realpath() */
 #define _FILE_OFFSET_BITS 64
 
 #include <errno.h>
@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -673,39 +674,119 @@ static int pointer_format(const struct jr_pointer *p, char *buf, size_t len)
 	return n + m;
 }
 
+/* A file made under no name (O_TMPFILE) and linked in once whole: a kill
+ * at any moment leaves path complete or absent, never empty.  -EEXIST
+ * when path exists, -EOPNOTSUPP where the file system cannot. */
+static int link_whole(const char *path, const void *buf, size_t n, int *fdp)
+{
+	char dir[PATH_MAX], self[64];
+	int fd, rc;
+
+	jr_dir_of(path, dir, sizeof(dir));
+	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return errno == EISDIR || errno == EINVAL ? -EOPNOTSUPP : -errno;
+	rc = flock(fd, LOCK_EX | LOCK_NB) != 0 ? -errno : 0;
+	if (rc == 0)
+		rc = util_write_full(fd, buf, n);
+	if (rc == 0 && fsync(fd) != 0)
+		rc = -errno;
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	/* without /proc, AT_EMPTY_PATH (which needs CAP_DAC_READ_SEARCH) */
+	if (rc == 0 && linkat(AT_FDCWD, self, AT_FDCWD, path, AT_SYMLINK_FOLLOW) != 0 &&
+	    (errno == EEXIST || linkat(fd, "", AT_FDCWD, path, AT_EMPTY_PATH) != 0))
+		rc = errno == EEXIST ? -EEXIST : -EOPNOTSUPP;
+	if (rc < 0) {
+		close(fd);
+		return rc;
+	}
+	*fdp = fd;
+	return 0;
+}
+
+/* The same by O_EXCL where there is no O_TMPFILE: a kill between the
+ * open and the write leaves an empty file. */
+static int create_excl(const char *path, const void *buf, size_t n, int *fdp)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	int rc;
+
+	if (fd < 0)
+		return -errno;
+	rc = flock(fd, LOCK_EX | LOCK_NB) != 0 ? -errno : 0;
+	if (rc == 0)
+		rc = util_write_full(fd, buf, n);
+	if (rc == 0 && fsync(fd) != 0)
+		rc = -errno;
+	if (rc < 0) {
+		close(fd);
+		unlink(path);
+		return rc;
+	}
+	*fdp = fd;
+	return 0;
+}
+
+int jr_create_whole(const char *path, const void *buf, size_t n)
+{
+	int fd = -1, rc = link_whole(path, buf, n, &fd);
+
+	if (rc == -EOPNOTSUPP)
+		rc = create_excl(path, buf, n, &fd);
+	if (rc == 0 && (rc = jr_fsync_dir_of(path)) < 0) {
+		close(fd);
+		unlink(path);
+	}
+	return rc < 0 ? rc : fd;
+}
+
+int jr_pointer_create(const char *link, const struct jr_pointer *p)
+{
+	char buf[JR_LINK_MAX + JR_PATH_MAX + 128];
+	int n = pointer_format(p, buf, sizeof(buf));
+
+	return n < 0 ? n : jr_create_whole(link, buf, (size_t)n);
+}
+
 /* Written whole under a temporary name and renamed over the old one, so
- * that a crash leaves either the old or the new pointer. */
+ * that a crash leaves either the old or the new pointer (and at worst
+ * the temporary file, which jr_pointer_tmp_name() names for removal). */
 int jr_pointer_write(const char *link, const struct jr_pointer *p,
 		     bool create)
 {
 	char buf[JR_LINK_MAX + JR_PATH_MAX + 128], tmp[PATH_MAX];
 	int n = pointer_format(p, buf, sizeof(buf)), fd, rc;
-	const char *target = link;
 
+	if (create) {
+		fd = jr_pointer_create(link, p);
+		if (fd >= 0)
+			close(fd);
+		return fd < 0 ? fd : 0;
+	}
 	if (n < 0)
 		return n;
-	if (!create) {
-		if ((size_t)snprintf(tmp, sizeof(tmp), "%s.new", link) >=
-		    sizeof(tmp))
-			return -ENAMETOOLONG;
-		unlink(tmp);
-		target = tmp;
-	}
-	fd = open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-		  0600);
+	if (jr_pointer_tmp_name(link, tmp, sizeof(tmp)) != 0)
+		return -ENAMETOOLONG;
+	unlink(tmp);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return -errno;
 	rc = util_write_full(fd, buf, (size_t)n);
 	if (rc == 0 && fsync(fd) != 0)
 		rc = -errno;
 	close(fd);
-	if (rc == 0 && !create && rename(tmp, link) != 0)
+	if (rc == 0 && rename(tmp, link) != 0)
 		rc = -errno;
 	if (rc == 0)
 		rc = jr_fsync_dir_of(link);
-	if (rc < 0 && target != link)
-		unlink(target);
+	if (rc < 0)
+		unlink(tmp);
 	return rc;
+}
+
+int jr_pointer_tmp_name(const char *link, char *tmp, size_t len)
+{
+	return (size_t)snprintf(tmp, len, "%s.new", link) >= len ? -ENAMETOOLONG : 0;
 }
 
 static bool pointer_field(const char *text, const char *key, char *out,

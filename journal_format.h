@@ -140,6 +140,12 @@ int jr_header_parse(int fd, const char *path, struct jr_header *h,
 void jr_dir_of(const char *path, char *dir, size_t len);
 int jr_fsync_dir_of(const char *path);
 int jr_abs_path(const char *path, char *out, size_t len);
+/* Create path holding exactly buf[0..n), it and its directory entry
+ * fsync'ed, and return its descriptor, locked (flock LOCK_EX) until
+ * closed; -EEXIST when path exists, else -errno.  A kill at any moment
+ * leaves the file whole or absent where the file system has O_TMPFILE
+ * (ext4, xfs, btrfs, f2fs, tmpfs); elsewhere perhaps empty. */
+int jr_create_whole(const char *path, const void *buf, size_t n);
 /* open() path, trusting only a regular file of this user (or root) that
  * nobody else may write: -FP_EREFUSED otherwise. */
 int jr_open_trusted(const char *path, int flags, int *fdp, char *err,
@@ -170,8 +176,15 @@ struct jr_pointer {
 	char device[JR_PATH_MAX];
 	uint64_t area_lo, area_hi;
 };
+/* create: a new pointer, -EEXIST if there is one; else replace it. */
 int jr_pointer_write(const char *link, const struct jr_pointer *p,
 		     bool create);
+/* A new pointer as jr_create_whole() makes files: its descriptor, locked
+ * until closed, so that a pointer whose journal is still being created
+ * is not taken for a stale one. */
+int jr_pointer_create(const char *link, const struct jr_pointer *p);
+/* The temporary name jr_pointer_write() replaces link through. */
+int jr_pointer_tmp_name(const char *link, char *tmp, size_t len);
 /* 1 with *p filled when path is a pointer file, 0 when it is not one,
  * -EBADMSG when it looks like one but is damaged, or -errno. */
 int jr_pointer_read(const char *path, struct jr_pointer *p);

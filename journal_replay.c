@@ -765,7 +765,12 @@ int jr_delete_journal(const char *path, const char *pointer)
 		return -errno;
 	jr_fsync_dir_of(path);
 	if (ours) {
+		char tmp[PATH_MAX];
+
 		unlink(pointer);
+		/* left by a run killed while it replaced the pointer */
+		if (jr_pointer_tmp_name(pointer, tmp, sizeof(tmp)) == 0)
+			unlink(tmp);
 		jr_fsync_dir_of(pointer);
 	}
 	return 0;
@@ -1154,7 +1159,9 @@ static int pending_pointer(const char *path, const struct jr_pointer *p,
 	if (!own)
 		return 0;
 	if (p->area_lo == p->area_hi) {
-		unlink(path);
+		/* locked: a test is creating the journal it names */
+		if (!journal_in_use(path, NULL, 0))
+			unlink(path);
 		return 0;
 	}
 	return lost_journal(path, p, err, errlen);

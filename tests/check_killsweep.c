@@ -7,6 +7,12 @@
  * must end byte for byte as it was, with no journal left, and the last
  * restore must succeed.
  *
+ * A second sweep is exact instead of random: strace stops find-fat, and
+ * then restore, at each system call that creates, replaces, syncs or
+ * removes the journal, its pointer or their directory entries (and at
+ * restore's device writes).  No run killed between two of those steps
+ * may leave a file that no lookup finds or a journal that blocks the card.
+ *
  * On an image file under /var/tmp and on a loop device over one (root
  * only: skipped loudly otherwise).  `make check` samples a few moments
  * per target; FLASHPROBE_LONG=1 (`make check-long`) runs many.  The
@@ -28,6 +34,7 @@
 #include <unistd.h>
 
 #include "blockfix.h"
+#include "journal_format.h"
 #include "stats.h"
 #include "testutil.h"
 #include "tests.h"
@@ -127,14 +134,21 @@ static void repair(void)
 /* Shared by both fixtures once the device exists: its checksum, a
  * pristine copy, and one uninterrupted run of each command (which must
  * restore it, and tells how long a run takes). */
-static void measure_runs(void)
+static bool keep_pristine(void)
 {
 	snprintf(t.pristine, sizeof(t.pristine), "%s/pristine", t.dir);
 	t.sum = tu_checksum(t.dev);
 	if (t.sum == 0 || bf_sh("cp '%s' '%s'", t.dev, t.pristine) != 0) {
 		snprintf(t.why, sizeof(t.why), "cannot copy '%s'", t.dev);
-		return;
+		return false;
 	}
+	return true;
+}
+
+static void measure_runs(void)
+{
+	if (!keep_pristine())
+		return;
 	for (int c = 0; c < NCOMMANDS && !t.why[0]; c++) {
 		const char *argv[MAX_ARGS];
 		struct run_result r;
@@ -272,6 +286,257 @@ START_TEST(test_stop_then_restore)
 }
 END_TEST
 
+/* ---- the exact sweep: a kill at each step of the journal's files ---- */
+
+#define STEP_CALLS "openat,linkat,rename,renameat,renameat2,unlink,unlinkat," \
+		   "fsync,fdatasync,ftruncate,pwrite64"
+#define MAX_STEPS 96
+#define STRACE_ARGS 40
+
+/* One traced system call: its name and which call of that name it is. */
+struct step {
+	char call[24];
+	int nth;
+};
+
+static bool with_journal_elsewhere;	/* the configuration under test */
+
+static void steps_setup(void)
+{
+	if (!make_dirs())
+		return;
+	t.image = bf_image_in(t.dir, IMG_BYTES, IMG_SEED);
+	if (t.image == NULL) {
+		snprintf(t.why, sizeof(t.why), "cannot make an image in '%s'", t.dir);
+		return;
+	}
+	t.dev = t.image;
+	keep_pristine();
+}
+
+/* Why strace cannot stop flashprobe here, or NULL. */
+static const char *strace_unavailable(void)
+{
+	const char *argv[] = { "strace", "-qq", "-o", "/dev/null", "true", NULL };
+	struct run_result r;
+	int status;
+
+	if (!tu_have_tool("strace"))
+		return "no strace (tests/deps.sh installs it)";
+	tu_run_tool(&r, argv, NULL);
+	status = r.status;
+	tu_run_free(&r);
+	return status == 0 ? NULL : "strace cannot trace a program here (ptrace refused)";
+}
+
+/* strace's arguments up to "--": only the calls on the journal's files
+ * (and the image's, with device) are traced, the nth of call killed. */
+static size_t strace_argv(const char **argv, char paths[][PATH_MAX], const char *out,
+			  bool device, const char *trace, const char *inject)
+{
+	char name[NAME_MAX + 1];
+	size_t n = 0;
+
+	jr_default_name(t.dev, name, sizeof(name));
+	snprintf(paths[0], PATH_MAX, "%s/%s", t.state, name);
+	jr_pointer_tmp_name(paths[0], paths[1], PATH_MAX);
+	snprintf(paths[2], PATH_MAX, "%s/j.journal", t.elsewhere);
+	argv[n++] = "strace";
+	argv[n++] = "-qq";
+	argv[n++] = "-o";
+	argv[n++] = out;
+	argv[n++] = "-e";
+	argv[n++] = trace;
+	if (inject) {
+		argv[n++] = "-e";
+		argv[n++] = inject;
+	}
+	argv[n++] = "-P";
+	argv[n++] = t.state;
+	argv[n++] = "-P";
+	argv[n++] = t.elsewhere;
+	for (int i = 0; i < 3; i++) {
+		argv[n++] = "-P";
+		argv[n++] = paths[i];
+	}
+	if (device) {
+		argv[n++] = "-P";
+		argv[n++] = t.dev;
+	}
+	argv[n++] = "--";
+	argv[n++] = tu_binary();
+	return n;
+}
+
+/* Run flashprobe's args (NULL-terminated) under strace: traced into
+ * trace_file, or killed at step (when not NULL). */
+static int run_traced(const char *const *args, bool device, const char *trace_file,
+		      const struct step *kill_at)
+{
+	char paths[3][PATH_MAX], trace[160], inject[96];
+	const char *argv[STRACE_ARGS + MAX_ARGS];
+	struct run_result r;
+	size_t n;
+	int status;
+
+	if (kill_at) {
+		snprintf(trace, sizeof(trace), "trace=%s", kill_at->call);
+		snprintf(inject, sizeof(inject), "inject=%s:signal=KILL:when=%d",
+			 kill_at->call, kill_at->nth);
+	} else {
+		snprintf(trace, sizeof(trace), "trace=%s", STEP_CALLS);
+	}
+	n = strace_argv(argv, paths, trace_file ? trace_file : "/dev/null", device,
+			trace, kill_at ? inject : NULL);
+	for (size_t i = 0; args[i]; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	tu_run_tool(&r, argv, NULL);
+	status = r.status;
+	tu_run_free(&r);
+	return status;
+}
+
+/* The steps strace wrote to path, in order, each with its count. */
+static size_t read_steps(const char *path, struct step *steps, size_t max)
+{
+	FILE *f = fopen(path, "r");
+	char line[512];
+	size_t n = 0;
+
+	while (f != NULL && n < max && fgets(line, sizeof(line), f)) {
+		size_t len = strcspn(line, "(");
+
+		if (line[len] != '(' || len == 0 || len >= sizeof(steps[n].call))
+			continue;	/* "+++ exited", "--- SIG..." */
+		snprintf(steps[n].call, sizeof(steps[n].call), "%.*s", (int)len, line);
+		steps[n].nth = 1;
+		for (size_t i = 0; i < n; i++)
+			steps[n].nth += strcmp(steps[i].call, steps[n].call) == 0;
+		n++;
+	}
+	if (f != NULL)
+		fclose(f);
+	return n;
+}
+
+static void test_args(const char **args)
+{
+	size_t n = 0;
+
+	args[n++] = "find-fat";
+	args[n++] = "--write";
+	args[n++] = "--erasesize=1M";
+	if (with_journal_elsewhere)
+		args[n++] = t.journal_opt;
+	args[n++] = t.dev;
+	args[n] = NULL;
+}
+
+/* The last restore must succeed and leave the device as it was and no
+ * file behind. */
+static void assert_restored(const char *what)
+{
+	const char *restore[] = { "restore", t.dev, NULL };
+	struct run_result r;
+	char names[1024];
+	uint64_t sum;
+	size_t left;
+	int status;
+
+	tu_run(&r, restore);
+	status = r.status;
+	sum = tu_checksum(t.dev);
+	left = state_left(names, sizeof(names));
+	repair();
+	ck_assert_msg(status == 0, "%s: restore exited %d: '%.300s'", what, status,
+		      r.err ? r.err : "");
+	tu_run_free(&r);
+	ck_assert_msg(sum == t.sum, "%s: the device differs after restore", what);
+	ck_assert_msg(left == 0, "%s: after restore there are still %s", what, names);
+}
+
+/* The steps of one run of args, traced (with the image's writes when
+ * device); nothing is left of the run. */
+static size_t trace_steps(const char *const *args, bool device, struct step *steps)
+{
+	char file[PATH_MAX];
+	size_t n;
+
+	snprintf(file, sizeof(file), "%s/trace", t.dir);
+	run_traced(args, device, file, NULL);
+	n = read_steps(file, steps, MAX_STEPS);
+	unlink(file);
+	return n;
+}
+
+/* Stop at each step of a test, then restore. */
+static void kill_test_at_each_step(void)
+{
+	const char *args[MAX_ARGS];
+	struct step steps[MAX_STEPS];
+	char what[512];
+	size_t n;
+
+	test_args(args);
+	n = trace_steps(args, false, steps);
+	repair();
+	ck_assert_msg(n >= 6, "strace saw %zu steps of find-fat's journal", n);
+	for (size_t i = 0; i < n; i += TESTS_SWEEP_STRIDE) {
+		snprintf(what, sizeof(what), "find-fat%s killed at %.23s #%d (step %zu of %zu)",
+			 with_journal_elsewhere ? " --journal elsewhere" : "", steps[i].call,
+			 steps[i].nth, i + 1, n);
+		run_traced(args, false, NULL, &steps[i]);
+		assert_restored(what);
+	}
+}
+
+/* A test killed at its third write to the device: a journal with data. */
+static void leave_pending(void)
+{
+	const struct step third_write = { "pwrite64", 3 };
+	const char *args[MAX_ARGS];
+	char names[1024];
+
+	test_args(args);
+	run_traced(args, true, NULL, &third_write);
+	ck_assert_msg(state_left(names, sizeof(names)) > 0 && tu_checksum(t.dev) != t.sum,
+		      "find-fat killed at its third device write left no journal or no "
+		      "test data");
+}
+
+/* Stop a restore at each of its steps (its device writes too), then
+ * restore again. */
+static void kill_restore_at_each_step(void)
+{
+	const char *restore[] = { "restore", t.dev, NULL };
+	struct step steps[MAX_STEPS];
+	char what[512];
+	size_t n;
+
+	leave_pending();
+	n = trace_steps(restore, true, steps);
+	repair();
+	ck_assert_msg(n >= 4, "strace saw %zu steps of restore", n);
+	for (size_t i = 0; i < n; i += TESTS_SWEEP_STRIDE) {
+		snprintf(what, sizeof(what), "restore%s killed at %.23s #%d (step %zu of %zu)",
+			 with_journal_elsewhere ? " of a journal elsewhere" : "",
+			 steps[i].call, steps[i].nth, i + 1, n);
+		leave_pending();
+		run_traced(restore, true, NULL, &steps[i]);
+		assert_restored(what);
+	}
+}
+
+START_TEST(test_kill_at_each_file_step)
+{
+	ck_assert_msg(!t.why[0], "the target is not usable: %s", t.why);
+	with_journal_elsewhere = _i == 1;
+	kill_test_at_each_step();
+	kill_restore_at_each_step();
+}
+END_TEST
+
 static TCase *sweep_case(const char *name, void (*setup)(void), int points)
 {
 	TCase *tc = tcase_create(name);
@@ -282,19 +547,35 @@ static TCase *sweep_case(const char *name, void (*setup)(void), int points)
 	return tc;
 }
 
+/* Both journal places under FLASHPROBE_LONG, the one with a pointer
+ * (which has every step of the other and more) in make check. */
+static TCase *steps_case(void)
+{
+	TCase *tc = tcase_create("filesteps");
+
+	tcase_set_timeout(tc, 600);
+	tcase_add_unchecked_fixture(tc, steps_setup, target_teardown);
+	tcase_add_loop_test(tc, test_kill_at_each_file_step, getenv("FLASHPROBE_LONG") ? 0 : 1, 2);
+	return tc;
+}
+
 Suite *killsweep_suite(void)
 {
 	Suite *s = suite_create("killsweep");
 	const char *env = getenv("FLASHPROBE_SWEEP_SEED");
 	int points = getenv("FLASHPROBE_LONG") ? POINTS_LONG : POINTS_SAMPLED;
-	const char *why = bf_unavailable("");
+	const char *why;
 
 	seed = env && env[0] ? strtoull(env, NULL, 0) : (uint64_t)time(NULL);
 	fprintf(stderr, "killsweep: %d moments per target, seed %llu "
 		"(FLASHPROBE_SWEEP_SEED=%llu repeats them)\n", points,
 		(unsigned long long)seed, (unsigned long long)seed);
 	suite_add_tcase(s, sweep_case("image", image_setup, points));
-	if (why)
+	if ((why = strace_unavailable()) != NULL)
+		tu_skip("killsweep/filesteps: a kill at each step of the journal's files", why);
+	else
+		suite_add_tcase(s, steps_case());
+	if ((why = bf_unavailable("")) != NULL)
 		tu_skip("killsweep/loop: stops and restores on a loop device", why);
 	else
 		suite_add_tcase(s, sweep_case("loop", loop_setup, points));

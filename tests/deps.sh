@@ -8,8 +8,9 @@ set -u
 build="build-essential check pkg-config"
 # mkfs tools and losetup for the safety and end-to-end tests, sfdisk, mkfs
 # and fsck for the partition and check tests, rsvg-convert to render the
-# chart, FUSE for the real-time card (bench/simfuse, the realtime suite)
-tools="e2fsprogs dosfstools exfatprogs f2fs-tools util-linux fdisk librsvg2-bin fuse3 libfuse3-dev"
+# chart, FUSE for the real-time card (bench/simfuse, the realtime suite),
+# strace to stop a run at each step of its journal files (killsweep)
+tools="e2fsprogs dosfstools exfatprogs f2fs-tools util-linux fdisk librsvg2-bin fuse3 libfuse3-dev strace"
 
 missing() {
 	command -v dpkg >/dev/null 2>&1 || return 0
