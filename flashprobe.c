@@ -1434,13 +1434,11 @@ static int nothing_to_restore(const char *device)
  * that journal restores through its own node, named in it. */
 static int refuse_alias_restore(const char *device, const char *journal)
 {
-	char other[PATH_MAX] = "?";
+	char why[3 * PATH_MAX];
 
-	journal_device_of(journal, other, sizeof(other), NULL, 0);
-	return fail(FP_EXIT_REFUSED, "'%s' has no journal of its own, but shares "
-		    "its data with '%s', whose test left the unfinished journal "
-		    "'%s': run 'flashprobe restore %s'; nothing was written",
-		    device, other, journal, journal);
+	journal_describe_alias(device, journal, why, sizeof(why));
+	return fail(FP_EXIT_REFUSED, "'%s' has no journal of its own: %s; nothing was "
+		    "written", device, why);
 }
 
 /* restore JOURNAL or restore DEVICE (its pending journal).  Signals do

@@ -205,6 +205,13 @@ int journal_find_pending(const char *device, char *found, size_t foundlen,
 int journal_device_of(const char *journal_path, char *device, size_t len,
 		      char *err, size_t errlen);
 
+/* What a JOURNAL_PENDING_ALIAS match means, for the refusals of a test
+ * and of "restore DEVICE": "'DEVICE' shares its data with 'OTHER', whose
+ * test left the unfinished journal 'JOURNAL': run 'flashprobe restore
+ * JOURNAL'" (that journal restores through its own node, named in it). */
+void journal_describe_alias(const char *device, const char *journal,
+			    char *buf, size_t len);
+
 /* Whether a running test holds the journal at path (its lock is taken):
  * true with "another flashprobe" or "'comm' (pid N)" in who. */
 bool journal_in_use(const char *path, char *who, size_t wholen);

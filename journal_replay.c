@@ -1329,6 +1329,17 @@ int journal_device_of(const char *journal_path, char *device, size_t len,
 	return 0;
 }
 
+void journal_describe_alias(const char *device, const char *journal,
+			    char *buf, size_t len)
+{
+	char other[PATH_MAX] = "?";
+
+	journal_device_of(journal, other, sizeof(other), NULL, 0);
+	snprintf(buf, len, "'%s' shares its data with '%s', whose test left the "
+		 "unfinished journal '%s': run 'flashprobe restore %s'", device, other,
+		 journal, journal);
+}
+
 bool journal_in_use(const char *path, char *who, size_t wholen)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);

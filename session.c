@@ -33,12 +33,10 @@ static bool writing(enum session_consent c)
 static int refuse_alias_journal(const char *device, const char *journal,
 				char *err, size_t errlen)
 {
-	char other[PATH_MAX] = "?";
+	char why[3 * PATH_MAX];
 
-	journal_device_of(journal, other, sizeof(other), NULL, 0);
-	snprintf(err, errlen, "'%s' shares its data with '%s', whose test left "
-		 "the unfinished journal '%s': run 'flashprobe restore %s' "
-		 "before testing again", device, other, journal, journal);
+	journal_describe_alias(device, journal, why, sizeof(why));
+	snprintf(err, errlen, "%s before testing again", why);
 	return -EALREADY;
 }
 
