@@ -509,9 +509,12 @@ static void fat_advice(const struct geometry *g, struct advice *a)
 		return;
 	}
 	a->fat32_ok = true;
-	if (cluster != first)
-		why(c, "%s clusters would be fewer than FAT32's 65525 in %s: %s instead",
-		    fmt_bytes(first, k, sizeof(k)), a->sized_for, fmt_bytes(cluster, d, sizeof(d)));
+	if (cluster != first) {
+		c->why[0] = '\0';	/* the page's reason no longer describes -s */
+		why(c, "clusters of %s: %s ones would be fewer than FAT32's 65525 in %s",
+		    fmt_bytes(cluster, d, sizeof(d)), fmt_bytes(first, k, sizeof(k)),
+		    a->sized_for);
+	}
 	arg(c, "mkfs.fat");
 	arg(c, "-F");
 	arg(c, "32");

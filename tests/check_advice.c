@@ -140,6 +140,24 @@ START_TEST(test_small_partition_smaller_clusters)
 }
 END_TEST
 
+/* The reasons describe the clusters the line makes: once they are made
+ * smaller, no reason still speaks of clusters of one page. */
+START_TEST(test_smaller_clusters_reason)
+{
+	struct geometry g = base_geometry(4 * MIB, 16 * KIB);
+	const struct advice_command *c;
+	struct advice a;
+
+	g.device_bytes = 1024 * MIB;
+	advice_compute(&g, &a);
+	c = advice_command(&a, "fat32");
+	ck_assert_ptr_nonnull(c);
+	ck_assert_uint_eq(tu_number_after(c->line, "-s "), 16);
+	ck_assert_ptr_null(strstr(c->why, "clusters of 16KiB"));
+	ck_assert_ptr_nonnull(strstr(c->why, "clusters of 8KiB: 16KiB ones would be fewer"));
+}
+END_TEST
+
 START_TEST(test_f2fs_sections)
 {
 	static const struct { uint64_t erase, sections; } cases[] = {
@@ -422,6 +440,7 @@ Suite *advice_suite(void)
 	tcase_add_test(tc, test_unknown_geometry);
 	tcase_add_test(tc, test_fat32_layout);
 	tcase_add_test(tc, test_small_partition_smaller_clusters);
+	tcase_add_test(tc, test_smaller_clusters_reason);
 	tcase_add_loop_test(tc, test_f2fs_sections, 0, 6);
 	tcase_add_test(tc, test_consequences);
 	tcase_add_loop_test(tc, test_fat32_cluster_power_of_two, 0, 9);
