@@ -95,6 +95,10 @@ struct journal {
 	bool finished;
 	bool card_changed;		/* card_swapped() said so: no more writes */
 	bool writes_alias;		/* journal_writes_may_alias() */
+	struct {			/* while they may: what they wrote */
+		uint64_t *v;		/* open addressing, 0 = empty */
+		size_t cap, n;
+	} written;
 	uint64_t unchecked_bytes;	/* written since the card was checked */
 	/* blocks spread over the card, read at the first backup: a swapped
 	 * card is one on which they read differently (card_swapped) */
@@ -490,40 +494,94 @@ static void take_fingerprint(struct journal *j, uint64_t lo, uint64_t hi)
 
 /* The swap check's blocks, JOURNAL_SENTINELS of them evenly over the
  * card, read at the first backup (before anything is written).  Blocks
- * that cannot be read are left out. */
+ * that cannot be read are left out.  Each starts on a multiple of its
+ * size, as the written blocks remembered below do: a write that wraps
+ * onto one on a fake covers it whole. */
 static void take_sentinels(struct journal *j)
 {
 	uint64_t size = fp_dev_size_bytes(j->inner);
-	uint32_t sector = fp_dev_sector_bytes(j->inner);
 	uint64_t block = sample_block_bytes(j);
 	uint64_t step = size >= block ? (size - block) / (JOURNAL_SENTINELS - 1) : 0;
 
 	for (unsigned i = 0; i < JOURNAL_SENTINELS && size >= block; i++)
-		if (sample_block(j, step * i - step * i % sector,
+		if (sample_block(j, step * i - step * i % block,
 				 &j->sentinel[j->nsentinels]))
 			j->nsentinels++;
+}
+
+/* ---- what the test wrote, while its writes may alias ---- */
+
+static void hide_time_since(struct journal *j, uint64_t t0);
+
+#define WRITTEN_MAX ((size_t)1 << 21)	/* hashes: 16 MiB, 4 GiB of writes */
+
+static size_t written_slot(const struct journal *j, uint64_t h)
+{
+	size_t i = (size_t)(h * 0x9e3779b97f4a7c15ull) & (j->written.cap - 1);
+
+	while (j->written.v[i] != 0 && j->written.v[i] != h)
+		i = (i + 1) & (j->written.cap - 1);
+	return i;
+}
+
+static bool written_has(const struct journal *j, uint64_t h)
+{
+	h = h ? h : 1;	/* 0 marks an empty slot */
+	return j->written.cap && j->written.v[written_slot(j, h)] == h;
+}
+
+/* Kept at most half full; past WRITTEN_MAX hashes the rest go unnoted
+ * (a swap check then may stop a test on a fake: never a wrong restore). */
+static void written_add(struct journal *j, uint64_t h)
+{
+	h = h ? h : 1;
+	if (2 * (j->written.n + 1) > j->written.cap) {
+		size_t cap = j->written.cap ? 2 * j->written.cap : 4096;
+		uint64_t *old = j->written.v, *v;
+		size_t oldcap = j->written.cap;
+
+		if (cap > 2 * WRITTEN_MAX || (v = calloc(cap, sizeof(*v))) == NULL)
+			return;
+		j->written.v = v;
+		j->written.cap = cap;
+		for (size_t i = 0; i < oldcap; i++)
+			if (old[i] != 0)
+				j->written.v[written_slot(j, old[i])] = old[i];
+		free(old);
+	}
+	if (j->written.v[written_slot(j, h)] == 0) {
+		j->written.v[written_slot(j, h)] = h;
+		j->written.n++;
+	}
+}
+
+/* The whole sample-sized blocks of a write, but those of one repeated
+ * byte, which a blank second card would read as well. */
+static void note_written(struct journal *j, const void *buf, size_t len, uint64_t off)
+{
+	uint64_t block = sample_block_bytes(j), t0 = fp_dev_now_ns(j->inner);
+	const unsigned char *b = buf;
+
+	for (uint64_t at = util_round_up(off, block); at + block <= off + len; at += block)
+		if (!util_is_fill(b + (at - off), (size_t)block))
+			written_add(j, jr_fnv1a64(b + (at - off), (size_t)block));
+	hide_time_since(j, t0);
 }
 
 /* Whether the card behind the device is not the one the sentinels were
  * read on (a card swapped in the same reader, or gone): every sentinel
  * the test has not saved, and so never wrote, reads differently, and
  * there are at least two.  One block may change on the same card (a worn
- * range, a wrapping fake's aliased write); another card changes them all.
- * Not while the capacity check writes the whole card: on a fake its
- * writes alias everywhere, so a swap then is found by the restore's
- * fingerprint check (and probe runs no write test after aliasing).  Any
- * other test writing the whole card (find-fat, open-au on a small one)
- * is checked: its writes stay where they are aimed.  Stops at the first
- * block that still matches: one read on the usual path. */
+ * range); another card changes them all.  While the writes may alias
+ * (the capacity check: on a fake they wrap onto blocks never aimed at,
+ * and on a small fake onto every sentinel), a sentinel that now reads as
+ * a block the test wrote is such a write, not another card.  Stops at
+ * the first block that still matches: one read on the usual path. */
 static bool card_swapped(struct journal *j)
 {
-	uint64_t block = sample_block_bytes(j), gs, ge, alo = 0, ahi = 0;
+	uint64_t block = sample_block_bytes(j), gs, ge;
 	unsigned differ = 0;
 
-	if (j->writes_alias && j->outer &&
-	    fp_dev_write_area(j->outer, &alo, &ahi) && alo == 0 &&
-	    ahi >= fp_dev_size_bytes(j->inner))
-		return false;
 	for (unsigned i = 0; i < j->nsentinels; i++) {
 		const struct jr_fingerprint *f = &j->sentinel[i];
 		struct jr_fingerprint now;
@@ -531,7 +589,8 @@ static bool card_swapped(struct journal *j)
 		if (!spans_gap(j, f->offset, f->offset + block, &gs, &ge) ||
 		    gs != f->offset || ge != f->offset + block)
 			continue;	/* saved: the test may have written it */
-		if (sample_block(j, f->offset, &now) && now.hash == f->hash)
+		if (sample_block(j, f->offset, &now) &&
+		    (now.hash == f->hash || (j->writes_alias && written_has(j, now.hash))))
 			return false;
 		differ++;
 	}
@@ -729,6 +788,8 @@ static int jdev_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
 	if (rc < 0)
 		return rc;
 	j->dirty = true;
+	if (j->writes_alias)
+		note_written(j, buf, len, off);
 	return fp_dev_write_timed(j->inner, buf, len, off, NULL);
 }
 
@@ -747,6 +808,7 @@ static void jdev_close(void *priv)
 		close(j->fd);	/* also drops the lock */
 	free(j->saved.v);
 	free(j->pending.v);
+	free(j->written.v);
 	free(j->buf);
 	free(j->path);
 	free(j);

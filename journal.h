@@ -139,11 +139,11 @@ const char *journal_last_error(const struct fp_dev *jdev);
 bool journal_device_written(const struct fp_dev *jdev);
 
 /* Whether the writes to come may land anywhere on the card (the capacity
- * check, whose writes alias everywhere on a wrapping fake): then, while
- * the write area is the whole card, the blocks that detect a swapped
- * card are not checked, as the test's own writes change them.  Off by
- * default, so every other test keeps the check whatever the card's size.
- * No effect on other devices. */
+ * check, whose writes alias everywhere on a wrapping fake): then the
+ * journal remembers a hash of each block written, and the swap check
+ * takes a block it never aimed at that now reads as one of them for an
+ * aliased write, not another card.  Off by default.  No effect on other
+ * devices. */
 void journal_writes_may_alias(struct fp_dev *jdev, bool may);
 
 /* Replay journal_path (or the pointer file that names it) onto dev

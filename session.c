@@ -250,8 +250,8 @@ static void announce(const struct session *s, const char *what, uint64_t start,
 }
 
 /* Only the capacity check writes where its writes may not stay on a
- * fake (they wrap around onto the whole card): the journal then cannot
- * tell a swapped card by blocks the test never wrote. */
+ * fake (they wrap around onto the whole card): the journal then tells a
+ * swapped card from blocks its own writes changed (see journal.h). */
 static bool writes_may_alias(const char *what)
 {
 	return strcmp(what, "capacity") == 0;

@@ -16,6 +16,7 @@
 #include "capacity.h"
 #include "dev.h"
 #include "devspec.h"
+#include "errmsg.h"
 #include "journal.h"
 #include "jsonv.h"
 #include "report_capacity.h"
@@ -661,24 +662,33 @@ static const char *const keep_cards[] = {
 };
 
 /* The capacity check through a journal at path, as --write runs it:
- * its plan's area is the only one writable (and backed up).  may_alias:
- * what session_protect() says for the capacity area, whose writes on a
- * wrap card change blocks it never wrote (no swapped card). */
-static struct fp_dev *run_journaled(struct fp_dev *d, const char *path, uint64_t nonce,
-				    bool may_alias, struct capacity_result *r)
+ * its plan's area is the only one writable (and backed up).  The
+ * capacity check's return, the journaled device in *jd.  On the wrap
+ * cards its writes change blocks it never wrote, which must not be
+ * taken for a swapped card (on one of 16 MiB, every block the swap
+ * check reads). */
+static int run_journaled_rc(struct fp_dev *d, const char *path, uint64_t nonce,
+			    struct capacity_result *r, struct fp_dev **jd)
 {
 	struct capacity_opts o;
 	struct capacity_plan plan;
-	struct fp_dev *jd = NULL;
 	char err[512] = "";
 
-	ck_assert_msg(journal_open(d, path, &jd, err, sizeof(err)) == 0, "%s", err);
-	journal_writes_may_alias(jd, may_alias);
+	ck_assert_msg(journal_open(d, path, jd, err, sizeof(err)) == 0, "%s", err);
+	journal_writes_may_alias(*jd, true);	/* as session_protect() says */
 	capacity_opts_default(&o);
 	o.nonce = nonce;
 	ck_assert_int_eq(capacity_plan(fp_dev_size_bytes(d), fp_dev_sector_bytes(d), &o, &plan), 0);
-	ck_assert_int_eq(fp_dev_set_write_area(jd, plan.start_bytes, plan.end_bytes), 0);
-	ck_assert_int_eq(capacity_run(jd, &o, &plan, r), 0);
+	ck_assert_int_eq(fp_dev_set_write_area(*jd, plan.start_bytes, plan.end_bytes), 0);
+	return capacity_run(*jd, &o, &plan, r);
+}
+
+static struct fp_dev *run_journaled(struct fp_dev *d, const char *path, uint64_t nonce,
+				    struct capacity_result *r)
+{
+	struct fp_dev *jd = NULL;
+
+	ck_assert_int_eq(run_journaled_rc(d, path, nonce, r, &jd), 0);
 	return jd;
 }
 
@@ -698,7 +708,7 @@ START_TEST(test_write_keeps_data)
 	ck_assert_int_eq(sim_fill_random(d, 11 + (uint64_t)_i), 0);
 	before = sim_checksum(d);
 	snprintf(path, sizeof(path), "%s/cap.journal", jdir);
-	jd = run_journaled(d, path, 3, true, r);
+	jd = run_journaled(d, path, 3, r);
 	ck_assert_msg(r->verdict != CAPACITY_GENUINE || _i == 0, "%s: genuine",
 		      keep_cards[_i]);
 	ck_assert_uint_gt(r->bytes_written, 0);
@@ -710,6 +720,102 @@ START_TEST(test_write_keeps_data)
 		      "the restore", keep_cards[_i]);
 	ck_assert_int_ne(access(path, F_OK), 0);
 	fp_dev_close(d);
+	free(r);
+}
+END_TEST
+
+/* A card swapped in the reader during the capacity check, whose area is
+ * the whole card: the first backup after the swap finds blocks the test
+ * never wrote changed, so the second card gets no more writes and none
+ * of its blocks enters the journal; with the first card back, the
+ * journal puts it back exactly.  Before, the capacity check over the
+ * whole card went without that check (its writes alias on a fake),
+ * saved the second card's blocks and wrote them onto the first card at
+ * the restore. */
+struct swapper {
+	struct fp_dev *inner;
+	unsigned writes, swap_after;
+	unsigned char *first;	/* card 1 as the test left it */
+	uint64_t second;	/* card 2's checksum */
+};
+
+static int swapper_pread(void *priv, void *buf, size_t len, uint64_t off)
+{
+	return fp_dev_read_timed(((struct swapper *)priv)->inner, buf, len, off, NULL);
+}
+
+static int swapper_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
+{
+	struct swapper *w = priv;
+	uint64_t size = fp_dev_size_bytes(w->inner);
+	int rc = fp_dev_write_timed(w->inner, buf, len, off, NULL);
+
+	if (rc == 0 && ++w->writes == w->swap_after) {
+		ck_assert_int_eq(fp_dev_read_timed(w->inner, w->first, (size_t)size, 0, NULL), 0);
+		ck_assert_int_eq(sim_fill_random(w->inner, 42), 0);
+		w->second = sim_checksum(w->inner);
+	}
+	return rc;
+}
+
+static uint64_t swapper_now(void *priv)
+{
+	return fp_dev_now_ns(((struct swapper *)priv)->inner);
+}
+
+static void swapper_close(void *priv)
+{
+	(void)priv;	/* the test closes the card */
+}
+
+static const struct fp_dev_ops swapper_ops = {
+	.pread = swapper_pread, .pwrite = swapper_pwrite, .now_ns = swapper_now,
+	.close = swapper_close,
+};
+
+START_TEST(test_card_swapped_during_capacity)
+{
+	struct capacity_result *r = calloc(1, sizeof(*r));
+	struct swapper w = { .inner = open_spec("sim:sdhc-4m,size=128M" QUIET),
+			     .swap_after = 3 + (unsigned)_i * 40 };
+	uint64_t size = fp_dev_size_bytes(w.inner), before;
+	struct journal_restore_report rep;
+	char path[PATH_MAX + 32], err[512] = "";
+	struct fp_dev *d, *jd = NULL;
+	int rc;
+
+	ck_assert(r != NULL && jdir[0]);
+	w.first = malloc(size);
+	ck_assert_ptr_nonnull(w.first);
+	ck_assert_int_eq(sim_fill_random(w.inner, 11), 0);
+	before = sim_checksum(w.inner);
+	d = fp_dev_create(&swapper_ops, &w, FP_DEV_SIM, "sim:swapper", size,
+			  fp_dev_sector_bytes(w.inner));
+	ck_assert_ptr_nonnull(d);
+	fp_dev_set_inner(d, w.inner);
+	snprintf(path, sizeof(path), "%s/swap%d.journal", jdir, _i);
+	rc = run_journaled_rc(d, path, 7, r, &jd);
+	ck_assert_msg(w.writes >= w.swap_after, "the check wrote %u blocks only", w.writes);
+	ck_assert_msg(rc == -FP_EREFUSED && strstr(journal_last_error(jd), "changed during"),
+		      "swap after write %u: capacity returned %d (%s)", w.swap_after, rc,
+		      journal_last_error(jd));
+	ck_assert_uint_eq(sim_checksum(w.inner), w.second);
+	ck_assert_int_eq(journal_finish(jd, 0, NULL, NULL, &rep, err, sizeof(err)),
+			 -FP_EREFUSED);
+	fp_dev_close(jd);
+	ck_assert_uint_eq(sim_checksum(w.inner), w.second);
+	/* the first card back in the reader */
+	fp_dev_end_write_area(w.inner);
+	ck_assert_int_eq(fp_dev_set_write_area(w.inner, 0, size), 0);
+	ck_assert_int_eq(fp_dev_write_timed(w.inner, w.first, (size_t)size, 0, NULL), 0);
+	fp_dev_end_write_area(w.inner);
+	ck_assert_msg(journal_restore(path, d, 0, NULL, NULL, &rep, err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_msg(sim_checksum(w.inner) == before, "the first card differs after the "
+		      "restore: the second card's blocks were written onto it");
+	fp_dev_close(d);
+	fp_dev_close(w.inner);
+	free(w.first);
 	free(r);
 }
 END_TEST
@@ -737,7 +843,7 @@ START_TEST(test_worn_card_restore_is_bounded)
 
 	ck_assert_msg(jdir[0], "no journal directory");
 	snprintf(path, sizeof(path), "%s/worn%d.journal", jdir, _i);
-	jd = run_journaled(d, path, 5, false, r);
+	jd = run_journaled(d, path, 5, r);
 	ck_assert_msg(r->verdict == CAPACITY_DAMAGED, "%s: %s", worn_cards[_i],
 		      capacity_verdict_name(r->verdict));
 	ck_assert_uint_eq(r->first_bad_bytes, 63 * MIB);
@@ -1010,6 +1116,7 @@ Suite *capacity_suite(void)
 	tcase_add_unchecked_fixture(keep, jdir_setup, jdir_teardown);
 	tcase_add_loop_test(keep, test_write_keeps_data, 0,
 			    (int)(sizeof(keep_cards) / sizeof(keep_cards[0])));
+	tcase_add_loop_test(keep, test_card_swapped_during_capacity, 0, 2);
 	tcase_add_loop_test(keep, test_worn_card_restore_is_bounded, 0,
 			    sizeof(worn_cards) / sizeof(worn_cards[0]));
 	suite_add_tcase(s, keep);
