@@ -75,8 +75,9 @@ check-lib:
 deps:
 	sh tests/deps.sh install
 
-# Plain run first, then the sanitizer run; each ends on Check's summary
-# line and a line "N passed, N failed, N skipped".  Warnings are errors.
+# Plain run first, then the sanitizer run; each runs every suite in a
+# process of its own (Check's summary line after each) and ends on a line
+# "N passed, N failed, N skipped".  Warnings are errors.
 # The sanitizer run takes every 8th case of the sweeps that repeat one path
 # over every card, geometry or kill point (tests/tests.h): the plain run
 # takes them all.
