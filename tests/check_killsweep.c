@@ -131,9 +131,7 @@ static void repair(void)
 		bf_sh("rm -f '%s'/* '%s'/*", t.state, t.elsewhere);
 }
 
-/* Shared by both fixtures once the device exists: its checksum, a
- * pristine copy, and one uninterrupted run of each command (which must
- * restore it, and tells how long a run takes). */
+/* Once the device exists: its checksum and a pristine copy. */
 static bool keep_pristine(void)
 {
 	snprintf(t.pristine, sizeof(t.pristine), "%s/pristine", t.dir);
@@ -145,10 +143,10 @@ static bool keep_pristine(void)
 	return true;
 }
 
+/* One uninterrupted run of each command (which must restore the device,
+ * and tells how long a run takes). */
 static void measure_runs(void)
 {
-	if (!keep_pristine())
-		return;
 	for (int c = 0; c < NCOMMANDS && !t.why[0]; c++) {
 		const char *argv[MAX_ARGS];
 		struct run_result r;
@@ -187,17 +185,25 @@ static bool make_dirs(void)
 	return true;
 }
 
-static void image_setup(void)
+/* The image target, its pristine copy kept: false (why in t.why) when
+ * it cannot be made. */
+static bool make_image(void)
 {
 	if (!make_dirs())
-		return;
+		return false;
 	t.image = bf_image_in(t.dir, IMG_BYTES, IMG_SEED);
 	if (t.image == NULL) {
 		snprintf(t.why, sizeof(t.why), "cannot make an image in '%s'", t.dir);
-		return;
+		return false;
 	}
 	t.dev = t.image;
-	measure_runs();
+	return keep_pristine();
+}
+
+static void image_setup(void)
+{
+	if (make_image())
+		measure_runs();
 }
 
 static void loop_setup(void)
@@ -209,7 +215,8 @@ static void loop_setup(void)
 		return;
 	}
 	t.dev = t.loop.dev;
-	measure_runs();
+	if (keep_pristine())
+		measure_runs();
 }
 
 static void target_teardown(void)
@@ -306,15 +313,7 @@ static bool with_journal_elsewhere;	/* the configuration under test */
 
 static void steps_setup(void)
 {
-	if (!make_dirs())
-		return;
-	t.image = bf_image_in(t.dir, IMG_BYTES, IMG_SEED);
-	if (t.image == NULL) {
-		snprintf(t.why, sizeof(t.why), "cannot make an image in '%s'", t.dir);
-		return;
-	}
-	t.dev = t.image;
-	keep_pristine();
+	make_image();
 }
 
 /* Why strace cannot stop flashprobe here, or NULL. */
