@@ -1421,12 +1421,15 @@ static const struct measurement bench_measurement = {
  * under another FLASHPROBE_STATE_DIR is not seen). */
 static int nothing_to_restore(const char *device)
 {
-	const char *env = getenv(JOURNAL_STATE_ENV);
-	bool have_env = env != NULL && env[0] != '\0';
+	const char *dirs[JOURNAL_STATE_DIRS_MAX];
+	size_t n = journal_state_dirs(dirs);
+	char where[3 * PATH_MAX] = "";
 
-	return fail(FP_EXIT_OK, "no unfinished journal for '%s' in %s%s%s or %s: "
-		    "nothing to restore", device, have_env ? env : "", have_env ? ", " : "",
-		    JOURNAL_STATE_DIR, JOURNAL_FALLBACK_DIR);
+	for (size_t i = 0; i < n; i++)
+		snprintf(where + strlen(where), sizeof(where) - strlen(where), "%s%s",
+			 i == 0 ? "" : i + 1 == n ? " or " : ", ", dirs[i]);
+	return fail(FP_EXIT_OK, "no unfinished journal for '%s' in %s: nothing to restore",
+		    device, where);
 }
 
 /* restore DEVICE found only the journal of another node over its data

@@ -376,7 +376,7 @@ static int update_pointer(struct journal *j)
 		return 0;
 	j->pointer.area_lo = j->slot.area_lo;
 	j->pointer.area_hi = j->slot.area_hi;
-	return jr_pointer_write(j->pointer_path, &j->pointer, false);
+	return jr_pointer_write(j->pointer_path, &j->pointer);
 }
 
 /* Append a commit for every record so far, fsync, record it in the next
@@ -534,6 +534,8 @@ static bool written_has(const struct journal *j, uint64_t h)
  * (a swap check then may stop a test on a fake: never a wrong restore). */
 static void written_add(struct journal *j, uint64_t h)
 {
+	size_t slot;
+
 	h = h ? h : 1;
 	if (2 * (j->written.n + 1) > j->written.cap) {
 		size_t cap = j->written.cap ? 2 * j->written.cap : 4096;
@@ -549,8 +551,9 @@ static void written_add(struct journal *j, uint64_t h)
 				j->written.v[written_slot(j, old[i])] = old[i];
 		free(old);
 	}
-	if (j->written.v[written_slot(j, h)] == 0) {
-		j->written.v[written_slot(j, h)] = h;
+	slot = written_slot(j, h);
+	if (j->written.v[slot] == 0) {
+		j->written.v[slot] = h;
 		j->written.n++;
 	}
 }
@@ -563,7 +566,7 @@ static void note_written(struct journal *j, const void *buf, size_t len, uint64_
 	const unsigned char *b = buf;
 
 	for (uint64_t at = util_round_up(off, block); at + block <= off + len; at += block)
-		if (!util_is_fill(b + (at - off), (size_t)block))
+		if (!util_is_one_byte(b + (at - off), (size_t)block))
 			written_add(j, jr_fnv1a64(b + (at - off), (size_t)block));
 	hide_time_since(j, t0);
 }
@@ -848,26 +851,26 @@ static int pointer_path(struct fp_dev *inner, const char *journal_abs,
 /* The pointer comes first, locked until the journal it names exists and
  * is locked: a run killed in between leaves a pointer covering nothing,
  * which the next lookup removes, rather than a journal no lookup finds.
- * Its descriptor, or -1 when the journal is at the default path. */
+ * 0 with its descriptor in *fd (-1 when the journal is at the default
+ * path and has none), or -errno. */
 static int create_pointer(const char *link, struct jr_pointer *p,
-			  const char *journal_abs, const char *device,
+			  const char *journal_abs, const char *device, int *fd,
 			  char *err, size_t errlen)
 {
-	int fd;
-
+	*fd = -1;
 	if (link[0] == '\0')
-		return -1;
+		return 0;
 	memset(p, 0, sizeof(*p));
 	util_copy_str(p->journal, sizeof(p->journal), journal_abs);
 	util_copy_str(p->device, sizeof(p->device), device);
-	fd = jr_pointer_create(link, p);
-	if (fd == -EEXIST)
+	*fd = jr_pointer_create(link, p);
+	if (*fd == -EEXIST)
 		fp_errf(err, errlen, "a journal for '%s' already exists at '%s'; "
 		    "replay it with 'flashprobe restore %s'", device, link, link);
-	else if (fd < 0)
+	else if (*fd < 0)
 		fp_errf(err, errlen, "cannot create journal pointer '%s': %s",
-		    link, strerror(-fd));
-	return fd;
+		    link, strerror(-*fd));
+	return *fd < 0 ? *fd : 0;
 }
 
 /* Create the file whole (static header, empty commit slots) and locked.
@@ -948,9 +951,9 @@ static int create_journal(struct fp_dev *inner, const char *journal_path,
 	struct journal *j = NULL;
 	int pfd, fd, rc;
 
-	pfd = create_pointer(h->link, &p, jabs, device, err, errlen);
-	if (pfd < -1)
-		return pfd;
+	rc = create_pointer(h->link, &p, jabs, device, &pfd, err, errlen);
+	if (rc < 0)
+		return rc;
 	fd = create_file(journal_path, h, device, err, errlen);
 	if (fd >= 0)
 		j = journal_new(inner, journal_path, fd, h->link);

@@ -199,6 +199,11 @@ int journal_restore(const char *journal_path, struct fp_dev *dev,
 int journal_find_pending(const char *device, char *found, size_t foundlen,
 			 char *err, size_t errlen);
 
+/* The directories journal_find_pending() looks in, in its order:
+ * FLASHPROBE_STATE_DIR when set, then the default places.  Their count. */
+#define JOURNAL_STATE_DIRS_MAX 3
+size_t journal_state_dirs(const char *dirs[JOURNAL_STATE_DIRS_MAX]);
+
 /* The device path recorded in a journal's header (or in the journal a
  * pointer file names), for "flashprobe restore JOURNAL".  0, -EBADMSG,
  * or the open error. */

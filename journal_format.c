@@ -674,6 +674,18 @@ static int pointer_format(const struct jr_pointer *p, char *buf, size_t len)
 	return n + m;
 }
 
+/* Lock the new file at fd, then write buf[0..n) and fsync it. */
+static int fill_locked(int fd, const void *buf, size_t n)
+{
+	int rc = flock(fd, LOCK_EX | LOCK_NB) != 0 ? -errno : 0;
+
+	if (rc == 0)
+		rc = util_write_full(fd, buf, n);
+	if (rc == 0 && fsync(fd) != 0)
+		rc = -errno;
+	return rc;
+}
+
 /* A file made under no name (O_TMPFILE) and linked in once whole: a kill
  * at any moment leaves path complete or absent, never empty.  -EEXIST
  * when path exists, -EOPNOTSUPP where the file system cannot. */
@@ -686,11 +698,7 @@ static int link_whole(const char *path, const void *buf, size_t n, int *fdp)
 	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return errno == EISDIR || errno == EINVAL ? -EOPNOTSUPP : -errno;
-	rc = flock(fd, LOCK_EX | LOCK_NB) != 0 ? -errno : 0;
-	if (rc == 0)
-		rc = util_write_full(fd, buf, n);
-	if (rc == 0 && fsync(fd) != 0)
-		rc = -errno;
+	rc = fill_locked(fd, buf, n);
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
 	/* without /proc, AT_EMPTY_PATH (which needs CAP_DAC_READ_SEARCH) */
 	if (rc == 0 && linkat(AT_FDCWD, self, AT_FDCWD, path, AT_SYMLINK_FOLLOW) != 0 &&
@@ -713,11 +721,7 @@ static int create_excl(const char *path, const void *buf, size_t n, int *fdp)
 
 	if (fd < 0)
 		return -errno;
-	rc = flock(fd, LOCK_EX | LOCK_NB) != 0 ? -errno : 0;
-	if (rc == 0)
-		rc = util_write_full(fd, buf, n);
-	if (rc == 0 && fsync(fd) != 0)
-		rc = -errno;
+	rc = fill_locked(fd, buf, n);
 	if (rc < 0) {
 		close(fd);
 		unlink(path);
@@ -751,18 +755,11 @@ int jr_pointer_create(const char *link, const struct jr_pointer *p)
 /* Written whole under a temporary name and renamed over the old one, so
  * that a crash leaves either the old or the new pointer (and at worst
  * the temporary file, which jr_pointer_tmp_name() names for removal). */
-int jr_pointer_write(const char *link, const struct jr_pointer *p,
-		     bool create)
+int jr_pointer_write(const char *link, const struct jr_pointer *p)
 {
 	char buf[JR_LINK_MAX + JR_PATH_MAX + 128], tmp[PATH_MAX];
 	int n = pointer_format(p, buf, sizeof(buf)), fd, rc;
 
-	if (create) {
-		fd = jr_pointer_create(link, p);
-		if (fd >= 0)
-			close(fd);
-		return fd < 0 ? fd : 0;
-	}
 	if (n < 0)
 		return n;
 	if (jr_pointer_tmp_name(link, tmp, sizeof(tmp)) != 0)

@@ -176,9 +176,8 @@ struct jr_pointer {
 	char device[JR_PATH_MAX];
 	uint64_t area_lo, area_hi;
 };
-/* create: a new pointer, -EEXIST if there is one; else replace it. */
-int jr_pointer_write(const char *link, const struct jr_pointer *p,
-		     bool create);
+/* Write the pointer at link, replacing any. */
+int jr_pointer_write(const char *link, const struct jr_pointer *p);
 /* A new pointer as jr_create_whole() makes files: its descriptor, locked
  * until closed, so that a pointer whose journal is still being created
  * is not taken for a stale one. */

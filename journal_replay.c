@@ -43,9 +43,9 @@
 
 #define RESYNC_CHUNK (64u * 1024u)
 
-/* One intact data record: where it is in the file and what it covers. */
 #define CONTENT_SAMPLES 32	/* check_saved_content() */
 
+/* One intact data record: where it is in the file and what it covers. */
 struct jr_entry {
 	uint64_t pos;
 	uint64_t offset, length;
@@ -637,16 +637,10 @@ static int check_fingerprint(const char *path, const struct jr_header *h,
 static bool sample_explained(const unsigned char *saved, const unsigned char *now,
 			     size_t len, uint32_t sector)
 {
-	for (size_t at = 0; at < len; at += sector) {
-		bool fill = true;
-
-		if (memcmp(saved + at, now + at, sector) == 0)
-			continue;
-		for (size_t k = 0; k < sector && fill; k++)
-			fill = now[at + k] == FP_FILL_BYTE;
-		if (!fill)
+	for (size_t at = 0; at < len; at += sector)
+		if (memcmp(saved + at, now + at, sector) != 0 &&
+		    !util_is_fill(now + at, sector))
 			return false;
-	}
 	return true;
 }
 
@@ -759,7 +753,7 @@ int jr_delete_journal(const char *path, const char *pointer)
 	 * there", and the next run removes it quietly. */
 	if (ours && p.journal[0] != '\0') {
 		p.area_lo = p.area_hi = 0;
-		jr_pointer_write(pointer, &p, false);
+		jr_pointer_write(pointer, &p);
 	}
 	if (unlink(path) != 0)
 		return -errno;
@@ -970,14 +964,15 @@ int jr_restore_locked(int fd, const char *path, struct fp_dev *dev,
 			rep->deleted = true;
 		goto out;
 	}
+	/* is it the journal's card? */
 	if (rc == 0 && h.slots == JR_SLOTS_OK &&
-	    !(flags & JOURNAL_RESTORE_SAME_DEVICE))
+	    !(flags & JOURNAL_RESTORE_SAME_DEVICE)) {
 		rc = check_fingerprint(path, &h, &s, dev, flags, rep, err,
 				       errlen);
-	if (rc == 0 && h.slots == JR_SLOTS_OK &&
-	    !(flags & JOURNAL_RESTORE_SAME_DEVICE))
-		rc = check_saved_content(fd, path, &h, &s, dev, flags, rep,
-					 buf, vbuf, err, errlen);
+		if (rc == 0)
+			rc = check_saved_content(fd, path, &h, &s, dev, flags, rep,
+						 buf, vbuf, err, errlen);
+	}
 	if (rc == 0)
 		rc = replay_all(fd, &h, &s, dev, progress, progress_arg, rep,
 				buf, vbuf);
@@ -1258,12 +1253,26 @@ static int pending_dir(const char *dir, const struct pending_query *q,
 	return JOURNAL_PENDING_ALIAS;
 }
 
+size_t journal_state_dirs(const char *dirs[JOURNAL_STATE_DIRS_MAX])
+{
+	const char *env = getenv(JOURNAL_STATE_ENV);
+	size_t n = 0;
+
+	/* FLASHPROBE_STATE_DIR first, then the default places too: a journal
+	 * left by a run without it is still found (and blocks new tests) */
+	if (env != NULL && env[0] != '\0' && strcmp(env, JOURNAL_STATE_DIR) != 0 &&
+	    strcmp(env, JOURNAL_FALLBACK_DIR) != 0)
+		dirs[n++] = env;
+	dirs[n++] = JOURNAL_STATE_DIR;
+	dirs[n++] = JOURNAL_FALLBACK_DIR;
+	return n;
+}
+
 int journal_find_pending(const char *device, char *found, size_t foundlen,
 			 char *err, size_t errlen)
 {
-	const char *env = getenv(JOURNAL_STATE_ENV);
-	const char *dirs[3] = { JOURNAL_STATE_DIR, JOURNAL_FALLBACK_DIR, NULL };
-	size_t ndirs = 2, i;
+	const char *dirs[JOURNAL_STATE_DIRS_MAX];
+	size_t ndirs = journal_state_dirs(dirs), i;
 	struct pending_query q;
 	int rc = 0, hit = 0;
 
@@ -1280,15 +1289,6 @@ int journal_find_pending(const char *device, char *found, size_t foundlen,
 	if (rc < 0) {
 		fp_errf(err, errlen, "cannot open '%s': %s", device, strerror(-rc));
 		return rc;
-	}
-	/* FLASHPROBE_STATE_DIR first, then the default places too: a journal
-	 * left by a run without it is still found (and blocks new tests) */
-	if (env != NULL && env[0] != '\0' && strcmp(env, JOURNAL_STATE_DIR) != 0 &&
-	    strcmp(env, JOURNAL_FALLBACK_DIR) != 0) {
-		dirs[2] = dirs[1];
-		dirs[1] = dirs[0];
-		dirs[0] = env;
-		ndirs = 3;
 	}
 	/* an alias's journal (found stays on it) unless the next directory
 	 * holds the device's own */

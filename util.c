@@ -100,9 +100,14 @@ bool util_wbuf_may_hide(uint64_t written, const char *what, char *note, size_t l
 	return true;
 }
 
-bool util_is_fill(const void *p, size_t len)
+bool util_is_one_byte(const void *p, size_t len)
 {
 	const unsigned char *b = p;
 
-	return len == 0 || (b[0] == FP_FILL_BYTE && memcmp(b, b + 1, len - 1) == 0);
+	return len == 0 || memcmp(b, b + 1, len - 1) == 0;
+}
+
+bool util_is_fill(const void *p, size_t len)
+{
+	return len == 0 || (*(const unsigned char *)p == FP_FILL_BYTE && util_is_one_byte(p, len));
 }

@@ -21,7 +21,9 @@ typedef void (*fp_progress_fn)(void *arg, uint64_t done, uint64_t total);
  * stores runs of it without memory. */
 #define FP_FILL_BYTE 0x5a
 
-/* Whether len bytes at p are all FP_FILL_BYTE (true for len 0). */
+/* Whether len bytes at p are all one byte value, and all FP_FILL_BYTE
+ * (both true for len 0). */
+bool util_is_one_byte(const void *p, size_t len);
 bool util_is_fill(const void *p, size_t len);
 
 /* A write buffer (SLC cache, DRAM, a log) in front of the flash makes

@@ -1191,7 +1191,7 @@ START_TEST(test_pointer_outlives_journal)
 	assert_kept(img, before);
 	p.area_lo = p.area_hi = 0;
 	for (int by_device = 0; by_device < 2; by_device++) {
-		ck_assert_int_eq(jr_pointer_write(pointer, &p, true), 0);
+		ck_assert_int_eq(jr_pointer_write(pointer, &p), 0);
 		tu_run(&r, (const char *const[]){ "restore", by_device ? img : pointer, NULL });
 		ck_assert_msg(r.status == 0 && strstr(r.err, "nothing to restore"),
 			      "restore of the %s: status %d, '%s'", by_device ? "device" : "pointer",
@@ -1199,7 +1199,7 @@ START_TEST(test_pointer_outlives_journal)
 		ck_assert_msg(state_entries() == 0, "the stale pointer was kept");
 		tu_run_free(&r);
 	}
-	ck_assert_int_eq(jr_pointer_write(pointer, &p, true), 0);
+	ck_assert_int_eq(jr_pointer_write(pointer, &p), 0);
 	tu_run(&r, args);
 	ck_assert_msg(r.status == 0, "the next test: status %d, '%s'", r.status, r.err);
 	tu_run_free(&r);

@@ -372,14 +372,13 @@ static size_t strace_argv(const char **argv, char paths[][PATH_MAX], const char 
 
 /* Run flashprobe's args (NULL-terminated) under strace: traced into
  * trace_file, or killed at step (when not NULL). */
-static int run_traced(const char *const *args, bool device, const char *trace_file,
+static void run_traced(const char *const *args, bool device, const char *trace_file,
 		      const struct step *kill_at)
 {
 	char paths[3][PATH_MAX], trace[160], inject[96];
 	const char *argv[STRACE_ARGS + MAX_ARGS];
 	struct run_result r;
 	size_t n;
-	int status;
 
 	if (kill_at) {
 		snprintf(trace, sizeof(trace), "trace=%s", kill_at->call);
@@ -394,9 +393,7 @@ static int run_traced(const char *const *args, bool device, const char *trace_fi
 		argv[n++] = args[i];
 	argv[n] = NULL;
 	tu_run_tool(&r, argv, NULL);
-	status = r.status;
 	tu_run_free(&r);
-	return status;
 }
 
 /* Whether a traced line changed anything: an open that reads, or an
