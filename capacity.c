@@ -232,6 +232,7 @@ int capacity_plan(uint64_t device_bytes, uint32_t sector_bytes,
 							     : CAPACITY_BLOCK_BYTES;
 	p->grid_bytes = CAPACITY_GRID_BYTES;
 	p->end_bytes = n;
+	p->writes_may_alias = true;
 	/* at the top, below the last block, past the real flash of most
 	 * fakes (see the opening comment) */
 	p->deep_bytes = deep_size(n, p->block_bytes, o->cache_bytes);

@@ -74,6 +74,10 @@ struct capacity_plan {
 	unsigned max_probes;
 	uint64_t max_bytes;		/* upper bound of bytes written, flushes
 					 * included */
+	/* On a fake the writes wrap onto blocks the plan never aimed at,
+	 * anywhere on the card: the journal must then tell a swapped card
+	 * from blocks these writes changed (journal_writes_may_alias). */
+	bool writes_may_alias;
 };
 
 enum capacity_verdict {

@@ -918,13 +918,13 @@ static int protect_failed(const char *test, int ret, const char *err)
 /* Announce [start, end) and make it the only writable area (backed up
  * first with --write); an exit status. */
 static int protect(struct session *s, const char *test, uint64_t start,
-		   uint64_t end, uint64_t max_bytes, bool sparse)
+		   uint64_t end, uint64_t max_bytes, unsigned flags)
 {
 	char err[512] = "";
 	int ret;
 
 	progress_done();
-	ret = session_protect(s, test, start, end, max_bytes, sparse, err, sizeof(err));
+	ret = session_protect(s, test, start, end, max_bytes, flags, err, sizeof(err));
 	return ret ? protect_failed(test, ret, err) : FP_EXIT_OK;
 }
 
@@ -1006,7 +1006,7 @@ static int au_from_writes(const struct cli *c, struct session *s,
 	else if (ret)
 		ret = run_status(c, s, "au-search", ret);
 	else if (!(ret = protect(s, "au-search", plan.start_bytes, plan.end_bytes,
-				 plan.max_bytes, true)))
+				 plan.max_bytes, SESSION_AREA_SPARSE)))
 		ret = run_status(c, s, "au-search", auwrite_run(s->dev, &o, &plan, r));
 	*out = r->au_bytes;
 	if (ret)
@@ -1130,7 +1130,8 @@ static int measure_open_au(const struct cli *c, struct session *s, void *result)
 		return ret;
 	if ((ret = openau_plan(fp_dev_size_bytes(s->dev), fp_dev_sector_bytes(s->dev), &o, &plan)))
 		return plan_error(c, s->dev, o.erase_size_bytes, o.blocksize_bytes, ret);
-	ret = protect(s, "open-au", plan.start_bytes, plan.end_bytes, plan.max_bytes, true);
+	ret = protect(s, "open-au", plan.start_bytes, plan.end_bytes, plan.max_bytes,
+		      SESSION_AREA_SPARSE);
 	return ret ? ret : run_status(c, s, "open-au", openau_run(s->dev, &o, &plan, result));
 }
 
@@ -1192,7 +1193,7 @@ static int measure_find_fat(const struct cli *c, struct session *s, void *result
 				&plan)))
 		return plan_error(c, s->dev, o.erase_size_bytes, o.blocksize_bytes, ret);
 	ret = protect(s, "find-fat", plan.start_bytes, plan.end_bytes,
-		      plan.max_write_bytes, true);
+		      plan.max_write_bytes, SESSION_AREA_SPARSE);
 	return ret ? ret : run_status(c, s, "find-fat", findfat_run(s->dev, &o, &plan, result));
 }
 
@@ -1250,7 +1251,9 @@ static int measure_capacity(const struct cli *c, struct session *s, void *result
 	if (capacity_plan(fp_dev_size_bytes(s->dev), fp_dev_sector_bytes(s->dev), &o, &plan))
 		return fail(FP_EXIT_USAGE, "'%s' is too small for the capacity check "
 			    "(at least 2MiB)", c->device);
-	ret = protect(s, "capacity", plan.start_bytes, plan.end_bytes, plan.max_bytes, true);
+	ret = protect(s, "capacity", plan.start_bytes, plan.end_bytes, plan.max_bytes,
+		      SESSION_AREA_SPARSE |
+		      (plan.writes_may_alias ? SESSION_AREA_MAY_ALIAS : 0));
 	if (ret)
 		return ret;
 	ret = capacity_run(s->dev, &o, &plan, r);
@@ -1265,14 +1268,15 @@ static const struct measurement capacity_measurement = {
 
 /* probe's callback for each write test's area. */
 static int protect_area(void *arg, const char *test, uint64_t start,
-			uint64_t end, uint64_t max_bytes)
+			uint64_t end, uint64_t max_bytes, bool may_alias)
 {
 	char err[512] = "";
 	int ret;
 
 	progress_done();
 	/* the probe's write tests both touch a few AUs of a large area */
-	ret = session_protect(arg, test, start, end, max_bytes, true, err, sizeof(err));
+	ret = session_protect(arg, test, start, end, max_bytes, SESSION_AREA_SPARSE |
+			      (may_alias ? SESSION_AREA_MAY_ALIAS : 0), err, sizeof(err));
 	if (ret)
 		protect_failed(test, ret, err);
 	return ret;
@@ -1403,7 +1407,7 @@ static int measure_bench(const struct cli *c, struct session *s, void *result)
 	o.allow_writes = bench_writes(c);
 	if (!ret && o.allow_writes)
 		ret = protect(s, "bench", o.offset_bytes, o.offset_bytes + o.size_bytes,
-			      o.size_bytes, false);
+			      o.size_bytes, 0);
 	return ret ? ret : run_status(c, s, "bench", benchio_run(s->dev, &o, result));
 }
 

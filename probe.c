@@ -90,7 +90,7 @@ static int run_capacity(struct fp_dev *d, const struct probe_opts *o,
 		return 0;
 	}
 	ret = o->protect(o->protect_arg, "capacity", plan.start_bytes, plan.end_bytes,
-			 plan.max_bytes);
+			 plan.max_bytes, plan.writes_may_alias);
 	if (!ret)
 		ret = capacity_run(d, &co, &plan, &r->capacity);
 	r->capacity_done = ret == 0;
@@ -173,7 +173,7 @@ static int run_auwrite(struct fp_dev *d, const struct probe_opts *o,
 	if (auwrite_plan(fp_dev_size_bytes(d), fp_dev_sector_bytes(d), &ao, plan))
 		return 0;	/* too small: the read step or the card's AU decide */
 	ret = o->protect(o->protect_arg, "au-search", plan->start_bytes, plan->end_bytes,
-			 plan->max_bytes);
+			 plan->max_bytes, false);
 	if (!ret)
 		ret = auwrite_run(d, &ao, plan, &r->auwrite);
 	r->auwrite_done = ret == 0;
@@ -249,7 +249,7 @@ static int run_open_au(struct fp_dev *d, const struct probe_opts *o,
 	}
 	if (!ret)
 		ret = o->protect(o->protect_arg, "open-au", r->openau_plan.start_bytes,
-				 r->openau_plan.end_bytes, r->openau_plan.max_bytes);
+				 r->openau_plan.end_bytes, r->openau_plan.max_bytes, false);
 	if (!ret)
 		ret = openau_run(d, &oo, &r->openau_plan, &r->openau);
 	r->openau_done = ret == 0;
@@ -282,7 +282,7 @@ static int run_find_fat(struct fp_dev *d, const struct probe_opts *o,
 	}
 	if (!ret)
 		ret = o->protect(o->protect_arg, "find-fat", plan.start_bytes,
-				 plan.end_bytes, plan.max_write_bytes);
+				 plan.end_bytes, plan.max_write_bytes, false);
 	if (!ret)
 		ret = findfat_run(d, &fo, &plan, &r->fat);
 	r->findfat_done = ret == 0;

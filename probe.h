@@ -28,10 +28,11 @@
 
 struct fp_dev;
 
-/* Announce [start, end) (at most max_bytes written) and make it writable.
- * 0 to go on, a negative errno to stop before writing. */
+/* Announce [start, end) (at most max_bytes written) and make it writable;
+ * may_alias: the writes may land outside it on a fake (the capacity
+ * check).  0 to go on, a negative errno to stop before writing. */
 typedef int (*probe_protect_fn)(void *arg, const char *test, uint64_t start,
-				uint64_t end, uint64_t max_bytes);
+				uint64_t end, uint64_t max_bytes, bool may_alias);
 
 /* Progress: phase name, done and total in phase units. */
 typedef void (*probe_progress_fn)(void *arg, const char *phase, uint64_t done,

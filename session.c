@@ -249,20 +249,16 @@ static void announce(const struct session *s, const char *what, uint64_t start,
 		"; it is backed up first");
 }
 
-/* Only the capacity check writes where its writes may not stay on a
- * fake (they wrap around onto the whole card): the journal then tells a
- * swapped card from blocks its own writes changed (see journal.h). */
-static bool writes_may_alias(const char *what)
-{
-	return strcmp(what, "capacity") == 0;
-}
-
 int session_protect(struct session *s, const char *what, uint64_t start,
-		    uint64_t end, uint64_t max_bytes, bool sparse, char *err,
+		    uint64_t end, uint64_t max_bytes, unsigned flags, char *err,
 		    size_t errlen)
 {
+	bool sparse = flags & SESSION_AREA_SPARSE;
+
 	announce(s, what, start, end, max_bytes, sparse);
-	journal_writes_may_alias(s->dev, writes_may_alias(what));
+	/* the journal then tells a swapped card from blocks the writes
+	 * changed outside the area (see journal.h) */
+	journal_writes_may_alias(s->dev, flags & SESSION_AREA_MAY_ALIAS);
 	if (s->nareas < SESSION_MAX_AREAS)
 		s->areas[s->nareas++] = (struct session_area){ what, start, end, max_bytes };
 	s->wrote = true;

@@ -100,9 +100,13 @@ int session_open(struct session *s, const struct session_opts *o, char *err,
  * first, or, for a sparse test that writes only parts of a large area
  * (open-au, find-fat), each 1 MiB block just before its first write, with
  * that time kept out of the measurement.  0 or a negative errno with the
- * reason in err. */
+ * reason in err.  flags: enum session_area_flags. */
+enum session_area_flags {
+	SESSION_AREA_SPARSE = 1 << 0,	/* writes parts of a large area */
+	SESSION_AREA_MAY_ALIAS = 1 << 1,	/* capacity_plan.writes_may_alias */
+};
 int session_protect(struct session *s, const char *what, uint64_t start,
-		    uint64_t end, uint64_t max_bytes, bool sparse, char *err,
+		    uint64_t end, uint64_t max_bytes, unsigned flags, char *err,
 		    size_t errlen);
 
 /* Restore and verify what was written (--write) and delete the journal;

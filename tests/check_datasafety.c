@@ -90,15 +90,9 @@ static void in_work(char *buf, size_t len, const char *name)
 /* Entries in the state directory (journals and their links). */
 static size_t state_entries(void)
 {
-	DIR *d = opendir(state);
-	struct dirent *e;
-	size_t n = 0;
+	char names[16];
 
-	while (d != NULL && (e = readdir(d)) != NULL)
-		n += e->d_name[0] != '.';
-	if (d != NULL)
-		closedir(d);
-	return n;
+	return tu_dir_list(state, names, sizeof(names));
 }
 
 /* The one journal in the state directory: its size (-1 when there is

@@ -78,30 +78,7 @@ static void env_down(void)
  * in names; returns how many there are. */
 static size_t state_list(char *names, size_t len)
 {
-	DIR *d = opendir(state);
-	struct dirent *e;
-	size_t n = 0;
-
-	if (len > 0)
-		names[0] = '\0';
-	while (d != NULL && (e = readdir(d)) != NULL) {
-		char path[PATH_MAX + 300];
-		struct stat st;
-		size_t used = strlen(names);
-
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", state, e->d_name);
-		if (lstat(path, &st) != 0)
-			st.st_size = -1;
-		if (used < len)
-			snprintf(names + used, len - used, "%s%s (%lld bytes)",
-				 n ? ", " : "", e->d_name, (long long)st.st_size);
-		n++;
-	}
-	if (d != NULL)
-		closedir(d);
-	return n;
+	return tu_dir_list(state, names, len);
 }
 
 /* The path of the one journal file in the state directory, or "". */

@@ -1367,7 +1367,7 @@ START_TEST(test_read_only_mid_write_test)
 	above = dev_sum_range(s.raw, plan.end_bytes, size);
 	sums = block_sums(s.raw, plan.start_bytes, plan.end_bytes);
 	ck_assert_int_eq(session_protect(&s, "open-au", plan.start_bytes, plan.end_bytes,
-					 plan.max_bytes, true, err, sizeof(err)), 0);
+					 plan.max_bytes, SESSION_AREA_SPARSE, err, sizeof(err)), 0);
 	ck_assert_int_eq(openau_run(s.dev, &o, &plan, r), -EROFS);
 	rc = session_finish(&s, err, sizeof(err));
 	ck_assert_msg(rc == -EROFS, "%d %s", rc, err);

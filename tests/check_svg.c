@@ -108,7 +108,7 @@ static void run_bench(struct fp_dev *d, struct benchio_result *b)
 	o.constant_fill = true;
 	o.repeats = 1;
 	ck_assert_int_eq(tu_allow_area(d, "bench", o.offset_bytes,
-				       o.offset_bytes + o.size_bytes, 0), 0);
+				       o.offset_bytes + o.size_bytes, 0, false), 0);
 	ck_assert_int_eq(benchio_run(d, &o, b), 0);
 }
 

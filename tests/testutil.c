@@ -599,10 +599,11 @@ static const struct fp_dev_ops policy_spy_ops = {
 };
 
 int tu_allow_area(void *arg, const char *test, uint64_t start, uint64_t end,
-		  uint64_t max_bytes)
+		  uint64_t max_bytes, bool may_alias)
 {
 	(void)test;
 	(void)max_bytes;
+	(void)may_alias;
 	fp_dev_end_write_area(arg);
 	return fp_dev_set_write_area(arg, start, end);
 }
@@ -690,4 +691,34 @@ void tu_sleep_ns(uint64_t ns)
 
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
 		;
+}
+
+/* The entries of directory dir (but . and ..) as "name (size)" in
+ * names; returns how many there are. */
+size_t tu_dir_list(const char *dir, char *names, size_t len)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	size_t n = 0;
+
+	if (len > 0)
+		names[0] = '\0';
+	while (d != NULL && (e = readdir(d)) != NULL) {
+		char path[PATH_MAX + 300];
+		struct stat st;
+		size_t used = strlen(names);
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (lstat(path, &st) != 0)
+			st.st_size = -1;
+		if (used < len)
+			snprintf(names + used, len - used, "%s%s (%lld bytes)",
+				 n ? ", " : "", e->d_name, (long long)st.st_size);
+		n++;
+	}
+	if (d != NULL)
+		closedir(d);
+	return n;
 }

@@ -139,7 +139,11 @@ struct fp_dev;
 /* A probe's protect callback over the device arg that grants each area as
  * the session does (the previous test's area ends; nothing is backed up). */
 int tu_allow_area(void *arg, const char *test, uint64_t start, uint64_t end,
-		  uint64_t max_bytes);
+		  uint64_t max_bytes, bool may_alias);
+
+/* The entries of directory dir (but . and ..) as "name (size)" in
+ * names; returns how many there are. */
+size_t tu_dir_list(const char *dir, char *names, size_t len);
 
 struct fp_dev *tu_policy_spy(struct fp_dev *inner, const char *path,
 			     struct tu_policy_counts *counts);
