@@ -26,6 +26,7 @@
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,6 +35,7 @@
 #include "clock.h"
 #include "dev.h"
 #include "procfd.h"
+#include "sysfs.h"
 #include "util.h"
 
 /* O_DIRECT wants buffers aligned to the logical block size; a page covers
@@ -397,6 +399,7 @@ bool fp_dev_rt_held(void)
 
 struct dev_real {
 	int fd;
+	int data_lock_fd;	/* a loop device's file, locked; or -1 */
 };
 
 static int dev_real_pread(void *priv, void *buf, size_t len, uint64_t off)
@@ -425,6 +428,8 @@ static void dev_real_close(void *priv)
 	struct dev_real *r = priv;
 
 	close(r->fd);
+	if (r->data_lock_fd >= 0)
+		close(r->data_lock_fd);
 	free(r);
 }
 
@@ -578,6 +583,50 @@ static int dev_lock(int fd, const struct stat *st, const char *path,
 	return rc;
 }
 
+/* A loop device reads and writes its file, which a test of the file
+ * itself, or of another loop device over it, locks under another name:
+ * the lock of the device node alone would let two runs write the same
+ * data (their journals, one in each state directory, would then save
+ * each other's test patterns).  So a writer or timing run on a loop
+ * device (or a partition of one) also locks the file, as dev_lock()
+ * does: *fd is that file's descriptor, or -1 when the device is no loop
+ * device. */
+static int dev_lock_data_file(const struct stat *st, const char *path,
+			      enum fp_open_mode mode, int *fd, char *err,
+			      size_t errlen)
+{
+	char file[PATH_MAX], who[64] = "";
+	struct stat fst;
+	int rc;
+
+	*fd = -1;
+	rc = sysfs_loop_data_file("/sys", major(st->st_rdev), minor(st->st_rdev),
+				  file, sizeof(file));
+	if (rc <= 0)
+		return 0;	/* no loop device, or sysfs is gone: the node's lock */
+	*fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (*fd < 0)
+		return 0;	/* a file we cannot open, nobody else opens either */
+	rc = flock_briefly(*fd, LOCK_EX);
+	if (rc == 0 || (rc != -EWOULDBLOCK && mode == FP_OPEN_TIME))
+		return 0;
+	if (rc == -EWOULDBLOCK && fstat(*fd, &fst) == 0)
+		describe_holder(&fst, who, sizeof(who));
+	close(*fd);
+	*fd = -1;
+	if (rc != -EWOULDBLOCK) {
+		fp_errf(err, errlen, "cannot lock '%s', the file behind '%s': %s",
+			file, path, strerror(-rc));
+		return rc;
+	}
+	fp_errf(err, errlen, "refusing to %s '%s': its file '%s' is locked by %s "
+		"(a test, restore or timing run on the file or on another loop "
+		"device over it): wait for it to finish",
+		mode == FP_OPEN_TIME ? "time" : "write", path, file,
+		who[0] ? who : "another process");
+	return -FP_EREFUSED;
+}
+
 int fp_dev_share_disk_lock(const char *disk, const char *path, int *fd,
 			   char *err, size_t errlen)
 {
@@ -626,7 +675,7 @@ int fp_dev_open_path(const char *path, enum fp_open_mode mode,
 	struct dev_real *r = NULL;
 	uint64_t size_bytes = 0;
 	uint32_t sector_bytes = 0;
-	int fd, rc;
+	int fd, data_lock_fd = -1, rc;
 
 	if (out != NULL)
 		*out = NULL;
@@ -666,6 +715,9 @@ int fp_dev_open_path(const char *path, enum fp_open_mode mode,
 	if (mode != FP_OPEN_READ &&
 	    (rc = dev_lock(fd, &fst, path, mode, err, errlen)) < 0)
 		goto err_close;
+	if (mode != FP_OPEN_READ && S_ISBLK(fst.st_mode) &&
+	    (rc = dev_lock_data_file(&fst, path, mode, &data_lock_fd, err, errlen)) < 0)
+		goto err_close;
 	rc = dev_geometry(fd, &fst, path, &size_bytes, &sector_bytes, err,
 			  errlen);
 	if (rc < 0)
@@ -679,6 +731,7 @@ int fp_dev_open_path(const char *path, enum fp_open_mode mode,
 	if (r == NULL)
 		goto err_nomem;
 	r->fd = fd;
+	r->data_lock_fd = data_lock_fd;
 	*out = fp_dev_create(&dev_real_ops, r,
 			     S_ISBLK(fst.st_mode) ? FP_DEV_BLOCK : FP_DEV_FILE,
 			     path, size_bytes, sector_bytes);
@@ -692,5 +745,7 @@ err_nomem:
 err_close:
 	free(r);
 	close(fd);
+	if (data_lock_fd >= 0)
+		close(data_lock_fd);
 	return rc;
 }

@@ -89,6 +89,41 @@ int sysfs_disk_devno(const char *root, unsigned major, unsigned minor,
 	return rc;
 }
 
+/* A chain of loop devices deeper than this is not followed. */
+#define SYSFS_LOOP_CHAIN_MAX 8
+
+int sysfs_loop_data_file(const char *root, unsigned major, unsigned minor,
+			 char *path, size_t len)
+{
+	for (int depth = 0; depth < SYSFS_LOOP_CHAIN_MAX; depth++) {
+		char dir[PATH_MAX], back[PATH_MAX], *deleted;
+		struct stat st;
+		int rc = sysfs_block_dir(root, major, minor, dir, sizeof(dir));
+
+		if (rc < 0)
+			return rc;
+		if (sysfs_is_partition(dir))
+			*strrchr(dir, '/') = '\0';
+		if (sysfs_read_attr(dir, "loop/backing_file", back, sizeof(back)) != 0)
+			return 0;
+		deleted = strstr(back, " (deleted)");
+		if (deleted != NULL)
+			*deleted = '\0';
+		if (stat(back, &st) != 0)
+			return 0;
+		if (S_ISREG(st.st_mode)) {
+			if ((size_t)snprintf(path, len, "%s", back) >= len)
+				return -ENAMETOOLONG;
+			return 1;
+		}
+		if (!S_ISBLK(st.st_mode))
+			return 0;
+		major = major(st.st_rdev);
+		minor = minor(st.st_rdev);
+	}
+	return 0;
+}
+
 /* A loop device is its backing file, and where in it it starts and how
  * much of it it shows: a journal must follow neither the number to
  * another file nor the file to another window of it.  "loop:FILE" for

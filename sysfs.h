@@ -40,6 +40,13 @@ bool sysfs_is_partition(const char *dir);
 int sysfs_disk_devno(const char *root, unsigned major, unsigned minor,
 		     unsigned *dmajor, unsigned *dminor);
 
+/* The regular file whose data block device major:minor reads and writes
+ * when it is a loop device or a partition of one, through loop devices
+ * over loop devices: 1 with its path in path, 0 when it is none (or its
+ * file is gone), a negative errno when sysfs cannot tell. */
+int sysfs_loop_data_file(const char *root, unsigned major, unsigned minor,
+			 char *path, size_t len);
+
 /* Identity string of the disk behind block device path: serial, CID,
  * WWID, or "loop:" and the backing file of a loop device ("loop+OFFSET+
  * SIZELIMIT:" and the file when it shows a window of it); "" when none.

@@ -862,6 +862,52 @@ START_TEST(test_output_is_device_data)
 }
 END_TEST
 
+/* Two runs on one image through two loop devices over it, or through
+ * the image and a loop device: each took only the lock of its own node,
+ * so a second writer went ahead with its journal in another state
+ * directory (FLASHPROBE_STATE_DIR dropped by sudo, say) and both saved
+ * and restored each other's test patterns.  A run on a loop device now
+ * locks the image too.  Here the test holds the lock a running test
+ * holds: case 0 a writer on the first loop device, case 1 a writer on
+ * the image file itself (flock, as dev_lock takes it), case 2 the same
+ * for a timing run on the second loop device. */
+START_TEST(test_alias_loop_shares_file_lock)
+{
+	char err[512] = "", names[512];
+	struct fp_dev *held = NULL;
+	struct run_result r;
+	int fd = -1;
+
+	require_scene();
+	ck_assert_ptr_nonnull(alias.dev);
+	if (_i == 0) {
+		ck_assert_msg(fp_dev_open_path(scene.dev, FP_OPEN_WRITE, &held, err,
+					       sizeof(err)) == 0, "%s", err);
+	} else {
+		fd = open(scene.image, O_RDONLY | O_CLOEXEC);
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(flock(fd, LOCK_EX | LOCK_NB), 0);
+	}
+	if (_i < 2)
+		run(&r, (const char *const[]){ "find-fat", "--write", "--yes",
+					      "--erasesize=1M", alias.dev, NULL });
+	else
+		run(&r, (const char *const[]){ "align", alias.dev, NULL });
+	if (held)
+		fp_dev_close(held);
+	if (fd >= 0)
+		close(fd);
+	ck_assert_msg(r.status == 3, "case %d: status %d, stderr '%s'", _i, r.status, r.err);
+	ck_assert_msg(strstr(r.err, _i < 2 ? "refusing to write" : "refusing to time") &&
+		      strstr(r.err, scene.image) && strstr(r.err, "wait for it to finish"),
+		      "case %d: %s", _i, r.err);
+	ck_assert_str_eq(r.out, "");
+	ck_assert_uint_eq(csum(scene.dev), scene_sum);
+	ck_assert_msg(state_list(names, sizeof(names)) == 0, "left %s", names);
+	tu_run_free(&r);
+}
+END_TEST
+
 /* ==== 4. safety refusals through the command line ==== */
 
 static const char *const refusal_cases[][MAX_ARGS] = {
@@ -1913,6 +1959,8 @@ Suite *e2e_suite(void)
 		       test_consented_refused, NCASES(consented_refusal_cases), "mkfs.ext4");
 	add_scene_torn(s, "output-alias", output_alias_setup, alias_teardown,
 		       test_output_is_device_data, NCASES(output_alias_cases), NULL);
+	add_scene_torn(s, "alias-file-lock", output_alias_setup, alias_teardown,
+		       test_alias_loop_shares_file_lock, 3, NULL);
 	add_scene_torn(s, "pending-alias", env_setup, image_teardown,
 		       test_pending_journal_of_alias, NCASES(alias_cases), NULL);
 	add_scene_torn(s, "journal-outside-state-dir", env_setup, image_teardown,
