@@ -28,6 +28,7 @@
 #include "layoutcheck.h"
 #include "json.h"
 #include "openau.h"
+#include "outfile.h"
 #include "probe.h"
 #include "report.h"
 #include "report_advice.h"
@@ -352,8 +353,6 @@ static int check_svg_path(const char *path)
 	if (!*path)
 		return usage_error("%s", "--svg needs a file name (or - for standard output)");
 	if (stat(path, &st) == 0) {
-		if (!S_ISREG(st.st_mode))
-			return usage_error("--svg '%s' is not a regular file", path);
 		if (access(path, W_OK))
 			return usage_error("--svg '%s' is not writable", path);
 		return FP_EXIT_OK;
@@ -377,6 +376,8 @@ static int check_svg(const struct cli *c)
 		return c->json ? usage_error("%s: both want standard output",
 					     "--json and --svg=-") : FP_EXIT_OK;
 	if (c->device && safety_check_output("--svg", c->svg, c->device, err, sizeof(err)))
+		return fail(FP_EXIT_USAGE, "%s", err);
+	if (outfile_check("--svg", c->svg, c->device, err, sizeof(err)))
 		return fail(FP_EXIT_USAGE, "%s", err);
 	return check_svg_path(c->svg);
 }
@@ -782,12 +783,13 @@ static int claim_stdout_for_svg(void)
 /* The chart of what ran, when --svg asked for one. */
 static int write_svg(const struct cli *c, const struct svg_evidence *e)
 {
-	bool to_stdout = !strcmp(c->svg, "-");
-	FILE *f = to_stdout ? svg_stdout : fopen(c->svg, "w");
+	char err[512] = "";
+	FILE *f = svg_stdout;
 	int ret;
 
-	if (!f)
-		return fail(FP_EXIT_FAILURE, "cannot write '%s': %s", c->svg, strerror(errno));
+	if (strcmp(c->svg, "-") &&
+	    outfile_open("--svg", c->svg, c->device, &f, err, sizeof(err)))
+		return fail(FP_EXIT_FAILURE, "%s", err);
 	ret = svg_write(f, e);
 	if (fclose(f) || ret)
 		return fail(FP_EXIT_FAILURE, "cannot write '%s'", c->svg);

@@ -224,5 +224,7 @@ bool journal_in_use(const char *path, char *who, size_t wholen);
 /* Whether path is a regular file starting with the journal's or the
  * pointer file's magic. */
 bool journal_is_journal_file(const char *path);
+/* The same for an open file (read from offset 0). */
+bool journal_is_journal_fd(int fd);
 
 #endif

@@ -1352,11 +1352,20 @@ bool journal_in_use(const char *path, char *who, size_t wholen)
 	return held;
 }
 
-bool journal_is_journal_file(const char *path)
+bool journal_is_journal_fd(int fd)
 {
 	char magic[sizeof(JR_POINTER_MAGIC)];
+	ssize_t n = util_pread_full(fd, magic, sizeof(magic) - 1, 0);
+
+	return (n >= 8 && memcmp(magic, JOURNAL_MAGIC, 8) == 0) ||
+	       (n == (ssize_t)sizeof(magic) - 1 &&
+		memcmp(magic, JR_POINTER_MAGIC, sizeof(magic) - 1) == 0);
+}
+
+bool journal_is_journal_file(const char *path)
+{
 	struct stat st;
-	ssize_t n;
+	bool is;
 	int fd;
 
 	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
@@ -1364,9 +1373,7 @@ bool journal_is_journal_file(const char *path)
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return false;
-	n = util_pread_full(fd, magic, sizeof(magic) - 1, 0);
+	is = journal_is_journal_fd(fd);
 	close(fd);
-	return (n >= 8 && memcmp(magic, JOURNAL_MAGIC, 8) == 0) ||
-	       (n == (ssize_t)sizeof(magic) - 1 &&
-		memcmp(magic, JR_POINTER_MAGIC, sizeof(magic) - 1) == 0);
+	return is;
 }

@@ -30,6 +30,7 @@
 #include "devspec.h"
 #include "errmsg.h"
 #include "journal.h"
+#include "outfile.h"
 #include "safety.h"
 #include "sysfs.h"
 #include "sim.h"
@@ -133,6 +134,107 @@ START_TEST(test_gate_bad_targets)
 END_TEST
 
 /* A journal given as the device would be overwritten by the test. */
+/* outfile_open() at the end of a run, on what the --svg name has become
+ * by then: a new or regular file is written; a link (to the image under
+ * test), an unfinished journal of another device, a fifo and a second
+ * name of the image are refused, and what they name is unchanged.  The
+ * run before opened the name with fopen(): a link pointed at the card
+ * during the run had the chart written onto the card, and a journal put
+ * there was overwritten. */
+enum { OUT_NEW, OUT_REGULAR, OUT_LINK, OUT_JOURNAL, OUT_FIFO, OUT_HARDLINK, OUT_CASES };
+
+static void make_output(int kind, const char *path, const char *image)
+{
+	struct fp_dev *d = NULL, *jd = NULL;
+	char err[512];
+	FILE *f;
+
+	switch (kind) {
+	case OUT_REGULAR:
+		f = fopen(path, "w");
+		ck_assert_ptr_nonnull(f);
+		fputs("an older chart, longer than the new one\n", f);
+		ck_assert_int_eq(fclose(f), 0);
+		break;
+	case OUT_LINK:
+		ck_assert_int_eq(symlink(image, path), 0);
+		break;
+	case OUT_JOURNAL:
+		ck_assert_int_eq(devspec_open("sim:seed,size=16M", FP_OPEN_WRITE, &d, err,
+					     sizeof(err)), 0);
+		ck_assert_int_eq(journal_open(d, path, &jd, err, sizeof(err)), 0);
+		fp_dev_close(jd);
+		fp_dev_close(d);
+		break;
+	case OUT_FIFO:
+		ck_assert_int_eq(mkfifo(path, 0600), 0);
+		break;
+	case OUT_HARDLINK:
+		ck_assert_int_eq(link(image, path), 0);
+		break;
+	}
+}
+
+START_TEST(test_output_file_opened_safely)
+{
+	static const char *const why[OUT_CASES] = {
+		[OUT_LINK] = "symbolic link", [OUT_JOURNAL] = "flashprobe journal",
+		[OUT_FIFO] = "not a regular file", [OUT_HARDLINK] = "",
+	};
+	char path[PATH_MAX], err[512] = "", buf[64] = "";
+	char *image = tu_make_image(4 << 20, 5);
+	uint64_t image_sum, sum;
+	bool refused = _i >= OUT_LINK;
+	FILE *f = NULL;
+	int rc;
+
+	ck_assert_ptr_nonnull(image);
+	image_sum = tu_checksum(image);
+	in_dir(path, sizeof(path), "chart.svg");
+	unlink(path);
+	make_output(_i, path, image);
+	sum = _i == OUT_JOURNAL ? tu_checksum(path) : 0;
+	rc = outfile_check("--svg", path, image, err, sizeof(err));
+	ck_assert_msg(refused ? rc == -EINVAL && strstr(err, why[_i]) : rc == 0,
+		      "case %d: check %d '%s'", _i, rc, err);
+	err[0] = '\0';
+	rc = outfile_open("--svg", path, image, &f, err, sizeof(err));
+	if (refused) {
+		ck_assert_msg(rc == -EINVAL && f == NULL && strstr(err, why[_i]),
+			      "case %d: open %d '%s'", _i, rc, err);
+	} else {
+		ck_assert_msg(rc == 0 && f != NULL, "case %d: %s", _i, err);
+		fputs("<svg/>\n", f);
+		ck_assert_int_eq(fclose(f), 0);
+		f = fopen(path, "r");
+		ck_assert_ptr_nonnull(f);
+		ck_assert_ptr_nonnull(fgets(buf, sizeof(buf), f));
+		ck_assert_str_eq(buf, "<svg/>\n");
+		ck_assert_ptr_null(fgets(buf, sizeof(buf), f));	/* emptied first */
+		fclose(f);
+	}
+	if (refused) {	/* and on the command line, before anything is read */
+		char svg[PATH_MAX + 8];
+		struct run_result r;
+
+		snprintf(svg, sizeof(svg), "--svg=%s", path);
+		tu_run(&r, (const char *const[]){ "align", "-q", svg, image, NULL });
+		/* a link to the image is first the device under another name */
+		ck_assert_msg(r.status == 2 && r.err &&
+			      strstr(r.err, _i == OUT_LINK ? "device under test" : why[_i]) &&
+			      !strchr(strchr(r.err, '\n') + 1, '\n'),
+			      "case %d: status %d '%s'", _i, r.status, r.err);
+		tu_run_free(&r);
+	}
+	ck_assert_uint_eq(tu_checksum(image), image_sum);
+	if (_i == OUT_JOURNAL)
+		ck_assert_uint_eq(tu_checksum(path), sum);
+	unlink(path);
+	unlink(image);
+	free(image);
+}
+END_TEST
+
 START_TEST(test_gate_refuses_journal_file)
 {
 	struct fp_dev *d = NULL, *jd = NULL;
@@ -966,6 +1068,7 @@ Suite *safety_suite(void)
 	tcase_add_loop_test(tc, test_gate_bad_targets, 0,
 			    (int)(sizeof(bad_targets) / sizeof(bad_targets[0])));
 	tcase_add_test(tc, test_gate_refuses_journal_file);
+	tcase_add_loop_test(tc, test_output_file_opened_safely, 0, OUT_CASES);
 	tcase_add_loop_test(tc, test_signatures, 0,
 			    (int)(sizeof(sig_cases) / sizeof(sig_cases[0])));
 	tcase_add_test(tc, test_signature_random);
