@@ -40,7 +40,6 @@
 #include "procfd.h"
 #include "safety.h"
 
-#define LOOP_CHAIN_MAX 8	/* loop devices over loop devices, followed */
 
 /* ---- sysfs: the disk and its partitions ---- */
 
@@ -597,18 +596,16 @@ static bool devnum_backing(const struct sysfs_roots *r, unsigned major,
 static bool data_file_of(const struct sysfs_roots *r, const struct stat *st,
 			 struct stat *file)
 {
-	struct stat cur = *st;
+	char path[PATH_MAX];
 
-	for (int depth = 0; depth < LOOP_CHAIN_MAX; depth++) {
-		if (S_ISREG(cur.st_mode)) {
-			*file = cur;
-			return true;
-		}
-		if (!S_ISBLK(cur.st_mode) ||
-		    !devnum_backing(r, major(cur.st_rdev), minor(cur.st_rdev), &cur))
-			return false;
+	if (S_ISREG(st->st_mode)) {
+		*file = *st;
+		return true;
 	}
-	return false;
+	return S_ISBLK(st->st_mode) &&
+	       sysfs_loop_data_file(r->sys, major(st->st_rdev), minor(st->st_rdev),
+				    path, sizeof(path)) == 1 &&
+	       stat(path, file) == 0 && S_ISREG(file->st_mode);
 }
 
 /* Whether two nodes (an image, a loop device over it, another loop device
