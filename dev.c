@@ -34,6 +34,7 @@
 #include "errmsg.h"
 #include "clock.h"
 #include "dev.h"
+#include "loopfile.h"
 #include "procfd.h"
 #include "sysfs.h"
 #include "util.h"
@@ -583,6 +584,24 @@ static int dev_lock(int fd, const struct stat *st, const char *path,
 	return rc;
 }
 
+/* The file behind a loop device no longer has the name it was attached
+ * by (renamed away, deleted, or that name now leads elsewhere), so its
+ * lock cannot be taken: another run on the file under its new name, or
+ * on another loop device over it, would not see this one.  A timing run
+ * goes on with the node's lock; a writer does not. */
+static int unnamed_data_file(const char *path, enum fp_open_mode mode,
+			     char *err, size_t errlen)
+{
+	if (mode == FP_OPEN_TIME)
+		return 0;
+	fp_errf(err, errlen, "refusing to write '%s': the file it reads was "
+		"renamed or deleted after it was attached, so a run on that file "
+		"under another name could write it at the same time: detach the "
+		"loop device and attach the file again (losetup -d, losetup -f)",
+		path);
+	return -FP_EREFUSED;
+}
+
 /* A loop device reads and writes its file, which a test of the file
  * itself, or of another loop device over it, locks under another name:
  * the lock of the device node alone would let two runs write the same
@@ -595,34 +614,41 @@ static int dev_lock_data_file(const struct stat *st, const char *path,
 			      enum fp_open_mode mode, int *fd, char *err,
 			      size_t errlen)
 {
-	char file[PATH_MAX], who[64] = "";
+	char who[64] = "";
+	struct loopfile f;
 	struct stat fst;
 	int rc;
 
 	*fd = -1;
-	rc = sysfs_loop_data_file("/sys", major(st->st_rdev), minor(st->st_rdev),
-				  file, sizeof(file));
-	if (rc <= 0)
+	rc = loopfile_data("/sys", major(st->st_rdev), minor(st->st_rdev), &f);
+	if (rc == 0 || (rc < 0 && rc != -ESTALE))
 		return 0;	/* no loop device, or sysfs is gone: the node's lock */
-	*fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (rc < 0 || !f.named)
+		return unnamed_data_file(path, mode, err, errlen);
+	*fd = open(f.path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (*fd < 0)
 		return 0;	/* a file we cannot open, nobody else opens either */
+	if (fstat(*fd, &fst) != 0 || fst.st_dev != f.dev || fst.st_ino != f.ino) {
+		close(*fd);	/* renamed over since loopfile_data() looked */
+		*fd = -1;
+		return unnamed_data_file(path, mode, err, errlen);
+	}
 	rc = flock_briefly(*fd, LOCK_EX);
 	if (rc == 0 || (rc != -EWOULDBLOCK && mode == FP_OPEN_TIME))
 		return 0;
-	if (rc == -EWOULDBLOCK && fstat(*fd, &fst) == 0)
+	if (rc == -EWOULDBLOCK)
 		describe_holder(&fst, who, sizeof(who));
 	close(*fd);
 	*fd = -1;
 	if (rc != -EWOULDBLOCK) {
 		fp_errf(err, errlen, "cannot lock '%s', the file behind '%s': %s",
-			file, path, strerror(-rc));
+			f.path, path, strerror(-rc));
 		return rc;
 	}
 	fp_errf(err, errlen, "refusing to %s '%s': its file '%s' is locked by %s "
 		"(a test, restore or timing run on the file or on another loop "
 		"device over it): wait for it to finish",
-		mode == FP_OPEN_TIME ? "time" : "write", path, file,
+		mode == FP_OPEN_TIME ? "time" : "write", path, f.path,
 		who[0] ? who : "another process");
 	return -FP_EREFUSED;
 }

@@ -37,6 +37,7 @@
 #include "devspec.h"
 #include "sysfs.h"
 #include "journal.h"
+#include "loopfile.h"
 #include "procfd.h"
 #include "safety.h"
 
@@ -502,18 +503,28 @@ static bool swap_is_file(const char *name, void *arg)
 	       st.st_dev == c->dev && st.st_ino == c->ino;
 }
 
-/* The file a loop device reads from, given its sysfs disk directory:
- * false for other disks and for a backing file that is gone. */
+/* A loop device's file as a stat of it that same_inode() can compare:
+ * it may have no name to stat. */
+static void identity_of(const struct loopfile *f, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_dev = f->dev;
+	st->st_ino = f->ino;
+	st->st_rdev = f->rdev;
+	st->st_mode = f->rdev != 0 ? S_IFBLK : S_IFREG;
+}
+
+/* The identity of the file a loop device reads from, given its sysfs
+ * disk directory (whatever its name is now): false for other disks and
+ * for a file the kernel cannot be asked about and its name lost. */
 static bool loop_backing(const char *diskdir, struct stat *bst)
 {
-	char back[PATH_MAX], *del;
+	struct loopfile f;
 
-	if (sysfs_read_attr(diskdir, "loop/backing_file", back, sizeof(back)) != 0)
+	if (loopfile_backing(diskdir, &f) <= 0)
 		return false;
-	del = strstr(back, " (deleted)");
-	if (del != NULL)
-		*del = '\0';
-	return stat(back, bst) == 0;
+	identity_of(&f, bst);
+	return true;
 }
 
 static bool same_inode(const struct stat *a, const struct stat *b)
@@ -596,16 +607,17 @@ static bool devnum_backing(const struct sysfs_roots *r, unsigned major,
 static bool data_file_of(const struct sysfs_roots *r, const struct stat *st,
 			 struct stat *file)
 {
-	char path[PATH_MAX];
+	struct loopfile f;
 
 	if (S_ISREG(st->st_mode)) {
 		*file = *st;
 		return true;
 	}
-	return S_ISBLK(st->st_mode) &&
-	       sysfs_loop_data_file(r->sys, major(st->st_rdev), minor(st->st_rdev),
-				    path, sizeof(path)) == 1 &&
-	       stat(path, file) == 0 && S_ISREG(file->st_mode);
+	if (!S_ISBLK(st->st_mode) ||
+	    loopfile_data(r->sys, major(st->st_rdev), minor(st->st_rdev), &f) <= 0)
+		return false;
+	identity_of(&f, file);
+	return true;
 }
 
 /* Whether two nodes (an image, a loop device over it, another loop device

@@ -21,11 +21,10 @@ int sysfs_join(char *buf, size_t len, const char *dir, const char *name)
 	return (n < 0 || (size_t)n >= len) ? -ENAMETOOLONG : 0;
 }
 
-int sysfs_read_attr(const char *dir, const char *name, char *buf, size_t len)
+int sysfs_read_raw(const char *dir, const char *name, char *buf, size_t len)
 {
 	char path[PATH_MAX];
 	ssize_t n;
-	size_t got = 0, start = 0;
 	int fd, err;
 
 	err = sysfs_join(path, sizeof(path), dir, name);
@@ -38,10 +37,22 @@ int sysfs_read_attr(const char *dir, const char *name, char *buf, size_t len)
 	close(fd);
 	if (n < 0)
 		return (int)n;
-	got = (size_t)n;
-	if (got == len)
+	if ((size_t)n == len)
 		return -EOVERFLOW;
-	buf[got] = '\0';
+	buf[n] = '\0';
+	if (n > 0 && buf[n - 1] == '\n')
+		buf[n - 1] = '\0';
+	return 0;
+}
+
+int sysfs_read_attr(const char *dir, const char *name, char *buf, size_t len)
+{
+	size_t got, start = 0;
+	int err = sysfs_read_raw(dir, name, buf, len);
+
+	if (err)
+		return err;
+	got = strlen(buf);
 	while (got > 0 && (buf[got - 1] == '\n' || buf[got - 1] == ' ' ||
 			   buf[got - 1] == '\t' || buf[got - 1] == '\r'))
 		buf[--got] = '\0';
@@ -87,41 +98,6 @@ int sysfs_disk_devno(const char *root, unsigned major, unsigned minor,
 	if (rc == 0 && sscanf(num, "%u:%u", dmajor, dminor) != 2)
 		rc = -EINVAL;
 	return rc;
-}
-
-/* A chain of loop devices deeper than this is not followed. */
-#define SYSFS_LOOP_CHAIN_MAX 8
-
-int sysfs_loop_data_file(const char *root, unsigned major, unsigned minor,
-			 char *path, size_t len)
-{
-	for (int depth = 0; depth < SYSFS_LOOP_CHAIN_MAX; depth++) {
-		char dir[PATH_MAX], back[PATH_MAX], *deleted;
-		struct stat st;
-		int rc = sysfs_block_dir(root, major, minor, dir, sizeof(dir));
-
-		if (rc < 0)
-			return rc;
-		if (sysfs_is_partition(dir))
-			*strrchr(dir, '/') = '\0';
-		if (sysfs_read_attr(dir, "loop/backing_file", back, sizeof(back)) != 0)
-			return 0;
-		deleted = strstr(back, " (deleted)");
-		if (deleted != NULL)
-			*deleted = '\0';
-		if (stat(back, &st) != 0)
-			return 0;
-		if (S_ISREG(st.st_mode)) {
-			if ((size_t)snprintf(path, len, "%s", back) >= len)
-				return -ENAMETOOLONG;
-			return 1;
-		}
-		if (!S_ISBLK(st.st_mode))
-			return 0;
-		major = major(st.st_rdev);
-		minor = minor(st.st_rdev);
-	}
-	return 0;
 }
 
 /* A loop device is its backing file, and where in it it starts and how

@@ -21,6 +21,11 @@ extern const struct sysfs_roots sysfs_roots_default;
 /* dir/name into buf: 0 or -ENAMETOOLONG. */
 int sysfs_join(char *buf, size_t len, const char *dir, const char *name);
 
+/* A small attribute file dir/name (name may hold slashes) into buf as it
+ * is, but for the newline that ends it: 0, -ENOENT etc. when absent,
+ * -EOVERFLOW when it does not fit.  For names, which may hold any byte. */
+int sysfs_read_raw(const char *dir, const char *name, char *buf, size_t len);
+
 /* A small attribute file dir/name (name may hold slashes: "device/cid")
  * into buf, surrounding white space removed.  0, -ENOENT etc. when absent,
  * -EOVERFLOW when it does not fit. */
@@ -39,13 +44,6 @@ bool sysfs_is_partition(const char *dir);
  * know it).  0 or a negative errno. */
 int sysfs_disk_devno(const char *root, unsigned major, unsigned minor,
 		     unsigned *dmajor, unsigned *dminor);
-
-/* The regular file whose data block device major:minor reads and writes
- * when it is a loop device or a partition of one, through loop devices
- * over loop devices: 1 with its path in path, 0 when it is none (or its
- * file is gone), a negative errno when sysfs cannot tell. */
-int sysfs_loop_data_file(const char *root, unsigned major, unsigned minor,
-			 char *path, size_t len);
 
 /* Identity string of the disk behind block device path: serial, CID,
  * WWID, or "loop:" and the backing file of a loop device ("loop+OFFSET+

@@ -908,6 +908,104 @@ START_TEST(test_alias_loop_shares_file_lock)
 }
 END_TEST
 
+/* A loop device whose image was renamed away after it was attached:
+ * kept under a new name through a hard link, its old name (the one
+ * sysfs still gives, marked " (deleted)") now another file, the decoy.
+ * flashprobe followed that name: it locked the decoy and let a second
+ * writer on the image under its new name run at the same time, did not
+ * see that the image was attached, and let --svg and stdout land on it
+ * (attack test: 15 MB differed after two writers; the read-only
+ * "bench --svg=IMAGE LOOP" truncated the image).  The kernel's identity
+ * of the file is what counts now. */
+static char decoy[PATH_MAX];
+static uint64_t decoy_sum;
+
+static bool rename_image_away(void)
+{
+	char dir[PATH_MAX], *moved, *other, *slash;
+
+	snprintf(dir, sizeof(dir), "%s", scene.image);
+	slash = strrchr(dir, '/');
+	if (slash == NULL)
+		return false;
+	*slash = '\0';
+	if (asprintf(&moved, "%s.moved", scene.image) < 0)
+		return false;
+	if (link(scene.image, moved) != 0 || unlink(scene.image) != 0) {
+		free(moved);
+		return false;
+	}
+	snprintf(decoy, sizeof(decoy), "%s", scene.image);
+	free(scene.image);
+	scene.image = moved;
+	other = bf_image_in(dir, MIB, IMG_SEED + 99);
+	if (other == NULL || rename(other, decoy) != 0) {
+		free(other);
+		decoy[0] = '\0';
+		return false;
+	}
+	free(other);
+	decoy_sum = csum(decoy);
+	return true;
+}
+
+static void renamed_setup(void)
+{
+	if (env_up() && bf_image(&scene, 64 * MIB, false) && bf_attach(&scene, "") &&
+	    rename_image_away())
+		scene_sum = csum(scene.dev);
+	scene_target = scene.dev;
+}
+
+static void renamed_teardown(void)
+{
+	if (decoy[0])
+		unlink(decoy);
+	decoy[0] = '\0';
+	alias_teardown();
+}
+
+/* With the image renamed away: a writer on the loop device cannot lock
+ * the image (no name leads to it), so it is refused (status 3); a writer
+ * on the image under its new name sees the loop device over it (3);
+ * --svg or stdout onto the image under its new name is a bad invocation
+ * (2).  Device, image and decoy must not change. */
+static const struct renamed_case {
+	const char *cmd;	/* shell words after the binary; %s: dev, then image */
+	bool image_first;	/* the image's name comes before the device's */
+	int status;
+	const char *says;
+} renamed_cases[] = {
+	{ "find-fat --write --yes --erasesize=1M '%s'", false, 3, "renamed or deleted" },
+	{ "find-fat --write --yes --erasesize=1M '%s'", true, 3, "attached to loop device" },
+	{ "align --svg='%s' '%s'", true, 2, "device under test" },
+	{ "align '%s' 1<>'%s'", false, 2, "device under test" },
+};
+
+START_TEST(test_renamed_image)
+{
+	const struct renamed_case *c = &renamed_cases[_i];
+	char cmd[PATH_MAX * 3], line[PATH_MAX * 4], names[512];
+	const char *a = c->image_first ? scene.image : scene.dev;
+	const char *b = c->image_first ? scene.dev : scene.image;
+	struct run_result r;
+
+	require_scene();
+	ck_assert_msg(decoy[0] != '\0', "the image was not renamed away");
+	snprintf(cmd, sizeof(cmd), c->cmd, a, b);
+	snprintf(line, sizeof(line), "exec '%s' %s", tu_binary(), cmd);
+	tu_run_tool(&r, (const char *const[]){ "sh", "-c", line, NULL }, NULL);
+	ck_assert_msg(r.status == c->status, "%s: status %d, stderr '%s'", cmd, r.status,
+		      r.err);
+	ck_assert_msg(strstr(r.err, c->says) != NULL, "%s: '%s' lacks '%s'", cmd, r.err,
+		      c->says);
+	ck_assert_msg(csum(scene.dev) == scene_sum, "%s: the device changed", cmd);
+	ck_assert_msg(csum(decoy) == decoy_sum, "%s: the decoy changed", cmd);
+	ck_assert_msg(state_list(names, sizeof(names)) == 0, "%s left %s", cmd, names);
+	tu_run_free(&r);
+}
+END_TEST
+
 /* ==== 4. safety refusals through the command line ==== */
 
 static const char *const refusal_cases[][MAX_ARGS] = {
@@ -1176,6 +1274,22 @@ static void mounted_alias_setup(void)
 	scene_target = scene.dev;
 	scene_want[0] = "mounted";
 	scene_want[1] = alias.dev;
+	scene_want[2] = NULL;
+}
+
+/* The loop device over the renamed image holds a mounted file system,
+ * and the target is a second loop device attached over the image under
+ * its new name: the mount must be seen through the kernel's identity of
+ * the file, since the first one's name leads to the decoy. */
+static void renamed_mounted_setup(void)
+{
+	if (env_up() && bf_image(&scene, 64 * MIB, false) && bf_attach(&scene, "") &&
+	    bf_mkfs(&scene, scene.dev) && rename_image_away() && attach_alias() &&
+	    bf_mount(&scene, scene.dev, "ro,noload"))
+		scene_sum = csum(scene.dev);
+	scene_target = alias.dev;
+	scene_want[0] = "mounted";
+	scene_want[1] = scene.dev;
 	scene_want[2] = NULL;
 }
 
@@ -1961,6 +2075,11 @@ Suite *e2e_suite(void)
 		       test_output_is_device_data, NCASES(output_alias_cases), NULL);
 	add_scene_torn(s, "alias-file-lock", output_alias_setup, alias_teardown,
 		       test_alias_loop_shares_file_lock, 3, NULL);
+	add_scene_torn(s, "renamed-image", renamed_setup, renamed_teardown,
+		       test_renamed_image, NCASES(renamed_cases), NULL);
+	add_scene_torn(s, "renamed-image-mounted", renamed_mounted_setup,
+		       renamed_teardown, test_consented_refused,
+		       NCASES(consented_refusal_cases), "mkfs.ext4");
 	add_scene_torn(s, "pending-alias", env_setup, image_teardown,
 		       test_pending_journal_of_alias, NCASES(alias_cases), NULL);
 	add_scene_torn(s, "journal-outside-state-dir", env_setup, image_teardown,

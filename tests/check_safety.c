@@ -30,6 +30,7 @@
 #include "devspec.h"
 #include "errmsg.h"
 #include "journal.h"
+#include "loopfile.h"
 #include "outfile.h"
 #include "safety.h"
 #include "sysfs.h"
@@ -613,6 +614,68 @@ START_TEST(test_interruptible_wrapper)
 }
 END_TEST
 
+/* The name sysfs gives for a loop device's file, read where the kernel
+ * cannot be asked (no node in /dev for this made-up disk): the name as
+ * it is (a trailing space kept), without d_path()'s " (deleted)" mark
+ * when only the name without it leads to a file, and no answer
+ * (-ESTALE) when no name leads to one.  With a node, the kernel's
+ * identity decides; e2e/renamed-image tests that on loop devices. */
+static const struct loopname_case {
+	const char *file;	/* made in test_dir, or NULL */
+	const char *sysfs;	/* loop/backing_file below test_dir, or NULL */
+	int rc;
+	const char *named;	/* the path that counts, below test_dir */
+} loopname_cases[] = {
+	{ "img", "img", 1, "img" },
+	{ "img", "img (deleted)", 1, "img" },
+	{ "img ", "img ", 1, "img " },
+	{ "img (deleted)", "img (deleted)", 1, "img (deleted)" },
+	{ NULL, "img (deleted)", -ESTALE, NULL },
+	{ "img", NULL, 0, NULL },
+};
+
+START_TEST(test_loopfile_names)
+{
+	const struct loopname_case *c = &loopname_cases[_i];
+	char disk[PATH_MAX + 32], path[PATH_MAX * 2], want[PATH_MAX * 2];
+	struct loopfile f;
+	struct stat st;
+	FILE *fp;
+
+	ck_assert(test_dir[0] != '\0');
+	snprintf(disk, sizeof(disk), "%s/fakeloop%d", test_dir, _i);
+	ck_assert_int_eq(mkdir(disk, 0755), 0);
+	snprintf(path, sizeof(path), "%s/loop", disk);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/dev", disk);
+	fp = fopen(path, "w");
+	ck_assert_ptr_nonnull(fp);
+	fprintf(fp, "240:%d\n", 40 + _i);	/* experimental major: no node */
+	fclose(fp);
+	if (c->file) {
+		snprintf(path, sizeof(path), "%s/%d-%s", test_dir, _i, c->file);
+		fp = fopen(path, "w");
+		ck_assert_ptr_nonnull(fp);
+		fclose(fp);
+	}
+	if (c->sysfs) {
+		snprintf(path, sizeof(path), "%s/loop/backing_file", disk);
+		fp = fopen(path, "w");
+		ck_assert_ptr_nonnull(fp);
+		fprintf(fp, "%s/%d-%s\n", test_dir, _i, c->sysfs);
+		fclose(fp);
+	}
+	ck_assert_int_eq(loopfile_backing(disk, &f), c->rc);
+	if (c->named == NULL)
+		return;
+	snprintf(want, sizeof(want), "%s/%d-%s", test_dir, _i, c->named);
+	ck_assert(f.named);
+	ck_assert_str_eq(f.path, want);
+	ck_assert_int_eq(stat(want, &st), 0);
+	ck_assert(f.dev == st.st_dev && f.ino == st.st_ino && f.rdev == 0);
+}
+END_TEST
+
 /* ---- a made-up eMMC in a fake sysfs ---- */
 
 #define FAKE_MAJOR 240u		/* "local/experimental use": never real */
@@ -1069,6 +1132,8 @@ Suite *safety_suite(void)
 			    (int)(sizeof(bad_targets) / sizeof(bad_targets[0])));
 	tcase_add_test(tc, test_gate_refuses_journal_file);
 	tcase_add_loop_test(tc, test_output_file_opened_safely, 0, OUT_CASES);
+	tcase_add_loop_test(tc, test_loopfile_names, 0,
+			    (int)(sizeof(loopname_cases) / sizeof(loopname_cases[0])));
 	tcase_add_loop_test(tc, test_signatures, 0,
 			    (int)(sizeof(sig_cases) / sizeof(sig_cases[0])));
 	tcase_add_test(tc, test_signature_random);

@@ -1,0 +1,41 @@
+/* loopfile.h - the file a loop device reads and writes.
+ *
+ * sysfs gives the name the file had when it was attached.  Since then it
+ * may have been renamed (kept through a hard link) or deleted, and the
+ * name may lead to another file or nowhere; a name that really ends in
+ * " (deleted)" or in a space reads like one of those.  The kernel still
+ * knows the file itself: LOOP_GET_STATUS64 on the device's node gives its
+ * device and inode.  So the identity comes from the kernel, and the name
+ * counts only when it still leads to that very file.  Used by the safety
+ * gate (aliases, outputs onto the data under test) and by dev.c (the
+ * image's lock, which needs a name to open).
+ */
+#ifndef FLASHPROBE_LOOPFILE_H
+#define FLASHPROBE_LOOPFILE_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct loopfile {
+	dev_t dev;		/* the file's identity */
+	ino_t ino;
+	dev_t rdev;		/* its device number when it is a block device */
+	bool named;		/* path leads to this very file now */
+	char path[PATH_MAX];
+};
+
+/* What the loop device whose sysfs disk directory is diskdir reads: 1 and
+ * *f; 0 when it is no loop device or has no file; -ESTALE when its name
+ * leads nowhere and the kernel cannot be asked (its node cannot be
+ * opened). */
+int loopfile_backing(const char *diskdir, struct loopfile *f);
+
+/* The regular file whose data block device major:minor reads and writes
+ * when it is a loop device or a partition of one, through loop devices
+ * over loop devices: 1 and *f, 0 when it is none, a negative errno when
+ * sysfs (below root) or the kernel cannot tell (-ESTALE, -ELOOP). */
+int loopfile_data(const char *root, unsigned major, unsigned minor,
+		  struct loopfile *f);
+
+#endif
