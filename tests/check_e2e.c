@@ -1263,6 +1263,16 @@ START_TEST(test_partition_shares_disk_lock)
 }
 END_TEST
 
+/* Tests on target must be refused because mounted (one of the loop
+ * devices over the same image) is mounted. */
+static void want_mounted(const char *target, const char *mounted)
+{
+	scene_target = target;
+	scene_want[0] = "mounted";
+	scene_want[1] = mounted;
+	scene_want[2] = NULL;
+}
+
 /* The image is attached twice and the second loop device is mounted: a
  * test on the first would write under that file system. */
 static void mounted_alias_setup(void)
@@ -1271,10 +1281,7 @@ static void mounted_alias_setup(void)
 	    attach_alias() && bf_mkfs(&alias, alias.dev) &&
 	    bf_mount(&alias, alias.dev, "ro,noload"))
 		scene_sum = csum(scene.dev);
-	scene_target = scene.dev;
-	scene_want[0] = "mounted";
-	scene_want[1] = alias.dev;
-	scene_want[2] = NULL;
+	want_mounted(scene.dev, alias.dev);
 }
 
 /* The loop device over the renamed image holds a mounted file system,
@@ -1287,10 +1294,7 @@ static void renamed_mounted_setup(void)
 	    bf_mkfs(&scene, scene.dev) && rename_image_away() && attach_alias() &&
 	    bf_mount(&scene, scene.dev, "ro,noload"))
 		scene_sum = csum(scene.dev);
-	scene_target = alias.dev;
-	scene_want[0] = "mounted";
-	scene_want[1] = scene.dev;
-	scene_want[2] = NULL;
+	want_mounted(alias.dev, scene.dev);
 }
 
 static void swap_setup(void)
