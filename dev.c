@@ -441,6 +441,18 @@ static const struct fp_dev_ops dev_real_ops = {
 	.close = dev_real_close,
 };
 
+int fp_dev_node_stat(const struct fp_dev *d, struct stat *st)
+{
+	for (; d != NULL; d = fp_dev_inner(d)) {
+		const struct dev_real *r = fp_dev_priv_if(d, &dev_real_ops);
+
+		if (r != NULL)
+			return fstat(r->fd, st) == 0 ? 0 : -errno;
+	}
+	return -ENOTSUP;
+}
+
+
 
 static int dev_open_flags(enum fp_open_mode mode, bool is_block)
 {
@@ -610,11 +622,52 @@ static int unnamed_data_file(const char *path, enum fp_open_mode mode,
  * device (or a partition of one) also locks the file, as dev_lock()
  * does: *fd is that file's descriptor, or -1 when the device is no loop
  * device. */
+/* What a run locks for the data at the end of a loop device's chain: the
+ * file by a name that still leads to it, or, for a loop device over a
+ * disk (or a partition of one), the disk's node, which a run on the disk
+ * locks.  False when the file has no name left. */
+struct data_lock {
+	char node[PATH_MAX];
+	struct stat want;	/* st_dev/st_ino of the file, st_rdev of the disk */
+};
+
+static bool data_lock_of(const struct loopfile *f, struct data_lock *l)
+{
+	unsigned ma, mi;
+	char dir[PATH_MAX];
+
+	memset(l, 0, sizeof(*l));
+	if (f->rdev == 0) {
+		l->want.st_mode = S_IFREG;
+		l->want.st_dev = f->dev;
+		l->want.st_ino = f->ino;
+		snprintf(l->node, sizeof(l->node), "%s", f->path);
+		return f->named;
+	}
+	if (sysfs_disk_devno("/sys", major(f->rdev), minor(f->rdev), &ma, &mi) < 0 ||
+	    sysfs_block_dir("/sys", ma, mi, dir, sizeof(dir)) < 0)
+		return false;
+	l->want.st_mode = S_IFBLK;
+	l->want.st_rdev = makedev(ma, mi);
+	return snprintf(l->node, sizeof(l->node), "/dev%s", strrchr(dir, '/')) <
+	       (int)sizeof(l->node);
+}
+
+/* Whether what was opened is what data_lock_of() meant. */
+static bool is_data_lock(const struct data_lock *l, const struct stat *st)
+{
+	if (S_ISBLK(l->want.st_mode))
+		return S_ISBLK(st->st_mode) && st->st_rdev == l->want.st_rdev;
+	return S_ISREG(st->st_mode) && st->st_dev == l->want.st_dev &&
+	       st->st_ino == l->want.st_ino;
+}
+
 static int dev_lock_data_file(const struct stat *st, const char *path,
 			      enum fp_open_mode mode, int *fd, char *err,
 			      size_t errlen)
 {
 	char who[64] = "";
+	struct data_lock l;
 	struct loopfile f;
 	struct stat fst;
 	int rc;
@@ -623,12 +676,12 @@ static int dev_lock_data_file(const struct stat *st, const char *path,
 	rc = loopfile_data("/sys", major(st->st_rdev), minor(st->st_rdev), &f);
 	if (rc == 0 || (rc < 0 && rc != -ESTALE))
 		return 0;	/* no loop device, or sysfs is gone: the node's lock */
-	if (rc < 0 || !f.named)
+	if (rc < 0 || !data_lock_of(&f, &l))
 		return unnamed_data_file(path, mode, err, errlen);
-	*fd = open(f.path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	*fd = open(l.node, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (*fd < 0)
 		return 0;	/* a file we cannot open, nobody else opens either */
-	if (fstat(*fd, &fst) != 0 || fst.st_dev != f.dev || fst.st_ino != f.ino) {
+	if (fstat(*fd, &fst) != 0 || !is_data_lock(&l, &fst)) {
 		close(*fd);	/* renamed over since loopfile_data() looked */
 		*fd = -1;
 		return unnamed_data_file(path, mode, err, errlen);
@@ -641,14 +694,14 @@ static int dev_lock_data_file(const struct stat *st, const char *path,
 	close(*fd);
 	*fd = -1;
 	if (rc != -EWOULDBLOCK) {
-		fp_errf(err, errlen, "cannot lock '%s', the file behind '%s': %s",
-			f.path, path, strerror(-rc));
+		fp_errf(err, errlen, "cannot lock '%s', the data behind '%s': %s",
+			l.node, path, strerror(-rc));
 		return rc;
 	}
-	fp_errf(err, errlen, "refusing to %s '%s': its file '%s' is locked by %s "
-		"(a test, restore or timing run on the file or on another loop "
-		"device over it): wait for it to finish",
-		mode == FP_OPEN_TIME ? "time" : "write", path, f.path,
+	fp_errf(err, errlen, "refusing to %s '%s': its data '%s' is locked by %s "
+		"(a test, restore or timing run on it or on another loop device "
+		"over it): wait for it to finish",
+		mode == FP_OPEN_TIME ? "time" : "write", path, l.node,
 		who[0] ? who : "another process");
 	return -FP_EREFUSED;
 }

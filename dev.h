@@ -133,6 +133,13 @@ const char *fp_dev_kind_name(const struct fp_dev *d);	/* "file", "block", "sim" 
 const char *fp_dev_path(const struct fp_dev *d);
 uint64_t fp_dev_now_ns(struct fp_dev *d);
 
+/* What the block device or file at the bottom of d's stack is: fstat()
+ * of the descriptor it holds, so a file renamed or replaced under its
+ * name since it was opened is still the one under test.  0, or -ENOTSUP
+ * for a simulated card. */
+struct stat;
+int fp_dev_node_stat(const struct fp_dev *d, struct stat *st);
+
 /* A backend's own state, when d is a device of that backend (ops is the
  * backend's table), else NULL: how a backend recognises its devices
  * (sim_profile_of(), journal_path_of()).  Wrappers reach their inner

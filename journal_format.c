@@ -22,6 +22,7 @@
 #include "devspec.h"
 #include "errmsg.h"
 #include "journal.h"
+#include "loopfile.h"
 #include "sysfs.h"
 #include "util.h"
 #include "journal_format.h"
@@ -219,10 +220,38 @@ int jr_open_trusted(const char *path, int flags, int *fdp, char *err,
 
 /* ---- device identity ---- */
 
+/* Identity of what path names, given its stat (size and sector size
+ * are left 0). */
+static int identity_of_node(const char *path, const struct stat *st,
+			    struct jr_identity *id)
+{
+	char real[PATH_MAX];
+
+	/* Absolute, so "flashprobe restore JOURNAL" works from anywhere. */
+	if (realpath(path, real) != NULL)
+		util_copy_str(id->path, sizeof(id->path), real);
+	if (S_ISBLK(st->st_mode)) {
+		id->kind = FP_DEV_BLOCK;
+		id->major = major(st->st_rdev);
+		id->minor = minor(st->st_rdev);
+		if (loopfile_serial(sysfs_roots_default.sys, id->major, id->minor,
+				    id->serial, sizeof(id->serial)) <= 0)
+			sysfs_device_serial(sysfs_roots_default.sys, path,
+					    id->serial, sizeof(id->serial));
+		return 0;
+	}
+	if (S_ISREG(st->st_mode)) {
+		id->kind = FP_DEV_FILE;
+		id->file_dev = (uint64_t)st->st_dev;
+		id->file_ino = (uint64_t)st->st_ino;
+		return 0;
+	}
+	return -ENOTBLK;
+}
+
 /* Identity from a path (size and sector size are left 0). */
 int jr_identity_of_path(const char *path, struct jr_identity *id)
 {
-	char real[PATH_MAX];
 	struct stat st;
 
 	memset(id, 0, sizeof(*id));
@@ -233,34 +262,37 @@ int jr_identity_of_path(const char *path, struct jr_identity *id)
 	}
 	if (stat(path, &st) != 0)
 		return -errno;
-	/* Absolute, so "flashprobe restore JOURNAL" works from anywhere. */
-	if (realpath(path, real) != NULL)
-		util_copy_str(id->path, sizeof(id->path), real);
-	if (S_ISBLK(st.st_mode)) {
-		id->kind = FP_DEV_BLOCK;
-		id->major = major(st.st_rdev);
-		id->minor = minor(st.st_rdev);
-		sysfs_device_serial(sysfs_roots_default.sys, path, id->serial,
-				    sizeof(id->serial));
-		return 0;
-	}
-	if (S_ISREG(st.st_mode)) {
-		id->kind = FP_DEV_FILE;
-		id->file_dev = (uint64_t)st.st_dev;
-		id->file_ino = (uint64_t)st.st_ino;
-		return 0;
-	}
-	return -ENOTBLK;
+	return identity_of_node(path, &st, id);
 }
 
+/* The device's identity from the descriptor it holds where it has one:
+ * an image renamed (or another file put under its name) during the test
+ * is still the file under test, and the journal must say so. */
 int jr_identity_of_dev(struct fp_dev *d, struct jr_identity *id)
 {
-	int rc = jr_identity_of_path(fp_dev_path(d), id);
+	struct stat st;
+	int rc;
 
+	if (fp_dev_node_stat(d, &st) == 0) {
+		memset(id, 0, sizeof(*id));
+		util_copy_str(id->path, sizeof(id->path), fp_dev_path(d));
+		rc = identity_of_node(fp_dev_path(d), &st, id);
+	} else {
+		rc = jr_identity_of_path(fp_dev_path(d), id);
+	}
 	id->kind = fp_dev_kind(d);
 	id->size_bytes = fp_dev_size_bytes(d);
 	id->sector_bytes = fp_dev_sector_bytes(d);
 	return rc;
+}
+
+/* Serials name the same device: a loop device's up to the name of its
+ * file, which a rename changes. */
+static bool same_serial(const char *a, const char *b)
+{
+	size_t n = loopfile_serial_key_len(a);
+
+	return n == loopfile_serial_key_len(b) && memcmp(a, b, n) == 0;
 }
 
 /* The same device, whatever its size: a serial beats a device number
@@ -276,7 +308,7 @@ bool jr_same_device(const struct jr_identity *a, const struct jr_identity *b)
 		return a->file_dev == b->file_dev && a->file_ino == b->file_ino;
 	default:
 		if (a->serial[0] != '\0' && b->serial[0] != '\0')
-			return strcmp(a->serial, b->serial) == 0;
+			return same_serial(a->serial, b->serial);
 		return a->major == b->major && a->minor == b->minor;
 	}
 }
@@ -307,8 +339,11 @@ bool jr_shares_data(const struct jr_identity *id, const struct stat *st)
 
 	if (identity_node(id, &node) && safety_nodes_overlap(&node, st))
 		return true;
-	/* a loop device's journal: its backing file (or device), which any
+	/* a loop device's journal: the file (or device) it reads, which any
 	 * other loop device over it, at any offset, reads too */
+	if (loopfile_serial_node(id->serial, &node) == 1)
+		return safety_nodes_overlap(&node, st);
+	/* an older journal's serial named the file */
 	return strncmp(id->serial, "loop", 4) == 0 && file != NULL &&
 	       stat(file + 1, &node) == 0 &&
 	       (S_ISREG(node.st_mode) || S_ISBLK(node.st_mode)) &&

@@ -98,7 +98,10 @@ int loopfile_backing(const char *diskdir, struct loopfile *f)
 int loopfile_data(const char *root, unsigned major, unsigned minor,
 		  struct loopfile *f)
 {
+	int found = 0;
+
 	for (int depth = 0; depth < LOOPFILE_CHAIN_MAX; depth++) {
+		struct loopfile next;
 		char dir[PATH_MAX];
 		int rc = sysfs_block_dir(root, major, minor, dir, sizeof(dir));
 
@@ -106,11 +109,80 @@ int loopfile_data(const char *root, unsigned major, unsigned minor,
 			return rc;
 		if (sysfs_is_partition(dir))
 			*strrchr(dir, '/') = '\0';
-		rc = loopfile_backing(dir, f);
-		if (rc <= 0 || f->rdev == 0)
+		rc = loopfile_backing(dir, &next);
+		if (rc < 0)
 			return rc;
+		if (rc == 0)
+			return found;	/* no loop device: the end of the chain */
+		*f = next;
+		found = 1;
+		if (f->rdev == 0)
+			return 1;	/* a regular file */
 		major = major(f->rdev);	/* a loop device over a block device */
 		minor = minor(f->rdev);
 	}
 	return -ELOOP;
+}
+
+/* The device a loop device is, for a journal: the file it reads (by the
+ * kernel's identity, so a rename does not make it another card, and a
+ * file put in its place under the old name is one) and the window of it
+ * it shows, then the name for people. */
+int loopfile_serial(const char *root, unsigned major, unsigned minor,
+		    char *buf, size_t len)
+{
+	char dir[PATH_MAX], offset[32] = "0", limit[32] = "0", window[80] = "";
+	struct loopfile f;
+	int rc = sysfs_block_dir(root, major, minor, dir, sizeof(dir));
+
+	buf[0] = '\0';
+	if (rc < 0)
+		return rc;
+	if (sysfs_is_partition(dir))
+		*strrchr(dir, '/') = '\0';
+	rc = loopfile_backing(dir, &f);
+	if (rc <= 0)
+		return rc;
+	sysfs_read_attr(dir, "loop/offset", offset, sizeof(offset));
+	sysfs_read_attr(dir, "loop/sizelimit", limit, sizeof(limit));
+	if (strcmp(offset, "0") != 0 || strcmp(limit, "0") != 0)
+		snprintf(window, sizeof(window), "+%s+%s", offset, limit);
+	if (f.rdev != 0)
+		snprintf(buf, len, "loop%s:blk=%u:%u%s%s%s", window, major(f.rdev),
+			 minor(f.rdev), f.named ? " (" : "", f.named ? f.path : "",
+			 f.named ? ")" : "");
+	else
+		snprintf(buf, len, "loop%s:ino=%llu:%llu%s%s%s", window,
+			 (unsigned long long)f.dev, (unsigned long long)f.ino,
+			 f.named ? " (" : "", f.named ? f.path : "", f.named ? ")" : "");
+	return 1;
+}
+
+int loopfile_serial_node(const char *serial, struct stat *st)
+{
+	const char *key = strchr(serial, ':');
+	unsigned long long a, b;
+	unsigned ma, mi;
+
+	if (strncmp(serial, "loop", 4) != 0 || key == NULL)
+		return 0;
+	memset(st, 0, sizeof(*st));
+	if (sscanf(key, ":ino=%llu:%llu", &a, &b) == 2) {
+		st->st_mode = S_IFREG;
+		st->st_dev = (dev_t)a;
+		st->st_ino = (ino_t)b;
+		return 1;
+	}
+	if (sscanf(key, ":blk=%u:%u", &ma, &mi) == 2) {
+		st->st_mode = S_IFBLK;
+		st->st_rdev = makedev(ma, mi);
+		return 1;
+	}
+	return 0;
+}
+
+size_t loopfile_serial_key_len(const char *serial)
+{
+	return strncmp(serial, "loop", 4) == 0 ? strcspn(serial, " ") :
+						 strlen(serial);
 }

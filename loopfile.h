@@ -31,11 +31,30 @@ struct loopfile {
  * opened). */
 int loopfile_backing(const char *diskdir, struct loopfile *f);
 
-/* The regular file whose data block device major:minor reads and writes
- * when it is a loop device or a partition of one, through loop devices
- * over loop devices: 1 and *f, 0 when it is none, a negative errno when
- * sysfs (below root) or the kernel cannot tell (-ESTALE, -ELOOP). */
+/* Where the data of block device major:minor lives when it is a loop
+ * device or a partition of one, through loop devices over loop devices:
+ * 1 and *f, the regular file (f->rdev 0) or the block device that is no
+ * loop device (f->rdev) at the end of the chain; 0 when it is no loop
+ * device; a negative errno when sysfs (below root) or the kernel cannot
+ * tell (-ESTALE, -ELOOP). */
 int loopfile_data(const char *root, unsigned major, unsigned minor,
 		  struct loopfile *f);
+
+/* A loop device's serial for the journal: "loop:ino=DEV:INO (NAME)" for
+ * a file, "loop:blk=MAJ:MIN (NAME)" for a block device, "loop+OFFSET+
+ * SIZELIMIT:..." when it shows a window of it; NAME only while it leads
+ * there.  1, 0 when major:minor is no loop device, or a negative errno. */
+int loopfile_serial(const char *root, unsigned major, unsigned minor,
+		    char *buf, size_t len);
+
+/* The node a loop serial names (S_IFREG with st_dev/st_ino, or S_IFBLK
+ * with st_rdev): 1, or 0 for other serials (older journals named the
+ * file: "loop:PATH"). */
+struct stat;
+int loopfile_serial_node(const char *serial, struct stat *st);
+
+/* How much of a serial says which device it is: a loop serial up to the
+ * name for people, any other whole. */
+size_t loopfile_serial_key_len(const char *serial);
 
 #endif

@@ -424,7 +424,8 @@ static void note_disk_in_use(const struct sysfs_roots *r,
 }
 
 static int check_loop_aliases_in_use(const struct sysfs_roots *r,
-				     const char *path, const char *diskdir,
+				     const char *path, const struct stat *st,
+				     const char *diskdir,
 				     struct safety_report *rep, char *err,
 				     size_t errlen);
 
@@ -477,8 +478,8 @@ static int check_block(const struct sysfs_roots *r, const char *path,
 	} else {
 		rc = check_disk_in_use(r, path, &ms, rep, err, errlen);
 		if (rc == 0)
-			rc = check_loop_aliases_in_use(r, path, diskdir, rep,
-						       err, errlen);
+			rc = check_loop_aliases_in_use(r, path, st, diskdir,
+						       rep, err, errlen);
 	}
 	members_free(&ms);
 	if (rc == 0 && rep->readonly) {
@@ -514,35 +515,101 @@ static void identity_of(const struct loopfile *f, struct stat *st)
 	st->st_mode = f->rdev != 0 ? S_IFBLK : S_IFREG;
 }
 
-/* The identity of the file a loop device reads from, given its sysfs
- * disk directory (whatever its name is now): false for other disks and
- * for a file the kernel cannot be asked about and its name lost. */
-static bool loop_backing(const char *diskdir, struct stat *bst)
-{
-	struct loopfile f;
-
-	if (loopfile_backing(diskdir, &f) <= 0)
-		return false;
-	identity_of(&f, bst);
-	return true;
-}
-
 static bool same_inode(const struct stat *a, const struct stat *b)
 {
 	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
 
-/* Calls fn with the sysfs directory and name of each loop device over
- * the file st until it returns true; returns whether one did.  Device
- * numbers cannot find them: every loop device over one file is a disk of
- * its own that reads and writes the same data. */
+/* A block device node as stat would give it, from its device number. */
+static void block_node(dev_t rdev, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_mode = S_IFBLK;
+	st->st_rdev = rdev;
+}
+
+/* Where the data of a node finally lives: a regular file is itself; a
+ * loop device (or a partition of one) the file or the block device at
+ * the end of its chain of loop devices (whatever their names are now);
+ * any other block device itself.  False when that cannot be told. */
+static bool data_end(const struct sysfs_roots *r, const struct stat *st,
+		     struct stat *end)
+{
+	struct loopfile f;
+	int rc;
+
+	if (S_ISREG(st->st_mode)) {
+		*end = *st;
+		return true;
+	}
+	if (!S_ISBLK(st->st_mode))
+		return false;
+	rc = loopfile_data(r->sys, major(st->st_rdev), minor(st->st_rdev), &f);
+	if (rc < 0)
+		return false;
+	if (rc == 0)
+		block_node(st->st_rdev, end);
+	else
+		identity_of(&f, end);
+	return true;
+}
+
+/* Whether one block device is the disk the other is a partition of. */
+static bool disk_and_partition(const struct sysfs_roots *r,
+			       const struct stat *a, const struct stat *b)
+{
+	unsigned ma, mi, mb, nb;
+
+	if (sysfs_disk_devno(r->sys, major(a->st_rdev), minor(a->st_rdev), &ma,
+			     &mi) < 0 ||
+	    sysfs_disk_devno(r->sys, major(b->st_rdev), minor(b->st_rdev), &mb,
+			     &nb) < 0)
+		return false;
+	return makedev(ma, mi) == b->st_rdev || makedev(mb, nb) == a->st_rdev;
+}
+
+/* Whether two nodes overlap where they stand: one file, or one block
+ * device, or a disk and one of its partitions. */
+static bool nodes_overlap_here(const struct sysfs_roots *r,
+			       const struct stat *a, const struct stat *b)
+{
+	if (S_ISBLK(a->st_mode) && S_ISBLK(b->st_mode))
+		return a->st_rdev == b->st_rdev || disk_and_partition(r, a, b);
+	return S_ISREG(a->st_mode) && S_ISREG(b->st_mode) && same_inode(a, b);
+}
+
+/* Whether two nodes (an image, a loop device over it, another loop device
+ * over the same image or over that loop device, a partition of one, the
+ * disk at the end of a chain of loop devices) reach the same data. */
+static bool same_data(const struct sysfs_roots *r, const struct stat *a,
+		      const struct stat *b)
+{
+	struct stat ea, eb;
+
+	if (nodes_overlap_here(r, a, b))
+		return true;
+	return data_end(r, a, &ea) && data_end(r, b, &eb) &&
+	       nodes_overlap_here(r, &ea, &eb);
+}
+
+bool safety_nodes_overlap(const struct stat *a, const struct stat *b)
+{
+	return same_data(&sysfs_roots_default, a, b);
+}
+
+/* Calls fn with the sysfs directory and name of each loop device (or
+ * partition of one) whose data is st's, until it returns true; returns
+ * whether one did.  Device numbers cannot find them: every loop device
+ * over a file, over a disk, or over another loop device is a disk of its
+ * own that reads and writes the same data. */
 static bool each_loop_over(const struct sysfs_roots *r, const struct stat *st,
 			   bool (*fn)(const char *dir, const char *name, void *arg),
 			   void *arg)
 {
-	char dir[PATH_MAX], sub[PATH_MAX + 300];
+	char dir[PATH_MAX], sub[PATH_MAX + 300], num[32];
+	unsigned ma, mi;
 	struct dirent *e;
-	struct stat bst;
+	struct stat node;
 	bool hit = false;
 	DIR *d;
 
@@ -552,7 +619,11 @@ static bool each_loop_over(const struct sysfs_roots *r, const struct stat *st,
 		if (strncmp(e->d_name, "loop", 4) != 0)
 			continue;
 		snprintf(sub, sizeof(sub), "%s/%s", dir, e->d_name);
-		if (loop_backing(sub, &bst) && same_inode(&bst, st))
+		if (sysfs_read_attr(sub, "dev", num, sizeof(num)) != 0 ||
+		    sscanf(num, "%u:%u", &ma, &mi) != 2)
+			continue;
+		block_node(makedev(ma, mi), &node);
+		if (same_data(r, &node, st))
 			hit = fn(sub, e->d_name, arg);
 	}
 	if (d != NULL)
@@ -574,87 +645,13 @@ static bool note_loop_name(const char *dir, const char *name, void *arg)
 	return true;
 }
 
-/* The loop device whose backing file is st, if any (name into loop). */
+/* The loop device whose data is the file st, if any (name into loop). */
 static bool file_on_loop(const struct sysfs_roots *r, const struct stat *st,
 			 char *loop, size_t len)
 {
 	struct loop_name_ctx c = { loop, len };
 
 	return each_loop_over(r, st, note_loop_name, &c);
-}
-
-/* The backing file of major:minor when it is a loop device or a
- * partition of one. */
-static bool devnum_backing(const struct sysfs_roots *r, unsigned major,
-			   unsigned minor, struct stat *bst)
-{
-	char dir[PATH_MAX], *slash;
-
-	if (sysfs_block_dir(r->sys, major, minor, dir, sizeof(dir)) < 0)
-		return false;
-	if (sysfs_is_partition(dir)) {
-		slash = strrchr(dir, '/');
-		if (slash == NULL)
-			return false;
-		*slash = '\0';
-	}
-	return loop_backing(dir, bst);
-}
-
-/* The file whose data st reads and writes: a regular file itself, a loop
- * device (or a partition of one) its backing file, through loop devices
- * over loop devices too. */
-static bool data_file_of(const struct sysfs_roots *r, const struct stat *st,
-			 struct stat *file)
-{
-	struct loopfile f;
-
-	if (S_ISREG(st->st_mode)) {
-		*file = *st;
-		return true;
-	}
-	if (!S_ISBLK(st->st_mode) ||
-	    loopfile_data(r->sys, major(st->st_rdev), minor(st->st_rdev), &f) <= 0)
-		return false;
-	identity_of(&f, file);
-	return true;
-}
-
-/* Whether two nodes (an image, a loop device over it, another loop device
- * over the same image, a partition of one) reach the same file's data. */
-static bool same_data_file(const struct sysfs_roots *r, const struct stat *a,
-			   const struct stat *b)
-{
-	struct stat fa, fb;
-
-	return data_file_of(r, a, &fa) && data_file_of(r, b, &fb) &&
-	       same_inode(&fa, &fb);
-}
-
-/* Whether one block device is the disk the other is a partition of. */
-static bool disk_and_partition(const struct sysfs_roots *r,
-			       const struct stat *a, const struct stat *b)
-{
-	unsigned ma, mi, mb, nb;
-
-	if (sysfs_disk_devno(r->sys, major(a->st_rdev), minor(a->st_rdev), &ma,
-			     &mi) < 0 ||
-	    sysfs_disk_devno(r->sys, major(b->st_rdev), minor(b->st_rdev), &mb,
-			     &nb) < 0)
-		return false;
-	return makedev(ma, mi) == b->st_rdev || makedev(mb, nb) == a->st_rdev;
-}
-
-bool safety_nodes_overlap(const struct stat *a, const struct stat *b)
-{
-	const struct sysfs_roots *r = &sysfs_roots_default;
-
-	if (S_ISBLK(a->st_mode) && S_ISBLK(b->st_mode) &&
-	    (a->st_rdev == b->st_rdev || disk_and_partition(r, a, b)))
-		return true;
-	if (S_ISREG(a->st_mode) && S_ISREG(b->st_mode) && same_inode(a, b))
-		return true;
-	return same_data_file(r, a, b);
 }
 
 struct alias_ctx {
@@ -690,23 +687,40 @@ static bool alias_in_use(const char *dir, const char *name, void *arg)
 	return c->rc != 0;
 }
 
-/* A loop device writes its backing file, and so through every other loop
- * device over that file: a file system mounted from one of those (or a
- * journal directory on it) would be corrupted as if the target itself
- * were mounted.  The kernel's exclusive open does not see it either: each
- * loop device is a block device of its own. */
+/* A loop device writes the data at the end of its chain, and so through
+ * every other loop device over that data: over the same file, over the
+ * target itself (or a partition of it), over a loop device in between.
+ * A file system mounted from one of those (or a journal directory on it)
+ * would be corrupted as if the target itself were mounted, and so would
+ * one on the disk at the end of the target's own chain.  The kernel's
+ * exclusive open sees none of them: each loop device is a block device
+ * of its own. */
 static int check_loop_aliases_in_use(const struct sysfs_roots *r,
-				     const char *path, const char *diskdir,
+				     const char *path, const struct stat *st,
+				     const char *diskdir,
 				     struct safety_report *rep, char *err,
 				     size_t errlen)
 {
 	struct alias_ctx c = { r, path, last_component(diskdir), rep, err,
 			       errlen, 0 };
-	struct stat back;
+	struct members ms = { 0 };
+	char enddir[PATH_MAX];
+	struct stat end;
+	bool is_part;
 
-	if (!loop_backing(diskdir, &back))
-		return 0;
-	each_loop_over(r, &back, alias_in_use, &c);
+	each_loop_over(r, st, alias_in_use, &c);
+	if (c.rc != 0 || !data_end(r, st, &end) || !S_ISBLK(end.st_mode) ||
+	    end.st_rdev == st->st_rdev)
+		return c.rc;
+	if (disk_members(r, major(end.st_rdev), minor(end.st_rdev), &ms, enddir,
+			 &is_part) < 0) {
+		members_free(&ms);
+		fp_errf(err, errlen, "refusing to write '%s': cannot check whether "
+			"the disk under its loop devices is in use", path);
+		return -FP_EREFUSED;
+	}
+	c.rc = check_disk_in_use(r, path, &ms, rep, err, errlen);
+	members_free(&ms);
 	return c.rc;
 }
 
@@ -831,20 +845,20 @@ static bool output_is_device_data(const struct stat *dev,
 				  const struct stat *out, bool exists)
 {
 	return exists && (same_inode(out, dev) ||
-			  same_data_file(&sysfs_roots_default, dev, out));
+			  same_data(&sysfs_roots_default, dev, out));
 }
 
-/* Whether the output's file system is mounted from a loop device (or a
- * partition of one) over the file the device reads. */
+/* Whether the output's file system is mounted from a block device whose
+ * data is the device's: a loop device (or a partition of one) over the
+ * file the device reads, over the device itself, or over a loop device
+ * in between. */
 static bool output_fs_on_device_data(const struct stat *dev,
 				     const struct stat *out)
 {
-	struct stat fs_file, dev_file;
+	struct stat fs;
 
-	return devnum_backing(&sysfs_roots_default, major(out->st_dev),
-			      minor(out->st_dev), &fs_file) &&
-	       data_file_of(&sysfs_roots_default, dev, &dev_file) &&
-	       same_inode(&fs_file, &dev_file);
+	block_node(out->st_dev, &fs);
+	return same_data(&sysfs_roots_default, &fs, dev);
 }
 
 /* Whether the output (stat of it, or of its directory) is on device: 1

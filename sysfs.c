@@ -100,28 +100,11 @@ int sysfs_disk_devno(const char *root, unsigned major, unsigned minor,
 	return rc;
 }
 
-/* A loop device is its backing file, and where in it it starts and how
- * much of it it shows: a journal must follow neither the number to
- * another file nor the file to another window of it.  "loop:FILE" for
- * the whole file, "loop+OFFSET+SIZELIMIT:FILE" otherwise. */
-static void loop_serial(const char *dir, const char *file, char *buf, size_t len)
-{
-	char offset[32] = "0", limit[32] = "0";
-
-	sysfs_read_attr(dir, "loop/offset", offset, sizeof(offset));
-	sysfs_read_attr(dir, "loop/sizelimit", limit, sizeof(limit));
-	if (strcmp(offset, "0") == 0 && strcmp(limit, "0") == 0)
-		snprintf(buf, len, "loop:%s", file);
-	else
-		snprintf(buf, len, "loop+%s+%s:%s", offset, limit, file);
-}
-
 int sysfs_device_serial(const char *root, const char *path, char *buf,
 			size_t len)
 {
 	static const char *const keys[] = {
 		"device/serial", "device/cid", "device/wwid", "wwid",
-		"loop/backing_file",
 	};
 	char dir[PATH_MAX], line[512];
 	struct stat st;
@@ -141,10 +124,7 @@ int sysfs_device_serial(const char *root, const char *path, char *buf,
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		if (sysfs_read_attr(dir, keys[i], line, sizeof(line)) == 0 &&
 		    line[0] != '\0') {
-			if (i == 4)
-				loop_serial(dir, line, buf, len);
-			else
-				snprintf(buf, len, "%s", line);
+			snprintf(buf, len, "%s", line);
 			return 0;
 		}
 	}

@@ -45,11 +45,9 @@ bool sysfs_is_partition(const char *dir);
 int sysfs_disk_devno(const char *root, unsigned major, unsigned minor,
 		     unsigned *dmajor, unsigned *dminor);
 
-/* Identity string of the disk behind block device path: serial, CID,
- * WWID, or "loop:" and the backing file of a loop device ("loop+OFFSET+
- * SIZELIMIT:" and the file when it shows a window of it); "" when none.
- * Returns 0, or a negative errno (-ENOTBLK when path is not a block
- * device). */
+/* Identity string of the disk behind block device path: serial, CID or
+ * WWID; "" when none (loop devices: loopfile_serial()).  Returns 0, or a
+ * negative errno (-ENOTBLK when path is not a block device). */
 int sysfs_device_serial(const char *root, const char *path, char *buf,
 			size_t len);
 

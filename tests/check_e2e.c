@@ -1074,10 +1074,22 @@ static void partition_setup(void)
 /* Start find-fat --write on target and SIGKILL it once its journal holds a
  * few saved blocks, so that the device holds test data; the journal's
  * path into journal ("" when none was left). */
-static void kill_with_journal(const char *target, char *journal, size_t len)
+/* Waits (up to 10 s) until the journal in the state directory holds 4 MiB
+ * of saved data: the running test is writing the device by then. */
+static void wait_for_saved_data(char *journal, size_t len)
 {
-	const char *const argv[] = { "find-fat", "--write", "--yes", "--erasesize=1M",
-				     target, NULL };
+	long long size = -1;
+
+	for (int i = 0; i < 20000 && size < (long long)(4 * MIB); i++) {
+		state_journal(journal, len, &size);
+		tu_sleep_ns(500000);
+	}
+}
+
+/* Runs the test argv and kills it once it has saved data: its journal
+ * into journal. */
+static void kill_test_with_journal(const char *const *argv, char *journal, size_t len)
+{
 	struct tu_child ch;
 	struct run_result r;
 	long long size = -1;
@@ -1085,14 +1097,19 @@ static void kill_with_journal(const char *target, char *journal, size_t len)
 	journal[0] = '\0';
 	if (tu_spawn(&ch, argv, 0) != 0)
 		return;
-	for (int i = 0; i < 20000 && size < (long long)(4 * MIB); i++) {
-		state_journal(journal, len, &size);
-		tu_sleep_ns(500000);
-	}
+	wait_for_saved_data(journal, len);
 	kill(ch.pid, SIGKILL);
 	tu_wait(&ch, &r);
 	tu_run_free(&r);
 	state_journal(journal, len, &size);
+}
+
+static void kill_with_journal(const char *target, char *journal, size_t len)
+{
+	const char *const argv[] = { "find-fat", "--write", "--yes", "--erasesize=1M",
+				     target, NULL };
+
+	kill_test_with_journal(argv, journal, len);
 }
 
 static void run_args(struct run_result *r, const char *a0, const char *a1, const char *a2,
@@ -1180,6 +1197,141 @@ START_TEST(test_pending_journal_of_alias)
 	tu_run_free(&t);
 	tu_run_free(&rs);
 	tu_run_free(&fix);
+}
+END_TEST
+
+/* An image of zeros but for 16 MiB of random data at 16 MiB (where the
+ * bench test below writes): two of them differ only where the test's
+ * journal saved data. */
+static char *zero_image_random_middle(uint64_t seed)
+{
+	char *noise = bf_image_in(work, 16 * MIB, seed), *img = NULL;
+	void *buf = malloc(16 * MIB);
+	int in = noise ? open(noise, O_RDONLY) : -1, out = -1;
+
+	if (asprintf(&img, "%s/zeros.%llu", work, (unsigned long long)seed) < 0)
+		img = NULL;
+	if (img)
+		out = open(img, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (buf == NULL || in < 0 || out < 0 || ftruncate(out, 65 * MIB) != 0 ||
+	    read(in, buf, 16 * MIB) != 16 * MIB ||
+	    pwrite(out, buf, 16 * MIB, 16 * MIB) != 16 * MIB) {
+		free(img);
+		img = NULL;
+	}
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	if (noise)
+		unlink(noise);
+	free(noise);
+	free(buf);
+	return img;
+}
+
+/* A loop device's journal names the file the loop device read, not its
+ * name.  The test of a loop device over image e is killed, the loop
+ * device detached, e renamed away and another image f put under e's name
+ * and attached: "restore LOOP" must refuse (another card, status 3) and
+ * leave f as it was; with e attached again the journal brings e back.
+ * The serial was the name before, and f got e's saved blocks (attack
+ * test: 16 MB overwritten, e's journal deleted as restored).  The images
+ * differ only where the test saved data, as in the attack: elsewhere the
+ * content check before a restore cannot tell them apart. */
+START_TEST(test_journal_follows_file_not_name)
+{
+	char journal[PATH_MAX + 300], moved[PATH_MAX + 16];
+	char *e = zero_image_random_middle(IMG_SEED + 11);
+	char *f = zero_image_random_middle(IMG_SEED + 12);
+	const char *argv[] = { "bench", "--write", "--yes", "--runtime=3s", "--warmup=0",
+			       "--repeat=1", "--size=16M", "--workload=seq_write", NULL,
+			       NULL };
+	uint64_t sum_e, sum_f, sum_f_after, sum_e_restored;
+	struct run_result rs, fix;
+	char *dev = NULL;
+
+	ck_assert_msg(e != NULL && f != NULL, "could not make images in %s", work);
+	sum_e = csum(e);
+	sum_f = csum(f);
+	dev = tu_loop_attach_opts(e, "");
+	argv[8] = dev;
+	kill_test_with_journal(argv, journal, sizeof(journal));
+	detach_own(&dev);
+	snprintf(moved, sizeof(moved), "%s.real", e);
+	ck_assert_int_eq(rename(e, moved), 0);
+	ck_assert_int_eq(rename(f, e), 0);
+	dev = tu_loop_attach_opts(e, "");
+	run_args(&rs, "restore", dev, NULL, NULL, NULL);
+	detach_own(&dev);
+	sum_f_after = csum(e);
+	ck_assert_int_eq(rename(e, f), 0);
+	ck_assert_int_eq(rename(moved, e), 0);
+	dev = tu_loop_attach_opts(e, "");
+	run_args(&fix, "restore", journal, NULL, NULL, NULL);
+	detach_own(&dev);
+	sum_e_restored = csum(e);
+	unlink(e);
+	unlink(f);
+	free(e);
+	free(f);
+	ck_assert_msg(journal[0], "the killed test left no journal");
+	ck_assert_msg(rs.status == 3, "restore onto another file under the old name: "
+		      "status %d, '%s'", rs.status, rs.err);
+	ck_assert_msg(sum_f_after == sum_f, "the other image was written");
+	ck_assert_msg(fix.status == 0, "restore of the journal: status %d, '%s'", fix.status,
+		      fix.err);
+	ck_assert_msg(sum_e_restored == sum_e, "the data differs after the restore");
+	tu_run_free(&rs);
+	tu_run_free(&fix);
+}
+END_TEST
+
+/* The image renamed while a test writes it, through a loop device or as
+ * the target itself: the test still restores it and exits 0.  The end
+ * checked the device by name before: the loop device's serial was the
+ * file's name, the image's identity its name's inode, and "another card"
+ * left 16 MB of test patterns in the image (attack test). */
+static const struct renamed_during_case {
+	bool on_loop;
+	bool by_link;		/* a hard link kept, the old name removed */
+} renamed_during_cases[] = {
+	{ true, false }, { true, true }, { false, false },
+};
+
+START_TEST(test_renamed_during_test)
+{
+	const struct renamed_during_case *c = &renamed_during_cases[_i];
+	char journal[PATH_MAX + 300], moved[PATH_MAX + 16], names[512];
+	char *img = bf_image_in(work, 65 * MIB, IMG_SEED + 13), *dev = NULL;
+	const char *argv[] = { "bench", "--write", "--yes", "--runtime=1s", "--warmup=0",
+			       "--repeat=1", "--size=16M", NULL, NULL };
+	struct run_result r;
+	struct tu_child ch;
+	uint64_t sum0, sum_after;
+	int moved_rc = -1;
+
+	ck_assert_msg(img != NULL, "could not make an image in %s", work);
+	sum0 = csum(img);
+	snprintf(moved, sizeof(moved), "%s.moved", img);
+	if (c->on_loop)
+		dev = tu_loop_attach_opts(img, "");
+	argv[7] = c->on_loop ? dev : img;
+	ck_assert_int_eq(tu_spawn(&ch, argv, 0), 0);
+	wait_for_saved_data(journal, sizeof(journal));
+	moved_rc = c->by_link ? (link(img, moved) == 0 ? unlink(img) : -1) : rename(img, moved);
+	tu_wait(&ch, &r);
+	detach_own(&dev);
+	sum_after = csum(moved);
+	unlink(moved);
+	unlink(img);
+	free(img);
+	ck_assert_msg(journal[0], "the test saved nothing");
+	ck_assert_int_eq(moved_rc, 0);
+	ck_assert_msg(r.status == 0, "case %d: status %d, stderr '%s'", _i, r.status, r.err);
+	ck_assert_msg(sum_after == sum0, "case %d: the image differs after the test", _i);
+	ck_assert_msg(state_list(names, sizeof(names)) == 0, "left %s", names);
+	tu_run_free(&r);
 }
 END_TEST
 
@@ -1296,6 +1448,60 @@ static void renamed_mounted_setup(void)
 		scene_sum = csum(scene.dev);
 	want_mounted(alias.dev, scene.dev);
 }
+
+/* A loop device stacked on the loop device of the scene (alias over
+ * scene.dev, not over the image): its data is the image too, through the
+ * chain.  The image is not alias's to unlink. */
+static bool attach_stacked(void)
+{
+	bool ok;
+
+	alias.image = strdup(scene.dev);
+	ok = alias.image && bf_attach(&alias, "");
+	free(alias.image);
+	alias.image = NULL;
+	return ok;
+}
+
+/* The upper loop device is mounted, the lower one is the target: the
+ * code before looked only at loop devices over the same file, so a test
+ * wrote under the mounted file system (attack test: 34 of 40 files
+ * corrupted) and kept its journal there (42 MB lost for good). */
+static void stacked_upper_mounted_setup(void)
+{
+	if (env_up() && bf_image(&scene, 64 * MIB, false) && bf_attach(&scene, "") &&
+	    attach_stacked() && bf_mkfs(&alias, alias.dev) &&
+	    bf_mount(&alias, alias.dev, "ro,noload"))
+		scene_sum = csum(scene.dev);
+	want_mounted(scene.dev, alias.dev);
+}
+
+/* The lower loop device is mounted, the upper one is the target. */
+static void stacked_lower_mounted_setup(void)
+{
+	if (env_up() && bf_image(&scene, 64 * MIB, false) && bf_attach(&scene, "") &&
+	    bf_mkfs(&scene, scene.dev) && attach_stacked() &&
+	    bf_mount(&scene, scene.dev, "ro,noload"))
+		scene_sum = csum(scene.dev);
+	want_mounted(alias.dev, scene.dev);
+}
+
+/* An output on the file system of the upper loop device is on the
+ * lower one's data: a bad invocation (status 2) before anything runs. */
+START_TEST(test_output_on_stacked_mount)
+{
+	char svg[PATH_MAX + 32];
+	struct run_result r;
+
+	require_scene();
+	snprintf(svg, sizeof(svg), "--svg=%s/chart.svg", alias.mnt);
+	run(&r, (const char *const[]){ "align", "--quick", svg, scene.dev, NULL });
+	ck_assert_msg(r.status == 2, "%s: status %d, stderr '%s'", svg, r.status, r.err);
+	ck_assert_msg(strstr(r.err, "device under test") != NULL, "%s: '%s'", svg, r.err);
+	ck_assert_uint_eq(csum(scene.dev), scene_sum);
+	tu_run_free(&r);
+}
+END_TEST
 
 static void swap_setup(void)
 {
@@ -2084,8 +2290,20 @@ Suite *e2e_suite(void)
 	add_scene_torn(s, "renamed-image-mounted", renamed_mounted_setup,
 		       renamed_teardown, test_consented_refused,
 		       NCASES(consented_refusal_cases), "mkfs.ext4");
+	add_scene_torn(s, "stacked-upper-mounted", stacked_upper_mounted_setup,
+		       alias_teardown, test_consented_refused,
+		       NCASES(consented_refusal_cases), "mkfs.ext4");
+	add_scene_torn(s, "stacked-lower-mounted", stacked_lower_mounted_setup,
+		       alias_teardown, test_consented_refused,
+		       NCASES(consented_refusal_cases), "mkfs.ext4");
+	add_scene_torn(s, "stacked-output", stacked_upper_mounted_setup,
+		       alias_teardown, test_output_on_stacked_mount, 1, "mkfs.ext4");
 	add_scene_torn(s, "pending-alias", env_setup, image_teardown,
 		       test_pending_journal_of_alias, NCASES(alias_cases), NULL);
+	add_scene_torn(s, "journal-follows-file", env_setup, image_teardown,
+		       test_journal_follows_file_not_name, 1, NULL);
+	add_scene_torn(s, "renamed-during-test", env_setup, image_teardown,
+		       test_renamed_during_test, NCASES(renamed_during_cases), NULL);
 	add_scene_torn(s, "journal-outside-state-dir", env_setup, image_teardown,
 		       test_journal_found_outside_state_dir, 1, NULL);
 	add_scene(s, "refuse-swap", swap_setup, test_refused, NCASES(refusal_cases),
