@@ -676,6 +676,25 @@ START_TEST(test_loopfile_names)
 }
 END_TEST
 
+/* A loop device's journal serial: the key (file identity and window) is
+ * what names the device, the name after it is for people; an older
+ * journal's serial (the file's name) names no node. */
+START_TEST(test_loop_serial_parts)
+{
+	struct stat st;
+
+	ck_assert_int_eq(loopfile_serial_node("loop:ino=2049:131073 (/a b.img)", &st), 1);
+	ck_assert(S_ISREG(st.st_mode) && st.st_dev == 2049 && st.st_ino == 131073);
+	ck_assert_int_eq(loopfile_serial_node("loop+1048576+0:blk=8:16", &st), 1);
+	ck_assert(S_ISBLK(st.st_mode) && st.st_rdev == makedev(8, 16));
+	ck_assert_int_eq(loopfile_serial_node("loop:/var/tmp/card.img", &st), 0);
+	ck_assert_int_eq(loopfile_serial_node("0xf1086bc0", &st), 0);
+	ck_assert_uint_eq(loopfile_serial_key_len("loop:ino=1:2 (/x y)"), 12);
+	ck_assert_uint_eq(loopfile_serial_key_len("loop:ino=1:2"), 12);
+	ck_assert_uint_eq(loopfile_serial_key_len("SD 1234"), 7);
+}
+END_TEST
+
 /* ---- a made-up eMMC in a fake sysfs ---- */
 
 #define FAKE_MAJOR 240u		/* "local/experimental use": never real */
@@ -1132,6 +1151,7 @@ Suite *safety_suite(void)
 			    (int)(sizeof(bad_targets) / sizeof(bad_targets[0])));
 	tcase_add_test(tc, test_gate_refuses_journal_file);
 	tcase_add_loop_test(tc, test_output_file_opened_safely, 0, OUT_CASES);
+	tcase_add_test(tc, test_loop_serial_parts);
 	tcase_add_loop_test(tc, test_loopfile_names, 0,
 			    (int)(sizeof(loopname_cases) / sizeof(loopname_cases[0])));
 	tcase_add_loop_test(tc, test_signatures, 0,
