@@ -95,9 +95,22 @@ int loopfile_backing(const char *diskdir, struct loopfile *f)
 	return known || f->named ? 1 : -ESTALE;
 }
 
+/* Appends the window loop device diskdir shows of its file, if any. */
+static void add_window(const char *diskdir, char *window, size_t len)
+{
+	char offset[32] = "0", limit[32] = "0";
+	size_t n = strlen(window);
+
+	sysfs_read_attr(diskdir, "loop/offset", offset, sizeof(offset));
+	sysfs_read_attr(diskdir, "loop/sizelimit", limit, sizeof(limit));
+	if (strcmp(offset, "0") != 0 || strcmp(limit, "0") != 0)
+		snprintf(window + n, len - n, "+%s+%s", offset, limit);
+}
+
 int loopfile_data(const char *root, unsigned major, unsigned minor,
 		  struct loopfile *f)
 {
+	char window[sizeof(f->window)] = "";
 	int found = 0;
 
 	for (int depth = 0; depth < LOOPFILE_CHAIN_MAX; depth++) {
@@ -114,7 +127,9 @@ int loopfile_data(const char *root, unsigned major, unsigned minor,
 			return rc;
 		if (rc == 0)
 			return found;	/* no loop device: the end of the chain */
+		add_window(dir, window, sizeof(window));
 		*f = next;
+		memcpy(f->window, window, sizeof(window));
 		found = 1;
 		if (f->rdev == 0)
 			return 1;	/* a regular file */
@@ -131,30 +146,24 @@ int loopfile_data(const char *root, unsigned major, unsigned minor,
 int loopfile_serial(const char *root, unsigned major, unsigned minor,
 		    char *buf, size_t len)
 {
-	char dir[PATH_MAX], offset[32] = "0", limit[32] = "0", window[80] = "";
+	const char *lp = "", *rp = "";
 	struct loopfile f;
-	int rc = sysfs_block_dir(root, major, minor, dir, sizeof(dir));
+	int rc = loopfile_data(root, major, minor, &f);
 
 	buf[0] = '\0';
-	if (rc < 0)
-		return rc;
-	if (sysfs_is_partition(dir))
-		*strrchr(dir, '/') = '\0';
-	rc = loopfile_backing(dir, &f);
 	if (rc <= 0)
 		return rc;
-	sysfs_read_attr(dir, "loop/offset", offset, sizeof(offset));
-	sysfs_read_attr(dir, "loop/sizelimit", limit, sizeof(limit));
-	if (strcmp(offset, "0") != 0 || strcmp(limit, "0") != 0)
-		snprintf(window, sizeof(window), "+%s+%s", offset, limit);
+	if (f.named) {
+		lp = " (";
+		rp = ")";
+	}
 	if (f.rdev != 0)
-		snprintf(buf, len, "loop%s:blk=%u:%u%s%s%s", window, major(f.rdev),
-			 minor(f.rdev), f.named ? " (" : "", f.named ? f.path : "",
-			 f.named ? ")" : "");
+		snprintf(buf, len, "loop%s:blk=%u:%u%s%s%s", f.window, major(f.rdev),
+			 minor(f.rdev), lp, f.named ? f.path : "", rp);
 	else
-		snprintf(buf, len, "loop%s:ino=%llu:%llu%s%s%s", window,
-			 (unsigned long long)f.dev, (unsigned long long)f.ino,
-			 f.named ? " (" : "", f.named ? f.path : "", f.named ? ")" : "");
+		snprintf(buf, len, "loop%s:ino=%llu:%llu%s%s%s", f.window,
+			 (unsigned long long)f.dev, (unsigned long long)f.ino, lp,
+			 f.named ? f.path : "", rp);
 	return 1;
 }
 

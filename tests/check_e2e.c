@@ -1238,7 +1238,23 @@ static char *zero_image_random_middle(uint64_t seed)
  * The serial was the name before, and f got e's saved blocks (attack
  * test: 16 MB overwritten, e's journal deleted as restored).  The images
  * differ only where the test saved data, as in the attack: elsewhere the
- * content check before a restore cannot tell them apart. */
+ * content check before a restore cannot tell them apart.  Case 1 tests a
+ * loop device stacked on the loop device over e: its journal must name
+ * the file at the end of the chain, not the loop device under it. */
+static void attach_chain(const char *img, bool stacked, char **dev, char **top)
+{
+	*dev = tu_loop_attach_opts(img, "");
+	*top = stacked && *dev ? tu_loop_attach_opts(*dev, "") : *dev;
+}
+
+static void detach_chain(char **dev, char **top)
+{
+	if (*top != *dev)
+		detach_own(top);
+	*top = NULL;
+	detach_own(dev);
+}
+
 START_TEST(test_journal_follows_file_not_name)
 {
 	char journal[PATH_MAX + 300], moved[PATH_MAX + 16];
@@ -1249,27 +1265,27 @@ START_TEST(test_journal_follows_file_not_name)
 			       NULL };
 	uint64_t sum_e, sum_f, sum_f_after, sum_e_restored;
 	struct run_result rs, fix;
-	char *dev = NULL;
+	char *dev = NULL, *top = NULL;
 
 	ck_assert_msg(e != NULL && f != NULL, "could not make images in %s", work);
 	sum_e = csum(e);
 	sum_f = csum(f);
-	dev = tu_loop_attach_opts(e, "");
-	argv[8] = dev;
+	attach_chain(e, _i == 1, &dev, &top);
+	argv[8] = top;
 	kill_test_with_journal(argv, journal, sizeof(journal));
-	detach_own(&dev);
+	detach_chain(&dev, &top);
 	snprintf(moved, sizeof(moved), "%s.real", e);
 	ck_assert_int_eq(rename(e, moved), 0);
 	ck_assert_int_eq(rename(f, e), 0);
-	dev = tu_loop_attach_opts(e, "");
-	run_args(&rs, "restore", dev, NULL, NULL, NULL);
-	detach_own(&dev);
+	attach_chain(e, _i == 1, &dev, &top);
+	run_args(&rs, "restore", top, NULL, NULL, NULL);
+	detach_chain(&dev, &top);
 	sum_f_after = csum(e);
 	ck_assert_int_eq(rename(e, f), 0);
 	ck_assert_int_eq(rename(moved, e), 0);
-	dev = tu_loop_attach_opts(e, "");
+	attach_chain(e, _i == 1, &dev, &top);
 	run_args(&fix, "restore", journal, NULL, NULL, NULL);
-	detach_own(&dev);
+	detach_chain(&dev, &top);
 	sum_e_restored = csum(e);
 	unlink(e);
 	unlink(f);
@@ -2301,7 +2317,7 @@ Suite *e2e_suite(void)
 	add_scene_torn(s, "pending-alias", env_setup, image_teardown,
 		       test_pending_journal_of_alias, NCASES(alias_cases), NULL);
 	add_scene_torn(s, "journal-follows-file", env_setup, image_teardown,
-		       test_journal_follows_file_not_name, 1, NULL);
+		       test_journal_follows_file_not_name, 2, NULL);
 	add_scene_torn(s, "renamed-during-test", env_setup, image_teardown,
 		       test_renamed_during_test, NCASES(renamed_during_cases), NULL);
 	add_scene_torn(s, "journal-outside-state-dir", env_setup, image_teardown,
