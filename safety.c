@@ -665,6 +665,48 @@ struct alias_ctx {
 
 /* One loop device over the target's file: the target in use when it (or
  * a partition of it) is mounted, swap or held. */
+/* A member held exclusively though no mount or holder shows it here: a
+ * file system mounted in another mount namespace, or any program that
+ * opened it with O_EXCL.  The target's own O_EXCL open finds those for
+ * the target; another block device over the same data needs asking. */
+static const struct member *find_excl_held(const struct members *ms)
+{
+	char node[SAFETY_NAME_MAX + 8];
+
+	for (size_t i = 0; i < ms->n; i++) {
+		int fd;
+
+		dev_node_of(ms->v[i].name, node, sizeof(node));
+		fd = open(node, O_RDONLY | O_EXCL | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+		if (fd >= 0)
+			close(fd);
+		else if (errno == EBUSY)
+			return &ms->v[i];
+	}
+	return NULL;
+}
+
+/* check_disk_in_use() for another block device that reaches the target's
+ * data, and its exclusive holders. */
+static int check_alias_disk_in_use(const struct sysfs_roots *r, const char *path,
+				   const struct members *ms,
+				   struct safety_report *rep, char *err,
+				   size_t errlen)
+{
+	const struct member *m;
+	int rc = check_disk_in_use(r, path, ms, rep, err, errlen);
+
+	if (rc != 0 || (m = find_excl_held(ms)) == NULL)
+		return rc;
+	rep->held = true;
+	dev_node_of(m->name, rep->busy, sizeof(rep->busy));
+	fp_errf(err, errlen, "refusing to write '%s': '%s', which reaches the same "
+		"data, is held exclusively (a file system mounted in another mount "
+		"namespace, or a program or test that has it open): wait for it to "
+		"finish or release it", path, rep->busy);
+	return -EBUSY;
+}
+
 static bool alias_in_use(const char *dir, const char *name, void *arg)
 {
 	struct alias_ctx *c = arg;
@@ -680,8 +722,8 @@ static bool alias_in_use(const char *dir, const char *name, void *arg)
 			name, strerror(-rc));
 		c->rc = -FP_EREFUSED;
 	} else {
-		c->rc = check_disk_in_use(c->r, c->path, &ms, c->rep, c->err,
-					  c->errlen);
+		c->rc = check_alias_disk_in_use(c->r, c->path, &ms, c->rep,
+						c->err, c->errlen);
 	}
 	members_free(&ms);
 	return c->rc != 0;
@@ -719,7 +761,7 @@ static int check_loop_aliases_in_use(const struct sysfs_roots *r,
 			"the disk under its loop devices is in use", path);
 		return -FP_EREFUSED;
 	}
-	c.rc = check_disk_in_use(r, path, &ms, rep, err, errlen);
+	c.rc = check_alias_disk_in_use(r, path, &ms, rep, err, errlen);
 	members_free(&ms);
 	return c.rc;
 }
