@@ -16,7 +16,9 @@
  * blocks (half the deep flush on a small device) are written and read in
  * a flush area at the top of the device,
  * so no recently written test block can still be served from a cache of
- * that size.  The flush is at the top because a fake card may cache only
+ * that size.  The flush's read-back is checked too (note_flush_loss()): a
+ * worn card that starts dropping writes silently during the flush keeps
+ * the test blocks written before, and only the filler shows the loss.  The flush is at the top because a fake card may cache only
  * the writes its flash drops (f3probe's model: a direct-mapped cache of
  * the addresses past the real flash), which a flush inside the real
  * flash would never touch.
@@ -282,6 +284,7 @@ struct ctx {
 	uint8_t *expect;		/* one block: what a probe should read */
 	uint8_t *chunk;			/* one flush chunk */
 	bool flush_error_noted;
+	bool flush_loss_noted;
 	bool contradiction;
 	bool may_reveal;		/* a position losing its block now means
 					 * a cache served it (the first pass) */
@@ -425,6 +428,32 @@ static int note_flush_error(struct ctx *c, uint64_t off, uint64_t end)
 	return 0;
 }
 
+/* The filler just written and read back at [off, off + len) (in
+ * c->chunk) must be what was written: a card that drops writes silently
+ * once worn (or once some amount was written) loses the flush's filler
+ * where no test block lies, and the test blocks written before it still
+ * read back whole.  The first filler block that did not keep its data is
+ * kept as a lost position, evidence like a lost test block. */
+static void note_flush_loss(struct ctx *c, uint64_t off, size_t len)
+{
+	size_t b = (size_t)c->p->block_bytes;
+	struct capacity_probe *pr;
+
+	for (size_t i = 0; !c->flush_loss_noted && i + b <= len; i += b) {
+		enum block_kind kind;
+		uint64_t at;
+
+		if (block_parse(c->chunk + i, b, c->nonce, &at, &kind) &&
+		    kind == KIND_FLUSH && at == off + i)
+			continue;
+		c->flush_loss_noted = true;
+		if (add_probe(c, off + i) == 0) {
+			pr = &c->r->probes[c->r->nprobes - 1];
+			pr->state = pr->first = CAPACITY_LOST;
+		}
+	}
+}
+
 /* Write then read [off, end) of the flush area with filler blocks. */
 static int flush_piece(struct ctx *c, uint64_t off, uint64_t end)
 {
@@ -436,6 +465,8 @@ static int flush_piece(struct ctx *c, uint64_t off, uint64_t end)
 	rc = fp_dev_write_timed(c->d, c->chunk, len, off, NULL);
 	if (rc == 0)
 		rc = fp_dev_read_timed(c->d, c->chunk, len, off, NULL);
+	if (rc == 0)
+		note_flush_loss(c, off, len);
 	return is_media_error(rc) ? note_flush_error(c, off, end) : rc;
 }
 
@@ -844,6 +875,7 @@ static void second_pass(struct ctx *c)
 	c->flush_bytes = c->p->deep_bytes;
 	c->top = c->p->device_bytes;
 	c->contradiction = c->cache_hid = c->may_reveal = c->flush_error_noted = false;
+	c->flush_loss_noted = false;
 }
 
 /* The first pass, with the round flushes, then the deep check; the

@@ -355,6 +355,32 @@ START_TEST(test_genuine_headline_is_a_sample)
 }
 END_TEST
 
+/* A card that drops writes silently where only the deep flush writes (no
+ * test block there): the flush's read-back shows it, and the card is
+ * damaged there.  Such a card was called genuine at 0.90 (the independent
+ * card model: a worn card turning silently read-only after 64 MiB, which
+ * lost the deep flush while the test blocks written before it held). */
+START_TEST(test_flush_loss_is_damage)
+{
+	struct capacity_plan plan;
+	struct capacity_result *r = run_card("sim:sdhc-4m,lost=900M+2M",
+					     stats_hash64((uint64_t)_i + 17),
+					     CAPACITY_DEFAULT_CACHE_BYTES, &plan);
+
+	ck_assert_msg(plan.deep_start_bytes < 900 * MIB &&
+		      plan.flush_start_bytes > 902 * MIB, "the range is not in the deep flush");
+	ck_assert_msg(r->verdict == CAPACITY_DAMAGED, "%s (%s)",
+		      capacity_verdict_name(r->verdict), r->note);
+	ck_assert(r->first_bad_known);
+	/* found by the last flush, after the search: the loss starts past
+	 * the last good block below it, never past the truth */
+	ck_assert_msg(r->first_bad_bytes <= 900 * MIB && r->real_bytes <= 900 * MIB,
+		      "first bad %llu, real %llu", (unsigned long long)r->first_bad_bytes,
+		      (unsigned long long)r->real_bytes);
+	free(r);
+}
+END_TEST
+
 START_TEST(test_cards)
 {
 	const struct card_case *c = &cards[_i / NONCES];
@@ -1125,6 +1151,7 @@ Suite *capacity_suite(void)
 
 	tcase_set_timeout(an, 300);
 	tcase_add_test(an, test_genuine_headline_is_a_sample);
+	tcase_add_loop_test(an, test_flush_loss_is_damage, 0, 3);
 	tests_add_sweep(an, test_cards, NONCES * sizeof(cards) / sizeof(cards[0]));
 	tcase_add_loop_test(an, test_large_cache_found, 0,
 			    (int)(sizeof(large_caches) / sizeof(large_caches[0])));
