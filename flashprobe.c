@@ -878,12 +878,23 @@ struct measurement {
 	void (*evidence)(const void *result, struct svg_evidence *e);
 };
 
+/* A restore that failed on the card (a worn card refusing the writes
+ * back, or not keeping them) ends with its message and status 1, and the
+ * findings of the test, which finished, still follow: they say why.  Not
+ * after an interruption (the test did not finish), nor when the card
+ * turned out to be another one (the findings may mix two cards). */
+static bool findings_outlive_restore(const struct session *s, int measured)
+{
+	return measured == FP_EXIT_OK && !session_interrupted() &&
+	       s->finish_rc != -FP_EREFUSED;
+}
+
 static int run_measurement(const struct cli *c, const struct measurement *m,
 			   bool writes)
 {
 	void *r = calloc(1, m->result_bytes);
 	struct session s;
-	int ret;
+	int ret, measured;
 
 	if (!r)
 		return fail(FP_EXIT_FAILURE, "out of memory");
@@ -892,8 +903,9 @@ static int run_measurement(const struct cli *c, const struct measurement *m,
 		free(r);
 		return ret;
 	}
-	ret = finish_session(&s, m->measure(c, &s, r));
-	if (!ret)
+	measured = m->measure(c, &s, r);
+	ret = finish_session(&s, measured);
+	if (!ret || findings_outlive_restore(&s, measured))
 		m->print(c, &s, r);
 	if (!ret && c->svg && m->evidence) {	/* after the restore, like the report */
 		struct svg_evidence e = { .title = c->device };

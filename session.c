@@ -289,6 +289,7 @@ int session_finish(struct session *s, char *err, size_t errlen)
 				 "journal is kept: run 'flashprobe restore %s'",
 				 fp_dev_path(s->raw), s->journal, strerror(-ret), s->journal);
 	}
+	s->finish_rc = ret;
 	return ret;
 }
 

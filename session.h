@@ -66,6 +66,8 @@ struct session {
 	bool simulated;
 	bool wrote;			/* session_protect() was called */
 	bool finished;			/* session_finish() ran */
+	int finish_rc;			/* what it returned: how a restore
+					 * failed, or 0 */
 	uint64_t bytes_written;		/* by the test, known at finish */
 	bool may_alias;			/* the test saw writes land on other
 					 * offsets (a wraparound card): the

@@ -1093,6 +1093,27 @@ START_TEST(test_cli_write_on_wrapping_fake)
 }
 END_TEST
 
+/* A worn card whose writes do not keep their data: the restore fails
+ * (status 1, the journal kept), and the capacity check's findings, which
+ * say why, still follow on standard output.  They were dropped before,
+ * so the user learned nothing about the card that needed it most. */
+START_TEST(test_cli_findings_after_failed_restore)
+{
+	struct run_result r;
+
+	ck_assert_msg(jdir[0], "no journal directory");
+	run(&r, (const char *const[]){ "capacity", "--write", "--yes",
+		"sim:sdhc-4m,corrupt=900M+64M", NULL });
+	/* the journal stays, as it must; the next test wants the directory empty */
+	tu_rm_tree(jdir);
+	ck_assert_int_eq(mkdir(jdir, 0700), 0);
+	ck_assert_msg(r.status == 1, "status %d: %s", r.status, r.err);
+	ck_assert_msg(strstr(r.err, "cannot restore") != NULL, "%s", r.err);
+	ck_assert_msg(strstr(r.out, "capacity: DAMAGED") != NULL, "stdout '%s'", r.out);
+	tu_run_free(&r);
+}
+END_TEST
+
 static char *image;
 
 static void image_setup(void)
@@ -1179,6 +1200,7 @@ Suite *capacity_suite(void)
 			    (int)(sizeof(cli_bad) / sizeof(cli_bad[0])));
 	tcase_add_test(cli, test_cli_probe_fake);
 	tcase_add_loop_test(cli, test_cli_write_on_wrapping_fake, 0, 2);
+	tcase_add_test(cli, test_cli_findings_after_failed_restore);
 	tcase_add_test(cli, test_cli_list_sims_truth);
 	tcase_add_test(cli, test_cli_image);
 	if (why)
