@@ -567,7 +567,9 @@ static int search(struct ctx *c)
 /* Some writes skipped the flash's cost: a write buffer in front of it
  * (an SLC cache, DRAM) takes writes whenever it has room (it drains while
  * the host reads, e.g. a journal's backup), and an absorbed write looks
- * like an AU start.  No answer stands, whatever the sweep found. */
+ * like an AU start; noise larger than the copy cost does the same.  No
+ * answer stands, whatever the sweep found, and the note names both
+ * causes: which one it was is not measured. */
 static void undetermined_absorbed(struct ctx *c)
 {
 	char msg[sizeof(c->r->note)];
@@ -575,8 +577,8 @@ static void undetermined_absorbed(struct ctx *c)
 	c->r->au_bytes = 0;
 	c->r->confidence = 0;
 	snprintf(msg, sizeof(msg), "%u writes ran faster than any write without "
-		 "a gap: a write buffer in front of the flash absorbs some writes "
-		 "and hides their copy cost", c->absorbed);
+		 "a gap (a write buffer absorbing writes, or noise above the copy "
+		 "cost): no AU start can be told", c->absorbed);
 	note(c->r, msg);
 }
 
