@@ -1285,7 +1285,10 @@ END_TEST
 
 /* ==== item 11: signals ==== */
 
-static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+static const int stop_signals[] = {
+	SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM,
+	SIGVTALRM, SIGPROF, SIGXCPU,
+};
 
 /* Each stopping signal during a --write test: restored, 128 + N, one
  * line about the interruption and no "Interrupted system call". */
