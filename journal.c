@@ -103,6 +103,7 @@ struct journal {
 	/* blocks spread over the card, read at the first backup: a swapped
 	 * card is one on which they read differently (card_swapped) */
 	struct jr_fingerprint sentinel[JOURNAL_SENTINELS];
+	bool sentinel_blank[JOURNAL_SENTINELS];	/* one repeated byte */
 	unsigned nsentinels;
 	char last_err[256];
 };
@@ -449,11 +450,29 @@ static bool sample_block(struct journal *j, uint64_t off, struct jr_fingerprint 
 	return true;
 }
 
+/* Whether the block sample_block() just read is one repeated byte: a
+ * blank block, which another card (blank there too) reads alike, so
+ * that it tells little about which card this is. */
+static bool sampled_blank(const struct journal *j)
+{
+	return util_is_one_byte(j->buf, (size_t)sample_block_bytes(j));
+}
+
+static bool in_fingerprint(const struct journal *j, uint64_t off)
+{
+	for (uint32_t i = 0; i < j->slot.nfp; i++)
+		if (j->slot.fp[i].offset == off)
+			return true;
+	return false;
+}
+
 /* One pass of fingerprint blocks: JR_FP_MAX places spread over the
  * device, shifted by frac sixteenths of their spacing, none touching
- * [lo, hi) or [alo, ahi).  Blocks that cannot be read are left out. */
+ * [lo, hi) or [alo, ahi), blank ones only when blank_too.  Blocks that
+ * cannot be read are left out. */
 static void fingerprint_pass(struct journal *j, unsigned frac, uint64_t lo,
-			     uint64_t hi, uint64_t alo, uint64_t ahi)
+			     uint64_t hi, uint64_t alo, uint64_t ahi,
+			     bool blank_too)
 {
 	uint64_t size = fp_dev_size_bytes(j->inner);
 	uint32_t sector = fp_dev_sector_bytes(j->inner);
@@ -466,12 +485,17 @@ static void fingerprint_pass(struct journal *j, unsigned frac, uint64_t lo,
 
 		off -= off % sector;
 		if (off + block > size || overlaps(off, block, lo, hi) ||
-		    overlaps(off, block, alo, ahi))
+		    overlaps(off, block, alo, ahi) || in_fingerprint(j, off))
 			continue;
-		if (sample_block(j, off, &j->slot.fp[j->slot.nfp]))
+		if (sample_block(j, off, &j->slot.fp[j->slot.nfp]) &&
+		    (blank_too || !sampled_blank(j)))
 			j->slot.nfp++;
 	}
 }
+
+/* Passes in the order of their shifts: each halves the gaps left. */
+static const unsigned fp_shifts[] = { 0, 8, 4, 12 };
+#define FP_SHIFTS (sizeof(fp_shifts) / sizeof(fp_shifts[0]))
 
 /* Sample blocks spread over the device so that a restore can tell
  * whether it is about to write onto the same card: outside what the
@@ -479,7 +503,11 @@ static void fingerprint_pass(struct journal *j, unsigned frac, uint64_t lo,
  * covers most of the device (capacity, a small card), blocks inside it
  * that are not being written now fill up the fingerprint: the test saves
  * every block before writing it, so a restore compares only those it
- * never saved. */
+ * never saved.  Blocks that hold data come first: a blank block reads
+ * the same on another card blank there (a new card, the free space of
+ * a file system), so a fingerprint of blank blocks alone would let a
+ * restore write the journal onto that card; blank ones fill up what
+ * the card has too little data for. */
 static void take_fingerprint(struct journal *j, uint64_t lo, uint64_t hi)
 {
 	uint64_t alo = lo, ahi = hi;
@@ -487,9 +515,12 @@ static void take_fingerprint(struct journal *j, uint64_t lo, uint64_t hi)
 	j->fingerprinted = true;
 	if (j->outer == NULL || !fp_dev_write_area(j->outer, &alo, &ahi))
 		alo = ahi = lo;
-	fingerprint_pass(j, 0, lo, hi, alo, ahi);
-	if (j->slot.nfp < JR_FP_MAX / 2)
-		fingerprint_pass(j, 8, lo, hi, lo, lo);
+	for (int blank_too = 0; blank_too < 2; blank_too++) {
+		for (size_t k = 0; k < FP_SHIFTS && j->slot.nfp < JR_FP_MAX; k++)
+			fingerprint_pass(j, fp_shifts[k], lo, hi, alo, ahi, blank_too);
+		for (size_t k = 0; k < FP_SHIFTS && j->slot.nfp < JR_FP_MAX / 2; k++)
+			fingerprint_pass(j, fp_shifts[k], lo, hi, lo, lo, blank_too);
+	}
 }
 
 /* The swap check's blocks, JOURNAL_SENTINELS of them evenly over the
@@ -506,7 +537,7 @@ static void take_sentinels(struct journal *j)
 	for (unsigned i = 0; i < JOURNAL_SENTINELS && size >= block; i++)
 		if (sample_block(j, step * i - step * i % block,
 				 &j->sentinel[j->nsentinels]))
-			j->nsentinels++;
+			j->sentinel_blank[j->nsentinels++] = sampled_blank(j);
 }
 
 /* ---- what the test wrote, while its writes may alias ---- */
@@ -573,13 +604,15 @@ static void note_written(struct journal *j, const void *buf, size_t len, uint64_
 
 /* Whether the card behind the device is not the one the sentinels were
  * read on (a card swapped in the same reader, or gone): every sentinel
- * the test has not saved, and so never wrote, reads differently, and
- * there are at least two.  One block may change on the same card (a worn
- * range); another card changes them all.  While the writes may alias
- * (the capacity check: on a fake they wrap onto blocks never aimed at,
- * and on a small fake onto every sentinel), a sentinel that now reads as
- * a block the test wrote is such a write, not another card.  Stops at
- * the first block that still matches: one read on the usual path. */
+ * the test has not saved, and so never wrote, reads differently, or
+ * reads alike only where it is blank (another card blank there reads
+ * alike too), and at least two differ.  One block may change on the
+ * same card (a worn range); another card changes every block that holds
+ * data.  While the writes may alias (the capacity check: on a fake they
+ * wrap onto blocks never aimed at, and on a small fake onto every
+ * sentinel), a sentinel that now reads as a block the test wrote is
+ * such a write, not another card.  Stops at the first block with data
+ * that still matches: one read on the usual path. */
 static bool card_swapped(struct journal *j)
 {
 	uint64_t block = sample_block_bytes(j), gs, ge;
@@ -592,10 +625,16 @@ static bool card_swapped(struct journal *j)
 		if (!spans_gap(j, f->offset, f->offset + block, &gs, &ge) ||
 		    gs != f->offset || ge != f->offset + block)
 			continue;	/* saved: the test may have written it */
-		if (sample_block(j, f->offset, &now) &&
-		    (now.hash == f->hash || (j->writes_alias && written_has(j, now.hash))))
+		if (!sample_block(j, f->offset, &now)) {
+			differ++;
+			continue;
+		}
+		if (j->writes_alias && written_has(j, now.hash))
 			return false;
-		differ++;
+		if (now.hash != f->hash)
+			differ++;
+		else if (!j->sentinel_blank[i])
+			return false;
 	}
 	return differ >= 2;
 }
@@ -614,7 +653,9 @@ static int check_card(struct journal *j)
 	j->card_changed = true;
 	fp_errf(j->last_err, sizeof(j->last_err), "the card behind '%s' changed "
 	    "during the test (blocks the test never wrote read differently, or "
-	    "not at all): nothing more was written", fp_dev_path(j->inner));
+	    "not at all): the writes since the last check (up to %llu MiB) may "
+	    "be on the card now in the reader, and nothing more was written",
+	    fp_dev_path(j->inner), (unsigned long long)(JOURNAL_RECHECK_BYTES >> 20));
 	return -FP_EREFUSED;
 }
 

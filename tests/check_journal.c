@@ -95,6 +95,38 @@ static uint64_t dev_sum(struct fp_dev *d)
 	return dev_sum_range(d, 0, fp_dev_size_bytes(d));
 }
 
+/* Zeroes over [from, to) of d, written past any journal: the blank part
+ * of a card. */
+static void blank_range(struct fp_dev *d, uint64_t from, uint64_t to)
+{
+	unsigned char *zero = fp_dev_alloc_buf(MIB);
+
+	ck_assert_ptr_nonnull(zero);
+	memset(zero, 0, MIB);
+	fp_dev_end_write_area(d);
+	ck_assert_int_eq(fp_dev_set_write_area(d, from, to), 0);
+	for (uint64_t at = from; at < to; at += MIB)
+		ck_assert_int_eq(fp_dev_write_timed(d, zero, (size_t)(to - at < MIB ? to - at : MIB),
+						    at, NULL), 0);
+	fp_dev_end_write_area(d);
+	free(zero);
+}
+
+static void blank_from(struct fp_dev *d, uint64_t from)
+{
+	blank_range(d, from, fp_dev_size_bytes(d));
+}
+
+/* A 16 MiB card blank but for [4 MiB, 12 MiB) (the test's area) and
+ * [1.25 MiB, 2 MiB), which evenly spaced blocks (every 16 MiB / 15)
+ * pass by. */
+static void blank_but_area_and_stripe(struct fp_dev *d)
+{
+	blank_range(d, 0, MIB + MIB / 4);
+	blank_range(d, 2 * MIB, AREA_START);
+	blank_from(d, AREA_END);
+}
+
 /* The tests' fill byte over [start, end) through d, 1 MiB at a time (as
  * open-au and find-fat write). */
 static void fill_area(struct fp_dev *d, uint64_t start, uint64_t end)
@@ -277,6 +309,34 @@ START_TEST(test_replaced_image_refused)
 }
 END_TEST
 
+/* After a crash, another card that is blank where the first one is and
+ * differs where the first one holds data: the restore refuses it and
+ * leaves it as it is.  The fingerprint takes blocks with data first;
+ * before, it took evenly spread blocks, every one of them blank on both
+ * cards here, and let the journal's data onto the other card. */
+START_TEST(test_restore_refuses_card_sharing_blank)
+{
+	struct fp_dev *d = sim_with(QUIET_SIM, 51);
+	struct journal_restore_report rep;
+	char path[PATH_MAX], err[512] = "";
+	uint64_t other;
+	int rc;
+
+	blank_but_area_and_stripe(d);
+	jpath(path, sizeof(path), "blank-swap.journal");
+	crashed_run(d, path, AREA_START, AREA_END);
+	ck_assert_int_eq(sim_fill_random(d, 52), 0);
+	blank_but_area_and_stripe(d);
+	other = dev_sum(d);
+	rc = journal_restore(path, d, 0, NULL, NULL, &rep, err, sizeof(err));
+	ck_assert_msg(rc == -FP_EREFUSED && strstr(err, "probably not the card"), "%d %s", rc, err);
+	ck_assert_uint_eq(dev_sum(d), other);
+	ck_assert(exists(path));
+	fp_dev_close(d);
+	unlink(path);
+}
+END_TEST
+
 /* An image file, backed up from sector 0 as the FAT test needs. */
 START_TEST(test_roundtrip_file)
 {
@@ -316,15 +376,18 @@ END_TEST
  * it; with the first card back, the journal puts that card back exactly.
  * Before, the second card's blocks were saved and later replayed onto
  * the first card.  The write area is [lo, hi). */
-static void swap_mid_test(uint64_t lo, uint64_t hi)
+static void swap_mid_test(uint64_t lo, uint64_t hi, bool blank_top)
 {
 	struct fp_dev *d = sim_with(QUIET_SIM, 41), *jd;
-	uint64_t size = fp_dev_size_bytes(d), before = dev_sum(d), second;
+	uint64_t size = fp_dev_size_bytes(d), before, second;
 	unsigned char *buf = fp_dev_alloc_buf(MIB), *first = malloc(size);
 	struct journal_restore_report rep;
 	char path[PATH_MAX], err[512] = "";
 
 	ck_assert(buf != NULL && first != NULL);
+	if (blank_top)
+		blank_from(d, size / 2);
+	before = dev_sum(d);
 	jpath(path, sizeof(path), "swap.journal");
 	jd = jopen(d, path);
 	ck_assert_int_eq(fp_dev_set_write_area(jd, lo, hi), 0);
@@ -333,6 +396,8 @@ static void swap_mid_test(uint64_t lo, uint64_t hi)
 	/* the first card leaves the reader as the test left it */
 	ck_assert_int_eq(fp_dev_read_timed(d, first, (size_t)size, 0, NULL), 0);
 	ck_assert_int_eq(sim_fill_random(d, 42), 0);
+	if (blank_top)
+		blank_from(d, size / 2);
 	second = dev_sum(d);
 	ck_assert_int_eq(fp_dev_write_timed(jd, buf, MIB, AREA_START + MIB, NULL),
 			 -FP_EREFUSED);
@@ -364,7 +429,18 @@ static void swap_mid_test(uint64_t lo, uint64_t hi)
 
 START_TEST(test_card_swapped_mid_test)
 {
-	swap_mid_test(AREA_START, AREA_END);
+	swap_mid_test(AREA_START, AREA_END, false);
+}
+END_TEST
+
+/* Both cards blank in their upper half (a new card, a file system's free
+ * space): the swap check's blocks there read alike on either card, which
+ * says nothing about the card; those with data differ.  Before, the
+ * first blank block that matched ended the check, the swap went unseen,
+ * and the second card's blocks entered the journal. */
+START_TEST(test_card_swapped_sharing_blank)
+{
+	swap_mid_test(AREA_START, AREA_END, true);
 }
 END_TEST
 
@@ -374,7 +450,7 @@ END_TEST
  * writing the whole card never noticed the swap. */
 START_TEST(test_card_swapped_whole_card)
 {
-	swap_mid_test(0, 16 * MIB);
+	swap_mid_test(0, 16 * MIB, false);
 }
 END_TEST
 
@@ -1851,6 +1927,8 @@ Suite *journal_suite(void)
 	tcase_add_test(tc, test_replaced_image_refused);
 	tcase_add_test(tc, test_on_the_fly);
 	tcase_add_test(tc, test_card_swapped_mid_test);
+	tcase_add_test(tc, test_card_swapped_sharing_blank);
+	tcase_add_test(tc, test_restore_refuses_card_sharing_blank);
 	tcase_add_test(tc, test_card_swapped_whole_card);
 	tcase_add_test(tc, test_card_swapped_while_rewriting);
 	tcase_add_test(tc, test_journal_full);
