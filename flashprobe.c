@@ -688,7 +688,7 @@ static int open_session(const struct cli *c, const char *test, bool writes,
  * decides the status; the report is printed only when it is 0. */
 static int finish_session(struct session *s, int status)
 {
-	char err[512] = "";
+	char err[1024] = "";
 	int sig;
 
 	progress_done();

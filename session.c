@@ -268,6 +268,26 @@ int session_protect(struct session *s, const char *what, uint64_t start,
 	return fp_dev_set_write_area(s->dev, start, end);
 }
 
+/* The restore at the end of a test failed: err (the journal's reason,
+ * or none) becomes one message that says the card may still hold the
+ * test's writes and, unless the reason already says what to run, that
+ * the journal keeps the data and how to replay it. */
+static void tell_restore_failed(const struct session *s, int ret, char *err,
+				size_t errlen)
+{
+	char why[768];
+
+	snprintf(why, sizeof(why), "%s", err[0] ? err : strerror(-ret));
+	if (strstr(why, "flashprobe restore"))
+		snprintf(err, errlen, "restoring the original data of '%s' after "
+			 "the test failed: %s", fp_dev_path(s->raw), why);
+	else
+		snprintf(err, errlen, "restoring the original data of '%s' after "
+			 "the test failed: %s; the card may still hold the test's "
+			 "writes: run 'flashprobe restore %s' when the cause is fixed "
+			 "(the journal is kept)", fp_dev_path(s->raw), why, s->journal);
+}
+
 int session_finish(struct session *s, char *err, size_t errlen)
 {
 	unsigned flags = 0;
@@ -284,10 +304,8 @@ int session_finish(struct session *s, char *err, size_t errlen)
 				     (void *)fp_dev_path(s->raw), &s->restore,
 				     err, errlen);
 		safety_restore_end();	/* also when the replay stopped early */
-		if (ret && !err[0])
-			snprintf(err, errlen, "restoring '%s' from '%s' failed: %s; the "
-				 "journal is kept: run 'flashprobe restore %s'",
-				 fp_dev_path(s->raw), s->journal, strerror(-ret), s->journal);
+		if (ret)
+			tell_restore_failed(s, ret, err, errlen);
 	}
 	s->finish_rc = ret;
 	return ret;

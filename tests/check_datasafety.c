@@ -1417,6 +1417,37 @@ START_TEST(test_interrupted_backup_message)
 }
 END_TEST
 
+/* The journal destroyed under a running test (emptied here; a journal
+ * file system that fails or a process out of memory do the same): the
+ * restore at the end fails, and its message says so, that the card may
+ * still hold the test's writes and what to run, with status 1; before,
+ * it gave only the journal's error.  Nothing outside the area changed. */
+START_TEST(test_failed_restore_says_what_to_do)
+{
+	char *img = new_image(IMG_BYTES, 132), journal[PATH_MAX + 300];
+	uint64_t head = tu_checksum_range(img, 0, 8 * MIB);
+	uint64_t tail = tu_checksum_range(img, 24 * MIB, IMG_BYTES - 24 * MIB);
+	static const char *const extra[] = { "--write", "--offset=8M", NULL };
+	struct tu_child ch;
+	struct run_result r;
+
+	start_bench(&ch, extra, img, 0);
+	ck_assert_msg(state_journal(journal, sizeof(journal)) >= 0, "no journal");
+	ck_assert_int_eq(truncate(journal, 0), 0);
+	ck_assert_int_eq(tu_wait(&ch, &r), 0);
+	ck_assert_msg(r.status == 1 && strstr(r.err, "restoring the original data of") &&
+		      strstr(r.err, "after the test failed") &&
+		      strstr(r.err, "may still hold the test's writes") &&
+		      strstr(r.err, "run 'flashprobe restore"),
+		      "status %d, '%s'", r.status, r.err);
+	ck_assert_msg(journal_size() >= 0, "the journal was not kept");
+	ck_assert_uint_eq(tu_checksum_range(img, 0, 8 * MIB), head);
+	ck_assert_uint_eq(tu_checksum_range(img, 24 * MIB, IMG_BYTES - 24 * MIB), tail);
+	tu_run_free(&r);
+	free(img);
+}
+END_TEST
+
 static const struct message_case {
 	const char *args[MAX_ARGS];
 	int status;
@@ -1477,6 +1508,7 @@ Suite *datasafety_suite(void)
 	tcase_add_test(img, test_ignored_sighup_stays_ignored);
 	tcase_add_test(img, test_restore_finishes_under_signals);
 	tcase_add_test(img, test_interrupted_backup_message);
+	tcase_add_test(img, test_failed_restore_says_what_to_do);
 	tcase_add_loop_test(img, test_messages, 0, NCASES(message_cases));
 	suite_add_tcase(s, img);
 	if (why) {
