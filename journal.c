@@ -30,19 +30,17 @@
  * blocks never enter the journal of the first card.
  */
 #define _XOPEN_SOURCE 700	/* realpath(): POSIX 2008 + XSI */
-#define _DEFAULT_SOURCE		/* flock(), statfs() */
+#define _DEFAULT_SOURCE		/* flock() */
 #define _FILE_OFFSET_BITS 64
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -50,6 +48,7 @@
 
 #include "dev.h"
 #include "devspec.h"
+#include "durable.h"
 #include "errmsg.h"
 #include "journal.h"
 #include "util.h"
@@ -152,16 +151,14 @@ int journal_default_path(const char *device, char *buf, size_t len,
 static int check_durable(const char *journal_path, const char *dir, char *err,
 			 size_t errlen)
 {
-	struct statfs fs;
+	char where[512];
 
-	if (statfs(dir, &fs) != 0)
-		return 0;	/* unknown: creating the file will tell */
-	if ((unsigned long)fs.f_type != TMPFS_MAGIC &&
-	    (unsigned long)fs.f_type != RAMFS_MAGIC)
+	if (durable_in_memory("/sys", "/proc/self/mountinfo", dir, where,
+			      sizeof(where)) != 1)
 		return 0;
-	fp_errf(err, errlen, "journal '%s' would be in memory (tmpfs or ramfs), "
-	    "which a power loss empties; put it on a disk with --journal or "
-	    "%s", journal_path, JOURNAL_STATE_ENV);
+	fp_errf(err, errlen, "journal '%s' would be in memory (%s), which a "
+	    "power loss empties; put it on a disk with --journal or %s",
+	    journal_path, where, JOURNAL_STATE_ENV);
 	return -EINVAL;
 }
 

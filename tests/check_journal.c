@@ -28,6 +28,7 @@
 #include "dev.h"
 #include "devspec.h"
 #include "errmsg.h"
+#include "durable.h"
 #include "journal.h"
 #include "safety.h"
 #include "sim.h"
@@ -1676,6 +1677,108 @@ START_TEST(test_journal_in_memory_refused)
 }
 END_TEST
 
+/* The upper directory of an overlay from mountinfo: the right mount by
+ * its device number, octal escapes undone (a space, a comma), none for a
+ * read-only overlay (no upper layer) or another file system. */
+START_TEST(test_overlay_upper_parsed)
+{
+	static const char text[] =
+		"26 1 254:0 / / rw,relatime - ext4 /dev/vda rw,discard\n"
+		"40 26 0:39 / /mnt/ov rw,relatime - overlay overlay rw,lowerdir=/l,"
+		"upperdir=/run/a\\040b/up\\054x,workdir=/run/w\n"
+		"41 26 0:40 / /mnt/ro ro,relatime - overlay overlay ro,lowerdir=/l1:/l2\n";
+	char path[PATH_MAX + 16], upper[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/mountinfo", test_dir);
+	ck_assert_int_eq(tu_put_file(test_dir, "mountinfo", text), 0);
+	ck_assert_int_eq(durable_overlay_upper(path, 0, 39, upper, sizeof(upper)), 1);
+	ck_assert_str_eq(upper, "/run/a b/up,x");
+	ck_assert_int_eq(durable_overlay_upper(path, 0, 40, upper, sizeof(upper)), 0);
+	ck_assert_int_eq(durable_overlay_upper(path, 254, 0, upper, sizeof(upper)), 0);
+	ck_assert_int_eq(durable_overlay_upper(path, 0, 41, upper, sizeof(upper)), 0);
+	unlink(path);
+	ck_assert_int_eq(durable_overlay_upper(path, 0, 39, upper, sizeof(upper)), -ENOENT);
+}
+END_TEST
+
+/* Memory that is not tmpfs itself: an overlay whose upper layer is tmpfs
+ * (the root of many live systems) and ext4 on a loop device over a file
+ * in /dev/shm.  Torn down by mem_teardown whatever the test did. */
+static struct {
+	char dir[PATH_MAX];		/* the overlay's directory, on disk */
+	struct bf_scene shm;		/* ext4 on a loop device over /dev/shm */
+	char why[320];			/* why setup failed, or "" */
+} mem;
+
+static void mem_setup(void)
+{
+	char shm[] = "/dev/shm/flashprobe-mem.XXXXXX";
+	int fd;
+
+	snprintf(mem.dir, sizeof(mem.dir), "/var/tmp/flashprobe-mem.XXXXXX");
+	if (mkdtemp(mem.dir) == NULL || (fd = mkstemp(shm)) < 0) {
+		snprintf(mem.why, sizeof(mem.why), "cannot make the scene's files");
+		return;
+	}
+	close(fd);
+	mem.shm.image = strdup(shm);
+	if (bf_sh("cd '%s' && mkdir t lower ov && mount -t tmpfs tmpfs t && "
+		  "mkdir t/upper t/work && mount -t overlay overlay -o lowerdir=%s/lower,"
+		  "upperdir=%s/t/upper,workdir=%s/t/work ov", mem.dir, mem.dir, mem.dir,
+		  mem.dir) != 0)
+		snprintf(mem.why, sizeof(mem.why), "cannot mount an overlay on tmpfs");
+	else if (mem.shm.image == NULL || truncate(shm, 64 * MIB) != 0 ||
+		 !bf_attach(&mem.shm, "") || !bf_mkfs(&mem.shm, mem.shm.dev) ||
+		 !bf_mount(&mem.shm, mem.shm.dev, "rw"))
+		snprintf(mem.why, sizeof(mem.why), "ext4 over /dev/shm: %s", mem.shm.why);
+}
+
+static void mem_teardown(void)
+{
+	bf_cleanup(&mem.shm);
+	bf_sh("umount '%s/ov'; umount '%s/t'; rm -rf '%s'", mem.dir, mem.dir, mem.dir);
+}
+
+/* Each is refused as memory, before anything is written: the check and
+ * a bench --write that names it (status 2, the image unchanged, no
+ * journal made).  A directory on the disk beside them is accepted. */
+START_TEST(test_journal_in_hidden_memory_refused)
+{
+	char *img = bf_image_in(test_dir, 32 * MIB, 41);
+	char ov[PATH_MAX + 8], journal[PATH_MAX + 32], jopt[PATH_MAX + 48], err[512] = "";
+	uint64_t before = tu_checksum(img);
+	struct run_result r;
+	struct {
+		const char *dir, *says;
+	} places[] = {
+		{ ov, "an overlay whose upper layer is in tmpfs" },
+		{ mem.shm.mnt, "a loop device over" },
+	};
+
+	ck_assert_msg(mem.why[0] == '\0', "setup: %s", mem.why);
+	snprintf(ov, sizeof(ov), "%s/ov", mem.dir);
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(journal, sizeof(journal), "%s/x.journal", places[i].dir);
+		ck_assert_int_eq(journal_check_location(journal, img, err, sizeof(err)), -EINVAL);
+		ck_assert_msg(strstr(err, "would be in memory") && strstr(err, places[i].says),
+			      "%s", err);
+		snprintf(jopt, sizeof(jopt), "--journal=%s", journal);
+		tu_run(&r, (const char *const[]){ "bench", "--write", "-y", "--offset=8M",
+						  "--size=8M", "--runtime=1", "--warmup=0",
+						  "--repeat=1", jopt, img, NULL });
+		ck_assert_msg(r.status == 2 && strstr(r.err, "would be in memory"),
+			      "%s: status %d, '%s'", places[i].dir, r.status, r.err);
+		ck_assert_msg(!exists(journal), "%s: a journal was made", places[i].dir);
+		tu_run_free(&r);
+		ck_assert_uint_eq(tu_checksum(img), before);
+	}
+	snprintf(journal, sizeof(journal), "%s/lower/x.journal", mem.dir);
+	ck_assert_msg(journal_check_location(journal, img, err, sizeof(err)) == 0, "%s", err);
+	unlink(img);
+	free(img);
+}
+END_TEST
+
 /* The journal named by a pointer file was lost (deleted, a disk that is
  * gone): the next run says which range may hold test data instead of
  * "nothing to restore", and a pointer that never covered a write is
@@ -1914,6 +2017,23 @@ static void add_scene(Suite *s, const char *name, void (*setup)(void),
 	suite_add_tcase(s, tc);
 }
 
+/* The memory scene needs overlayfs too. */
+static void add_mem_scene(Suite *s)
+{
+	TCase *tc;
+
+	if (bf_sh("grep -qw overlay /proc/filesystems || modprobe overlay") != 0) {
+		tu_skip("journal/journal-in-hidden-memory", "no overlayfs in this kernel");
+		return;
+	}
+	tc = tcase_create("journal-in-hidden-memory");
+	tcase_add_unchecked_fixture(tc, dir_setup, dir_teardown);
+	tcase_add_unchecked_fixture(tc, mem_setup, mem_teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_journal_in_hidden_memory_refused);
+	suite_add_tcase(s, tc);
+}
+
 Suite *journal_suite(void)
 {
 	Suite *s = suite_create("journal");
@@ -1961,6 +2081,7 @@ Suite *journal_suite(void)
 	tcase_add_test(tc, test_find_pending_custom_path);
 	tcase_add_test(tc, test_journal_is_not_the_image);
 	tcase_add_test(tc, test_journal_in_memory_refused);
+	tcase_add_test(tc, test_overlay_upper_parsed);
 	tcase_add_test(tc, test_lost_journal_reported);
 	if (geteuid() == 0)
 		tcase_add_test(tc, test_backup_not_realtime);
@@ -1973,6 +2094,7 @@ Suite *journal_suite(void)
 		return s;
 	}
 	add_scene(s, "journal-loop-roundtrip", ext4_setup, test_loop_roundtrip);
+	add_mem_scene(s);
 	add_scene(s, "journal-on-device-fs", fs_setup,
 		  test_journal_on_mounted_disk);
 	if (!bf_have("partx"))
