@@ -11,6 +11,7 @@
 #include "durable.h"
 #include "loopfile.h"
 #include "sysfs.h"
+#include "util.h"
 
 /* Overlays on loop devices on overlays...: deeper is not followed. */
 #define DURABLE_DEPTH_MAX 8
@@ -84,19 +85,6 @@ int durable_overlay_upper(const char *mountinfo, unsigned major, unsigned minor,
 static int dir_in_memory(const char *sys, const char *mountinfo, const char *dir,
 			 int depth, char *what, size_t len);
 
-/* The directory a file is in. */
-static void dir_of(const char *path, char *dir, size_t len)
-{
-	const char *slash = strrchr(path, '/');
-
-	if (slash == NULL)
-		snprintf(dir, len, ".");
-	else if (slash == path)
-		snprintf(dir, len, "/");
-	else
-		snprintf(dir, len, "%.*s", (int)(slash - path), path);
-}
-
 /* A disk that is memory: a RAM disk (brd: ram0, ram1...) or zram. */
 static int disk_in_memory(const char *sys, dev_t rdev, char *what, size_t len)
 {
@@ -131,7 +119,7 @@ static int block_in_memory(const char *sys, const char *mountinfo, dev_t rdev,
 		return disk_in_memory(sys, f.rdev, what, len);
 	if (!f.named)
 		return 0;
-	dir_of(f.path, dir, sizeof(dir));
+	util_dir_of(f.path, dir, sizeof(dir));
 	if (dir_in_memory(sys, mountinfo, dir, depth + 1, inner, sizeof(inner)) != 1)
 		return 0;
 	snprintf(what, len, "a loop device over '%s', in %s", f.path, inner);

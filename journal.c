@@ -183,7 +183,7 @@ int journal_check_location(const char *journal_path, const char *device,
 	rc = safety_check_output("--journal", journal_path, device, err, errlen);
 	if (rc < 0)
 		return rc;
-	jr_dir_of(journal_path, dir, sizeof(dir));
+	util_dir_of(journal_path, dir, sizeof(dir));
 	if (stat(dir, &dirst) != 0 || stat(device, &devst) != 0) {
 		rc = -errno;
 		fp_errf(err, errlen, "cannot use journal '%s': %s", journal_path,
@@ -1054,7 +1054,7 @@ static int check_space(const struct journal *j, uint64_t bytes, char *err,
 	char dir[PATH_MAX], a[32], b[32];
 	struct statvfs vfs;
 
-	jr_dir_of(j->path, dir, sizeof(dir));
+	util_dir_of(j->path, dir, sizeof(dir));
 	if (statvfs(dir, &vfs) != 0)
 		return 0;	/* unknown: the writes will tell */
 	if ((uint64_t)vfs.f_bavail * vfs.f_frsize >= need)

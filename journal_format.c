@@ -144,19 +144,6 @@ static void get_str(char *dst, const unsigned char *b, size_t len)
 	dst[len - 1] = '\0';
 }
 
-/* The directory part of path, "." when there is none. */
-void jr_dir_of(const char *path, char *dir, size_t len)
-{
-	const char *slash = strrchr(path, '/');
-
-	if (slash == NULL)
-		snprintf(dir, len, ".");
-	else if (slash == path)
-		snprintf(dir, len, "/");
-	else
-		snprintf(dir, len, "%.*s", (int)(slash - path), path);
-}
-
 /* A new or removed directory entry is durable only once the directory
  * itself is fsync'ed. */
 int jr_fsync_dir_of(const char *path)
@@ -164,7 +151,7 @@ int jr_fsync_dir_of(const char *path)
 	char dir[PATH_MAX];
 	int fd, rc = 0;
 
-	jr_dir_of(path, dir, sizeof(dir));
+	util_dir_of(path, dir, sizeof(dir));
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -181,7 +168,7 @@ int jr_abs_path(const char *path, char *out, size_t len)
 	char dir[PATH_MAX], real[PATH_MAX];
 	const char *slash = strrchr(path, '/');
 
-	jr_dir_of(path, dir, sizeof(dir));
+	util_dir_of(path, dir, sizeof(dir));
 	if (realpath(dir, real) == NULL)
 		return -errno;
 	if ((size_t)snprintf(out, len, "%s/%s", strcmp(real, "/") ? real : "",
@@ -729,7 +716,7 @@ static int link_whole(const char *path, const void *buf, size_t n, int *fdp)
 	char dir[PATH_MAX], self[64];
 	int fd, rc;
 
-	jr_dir_of(path, dir, sizeof(dir));
+	util_dir_of(path, dir, sizeof(dir));
 	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return errno == EISDIR || errno == EINVAL ? -EOPNOTSUPP : -errno;

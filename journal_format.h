@@ -137,7 +137,6 @@ int jr_header_parse(int fd, const char *path, struct jr_header *h,
 		    char *err, size_t errlen);
 
 /* ---- files ---- */
-void jr_dir_of(const char *path, char *dir, size_t len);
 int jr_fsync_dir_of(const char *path);
 int jr_abs_path(const char *path, char *out, size_t len);
 /* Create path holding exactly buf[0..n), it and its directory entry

@@ -111,3 +111,15 @@ bool util_is_fill(const void *p, size_t len)
 {
 	return len == 0 || (*(const unsigned char *)p == FP_FILL_BYTE && util_is_one_byte(p, len));
 }
+
+void util_dir_of(const char *path, char *dir, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (slash == NULL)
+		snprintf(dir, len, ".");
+	else if (slash == path)
+		snprintf(dir, len, "/");
+	else
+		snprintf(dir, len, "%.*s", (int)(slash - path), path);
+}

@@ -24,6 +24,10 @@ typedef void (*fp_progress_fn)(void *arg, uint64_t done, uint64_t total);
 /* Whether len bytes at p are all one byte value, and all FP_FILL_BYTE
  * (both true for len 0). */
 bool util_is_one_byte(const void *p, size_t len);
+
+/* The directory part of path: "." when there is none, "/" for a file in
+ * the root. */
+void util_dir_of(const char *path, char *dir, size_t len);
 bool util_is_fill(const void *p, size_t len);
 
 /* A write buffer (SLC cache, DRAM, a log) in front of the flash makes
