@@ -1147,8 +1147,10 @@ static int pending_pointer(const char *path, const struct jr_pointer *p,
 		return hit;
 	}
 	if (access(p->journal, F_OK) == 0) {
-		/* there but unreadable: it may be ours, never test over it */
-		util_copy_str(found, foundlen, p->journal);
+		/* there but unreadable: it may be ours, never test over it
+		 * (found only then: it may hold another directory's match) */
+		if (own)
+			util_copy_str(found, foundlen, p->journal);
 		return own;
 	}
 	if (!own)

@@ -27,10 +27,13 @@
 
 #include "blockfix.h"
 #include "dev.h"
+#include "journal.h"
+#include "journal_format.h"
 #include "jsonv.h"
 #include "stats.h"
 #include "testutil.h"
 #include "units.h"
+#include "util.h"
 #include "tests.h"
 
 #define MIB (1024ull * 1024)
@@ -1149,10 +1152,28 @@ static const struct alias_case {
 	{ "--sizelimit 67108864", "--offset 1048576", false, false },	/* another window */
 };
 
+/* Another device's journal, damaged, named by a pointer in the last
+ * directory searched (/var/tmp): unreadable, so it might be anyone's, but
+ * it is not the one a search should name when an earlier directory held
+ * a match.  Its pointer's path into ptr; the caller removes both. */
+static void plant_damaged_journal(char *ptr, size_t len, char *data, size_t dlen)
+{
+	struct jr_pointer p = { .area_lo = 8 * MIB, .area_hi = 56 * MIB };
+
+	snprintf(data, dlen, "%s/damaged-elsewhere", work);
+	ck_assert_int_eq(tu_put_file(work, "damaged-elsewhere", "not a journal"), 0);
+	snprintf(ptr, len, "%s/flashprobe-e2e-damaged-%ld.journal", JOURNAL_FALLBACK_DIR,
+		 (long)getpid());
+	util_copy_str(p.journal, sizeof(p.journal), data);
+	snprintf(p.device, sizeof(p.device), "img");
+	ck_assert_int_eq(jr_pointer_write(ptr, &p), 0);
+}
+
 /* Either second test would overwrite what the journal saved (and
  * restoring that journal then puts test data back): both are refused, as
  * is "restore" of the second name, with status 3, nothing written and
- * the journal named; restoring the journal brings the data back.  A loop
+ * the journal named (not another device's damaged journal found later in
+ * the search: it used to be named instead); restoring the journal brings the data back.  A loop
  * device stacked on the first without a window shows the same file at
  * the same offsets: it is the journal's device, and "restore" of it
  * replays the journal.  The
@@ -1165,8 +1186,11 @@ START_TEST(test_pending_journal_of_alias)
 	struct run_result t, rs, fix;
 	uint64_t sum0, sum_after_kill, sum_killed, sum_refused, sum_restored;
 	char *img = bf_image_in(work, 65 * MIB, IMG_SEED + 7), *dev = NULL, *dev2 = NULL;
+	char elsewhere[PATH_MAX + 64], elsewhere_data[PATH_MAX + 32];
 
 	ck_assert_msg(img != NULL, "could not make an image in %s", work);
+	plant_damaged_journal(elsewhere, sizeof(elsewhere), elsewhere_data,
+			      sizeof(elsewhere_data));
 	sum0 = csum(img);
 	if (k->first)
 		dev = tu_loop_attach_opts(img, k->first);
@@ -1189,6 +1213,8 @@ START_TEST(test_pending_journal_of_alias)
 	sum_restored = csum(img);
 	unlink(img);
 	free(img);
+	unlink(elsewhere);
+	unlink(elsewhere_data);
 	ck_assert_msg(journal[0], "the killed test left no journal");
 	ck_assert_msg(sum_after_kill != sum0, "the killed test had written nothing");
 	ck_assert_msg(t.status == 3 && tu_count_lines(t.err) == 1 && strstr(t.err, journal) &&
