@@ -989,7 +989,9 @@ static int create_journal(struct fp_dev *inner, const char *journal_path,
 	struct journal *j = NULL;
 	int pfd, fd, rc;
 
-	rc = create_pointer(h->link, &p, jabs, device, &pfd, err, errlen);
+	/* the header's path, resolved: the pointer is read from anywhere */
+	rc = create_pointer(h->link, &p, jabs, h->id.path[0] ? h->id.path : device,
+			    &pfd, err, errlen);
 	if (rc < 0)
 		return rc;
 	fd = create_file(journal_path, h, device, err, errlen);

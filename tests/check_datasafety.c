@@ -1283,6 +1283,38 @@ START_TEST(test_swapped_card_loop)
 }
 END_TEST
 
+/* A device given by a relative path: the pointer names it by its full
+ * path, which the messages about a lost journal give wherever they are
+ * read from; it used to keep "img.XXXX", a file of whatever directory
+ * the next run started in. */
+START_TEST(test_pointer_names_device_in_full)
+{
+	char *img = new_image(IMG_BYTES, 49), dir[PATH_MAX], jopt[PATH_MAX + 16];
+	char pointer[PATH_MAX + 300], *base = strrchr(img, '/') + 1;
+	const char *const args[] = { "find-fat", "--write", "-e", "1M", jopt, base, NULL };
+	uint64_t before = tu_checksum(img);
+	struct jr_pointer p;
+	struct tu_child ch;
+	struct run_result r;
+
+	snprintf(dir, sizeof(dir), "%.*s", (int)(base - 1 - img), img);
+	snprintf(jopt, sizeof(jopt), "--journal=%s/elsewhere.journal", work);
+	ck_assert_int_eq(chdir(dir), 0);	/* this test's process only */
+	ck_assert_int_eq(tu_spawn(&ch, args, JR_TEST_HEADER + 2 * (MIB + 80)), 0);
+	ck_assert_int_eq(tu_wait(&ch, &r), SIGXFSZ);
+	tu_run_free(&r);
+	ck_assert_int_eq(chdir("/"), 0);
+	ck_assert_msg(state_journal(pointer, sizeof(pointer)) > 0, "no pointer file");
+	ck_assert_int_eq(jr_pointer_read(pointer, &p), 1);
+	ck_assert_str_eq(p.device, img);
+	tu_run(&r, (const char *const[]){ "restore", img, NULL });
+	ck_assert_msg(r.status == 0, "restore: status %d, '%s'", r.status, r.err);
+	tu_run_free(&r);
+	assert_kept(img, before);
+	free(img);
+}
+END_TEST
+
 /* ==== item 11: signals ==== */
 
 static const int stop_signals[] = {
@@ -1504,6 +1536,7 @@ Suite *datasafety_suite(void)
 	tcase_add_loop_test(img, test_swapped_card_image, 0, NCASES(swap_cases));
 	tcase_add_test(img, test_journal_link_to_device);
 	tcase_add_test(img, test_pointer_outlives_journal);
+	tcase_add_test(img, test_pointer_names_device_in_full);
 	tcase_add_loop_test(img, test_signal_restores, 0, NCASES(stop_signals));
 	tcase_add_test(img, test_ignored_sighup_stays_ignored);
 	tcase_add_test(img, test_restore_finishes_under_signals);
