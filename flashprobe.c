@@ -1296,10 +1296,41 @@ static int protect_area(void *arg, const char *test, uint64_t start,
 	return ret;
 }
 
+/* A card that refused to take back its own data where the tests had found
+ * it sound (everywhere on a genuine card, below the verified part of a
+ * damaged one) has failed since, or turned read-only: partitioning advice
+ * for it would be advice to use it.  The advice gives way to a note; the
+ * findings stay. */
+static void withhold_advice_if_refused(const struct session *s, struct probe_result *r)
+{
+	uint64_t limit = r->capacity_done && capacity_is_bad(r->capacity.verdict) ?
+			 r->capacity.real_bytes : UINT64_MAX;
+	uint64_t at = s->restore.failed_lowest;
+	char b[32];
+
+	if (s->restore.failed_bytes == 0 || at >= limit)
+		return;
+	memset(&r->advice, 0, sizeof(r->advice));
+	snprintf(r->advice.align_reason, sizeof(r->advice.align_reason),
+		 "no partitioning advice: the card refused to take its own data back "
+		 "at byte %" PRIu64 " (%s), where the tests had found it sound: it has "
+		 "turned read-only or is failing; copy what you can read from it and "
+		 "do not use it", at, units_format_bytes(at, b, sizeof(b)));
+}
+
 static void print_probe(const struct cli *c, const struct session *s,
 			const void *result)
 {
+	struct probe_result *r = malloc(sizeof(*r));
 	struct fp_dev *d = s->dev;
+
+	if (r == NULL) {
+		fail(FP_EXIT_FAILURE, "out of memory");
+		return;
+	}
+	*r = *(const struct probe_result *)result;
+	withhold_advice_if_refused(s, r);
+	result = r;
 
 	if (c->json) {
 		struct json_writer w;
@@ -1313,6 +1344,7 @@ static void print_probe(const struct cli *c, const struct session *s,
 	} else {
 		report_probe_text(stdout, d, result);
 	}
+	free(r);
 }
 
 /* The write tests run when allowed: --write, --destructive, or a

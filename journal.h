@@ -63,6 +63,7 @@ struct journal_restore_report {
 	uint64_t records;		/* data records replayed */
 	uint64_t restored_bytes;	/* written and verified */
 	uint64_t failed_bytes;
+	uint64_t failed_lowest;		/* the lowest byte not restored */
 	size_t nfailed;			/* failed ranges; the first
 					 * JOURNAL_MAX_FAILED are in failed[] */
 	struct journal_range failed[JOURNAL_MAX_FAILED];

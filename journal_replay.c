@@ -390,6 +390,8 @@ static void add_failed(struct journal_restore_report *rep, uint64_t off,
 				     rep->nfailed <= JOURNAL_MAX_FAILED ?
 				     &rep->failed[rep->nfailed - 1] : NULL;
 
+	if (rep->failed_bytes == 0 || off < rep->failed_lowest)
+		rep->failed_lowest = off;
 	rep->failed_bytes += len;
 	if (last != NULL && last->error == error &&
 	    last->offset_bytes + last->length_bytes == off) {

@@ -1114,6 +1114,39 @@ START_TEST(test_cli_findings_after_failed_restore)
 }
 END_TEST
 
+/* A card that turns read-only during the probe (sim ro_after): the
+ * restore fails where the tests had found the card sound, so its report
+ * keeps the findings but gives no partitioning advice, in text and in
+ * JSON; it used to print an sfdisk line for a card that takes no more
+ * writes.  A card whose restore failed only past its verified part (the
+ * 900 MiB case above) keeps the advice for that part. */
+START_TEST(test_cli_no_advice_for_card_refusing_restore)
+{
+	static const char *const refusing[] = { "sim:sdhc-4m,ro_after=600M",
+					     "sim:sdhc-4m,corrupt=900M+64M" };
+	struct run_result r;
+	const char *advice;
+
+	ck_assert_msg(jdir[0], "no journal directory");
+	for (int json = 0; json < 2; json++)
+		for (int k = 0; k < 2; k++) {
+			run(&r, (const char *const[]){ "probe", "--write", "--yes",
+				json ? "--json" : "--yes", refusing[k], NULL });
+			tu_rm_tree(jdir);	/* the journal stays, as it must */
+			ck_assert_int_eq(mkdir(jdir, 0700), 0);
+			ck_assert_msg(r.status == 1 && strstr(r.err, "cannot restore"),
+				      "%s: status %d: %s", refusing[k], r.status, r.err);
+			advice = strstr(r.out, json ? "\"advice\"" : "Advice");
+			ck_assert_msg(advice != NULL, "%s: no advice section", refusing[k]);
+			ck_assert_msg((strstr(advice, "no partitioning advice") != NULL) == (k == 0),
+				      "%s: '%.400s'", refusing[k], advice);
+			ck_assert_msg((strstr(advice, "sfdisk --wipe") != NULL) == (k == 1),
+				      "%s: '%.400s'", refusing[k], advice);
+			tu_run_free(&r);
+		}
+}
+END_TEST
+
 static char *image;
 
 static void image_setup(void)
@@ -1201,6 +1234,7 @@ Suite *capacity_suite(void)
 	tcase_add_test(cli, test_cli_probe_fake);
 	tcase_add_loop_test(cli, test_cli_write_on_wrapping_fake, 0, 2);
 	tcase_add_test(cli, test_cli_findings_after_failed_restore);
+	tcase_add_test(cli, test_cli_no_advice_for_card_refusing_restore);
 	tcase_add_test(cli, test_cli_list_sims_truth);
 	tcase_add_test(cli, test_cli_image);
 	if (why)
