@@ -95,18 +95,19 @@
 /* and every multiple of a level must cost more than every other size by
  * this many standard errors (a worst pair among dozens: lenient) */
 #define ALIGN_Z_CONSISTENT 1.0
-/* a step this many standard errors high, and at least this share of a
- * candidate's own step, is suspected of being a level next to it.  Below
- * the page the bar is low: multi-plane pages hide a smaller real page
- * (the flashbench README card).  Above the erase block the z bar is
- * higher (the largest sizes have few positions) but the share is small:
- * an AU of two mapping units can add only a little at its own boundary
- * to the step at the unit's, and a clear step there, however small next
- * to the candidate's, means the erase block may be larger. */
+/* a step this many standard errors high is suspected of being a level
+ * next to a candidate.  Below the page the bar is low, and the step must
+ * also reach this share of the candidate's own: multi-plane pages hide a
+ * smaller real page (the flashbench README card).  Above the erase block
+ * the z bar is higher (the largest sizes have few positions) and the
+ * candidate's step does not count: an AU of two mapping units can add
+ * only a little at its own boundary to the step at the unit's, however
+ * large that step (a share of a tenth of it let a 4 MiB AU adding 2-3 %
+ * of a read to its 2 MiB half's 60 % be reported as 2 MiB at 0.99), and
+ * a clear step there means the erase block may be larger. */
 #define ALIGN_Z_SUSPECT_BELOW 1.5
 #define ALIGN_SUSPECT_SHARE_BELOW 0.25
 #define ALIGN_Z_SUSPECT_ABOVE 2.5
-#define ALIGN_SUSPECT_SHARE_ABOVE 0.1
 /* and by this fraction of the read base cost, so that tiny systematic
  * effects of a cache or a loop device are not taken for flash geometry */
 #define ALIGN_MIN_REL_STEP 0.015
@@ -122,6 +123,10 @@
  * step would not be trusted fully anyway); the page sizes have targets
  * of their own, see rel_step_that_matters */
 #define ALIGN_TARGET_REL_ERASE 0.03
+/* but 2E and 3E, where the AU would be if E were its half or third, are
+ * measured until a step that is a level on its own could not hide: the
+ * AU's boundary may add that little to the step of its half */
+#define ALIGN_TARGET_REL_NEXT_AU ALIGN_MIN_REL_STEP
 /* above the erase block's nearest multiples (2E, 3E) a level would be a
  * larger AU, whose read step is typically tens of percent of a read
  * (flash-model.md section 2): a coarser target there is enough */
@@ -757,16 +762,17 @@ static bool adopt_level(struct align_decision *dc, const struct align_level *l,
 }
 
 /* A step from lo to hi that is large enough to matter (against the read
- * cost, and against the candidate's own step) but not certain: evidence
- * of a level the tests have not confirmed.  Relating it to the
- * candidate's step keeps noise from raising it when that step is clear. */
+ * cost, and below the page against the candidate's own step) but not
+ * certain: evidence of a level the tests have not confirmed.  Relating it
+ * to the candidate's step there keeps noise from raising it when that
+ * step is clear. */
 static bool step_suspected(const struct align_state *st,
 			   const struct align_group *hi, const struct align_group *lo,
 			   double candidate_step_ns, bool below)
 {
 	/* the bars below the page candidate and above the erase block */
 	static const struct { double rel, share, z; } bar[2] = {
-		{ ALIGN_MIN_SUSPECT_REL_ABOVE, ALIGN_SUSPECT_SHARE_ABOVE, ALIGN_Z_SUSPECT_ABOVE },
+		{ ALIGN_MIN_SUSPECT_REL_ABOVE, 0, ALIGN_Z_SUSPECT_ABOVE },
 		{ ALIGN_MIN_REL_STEP, ALIGN_SUSPECT_SHARE_BELOW, ALIGN_Z_SUSPECT_BELOW },
 	};
 	double gap = hi->d - lo->d;
@@ -1093,13 +1099,16 @@ static const struct align_group *step_base(const struct align_state *st, uint64_
  * ambiguous; a step above P at its multiples would have to lift the
  * plateau enough that P no longer reaches ALIGN_PLATEAU_SHARE of it.
  * Without a page, any level (ALIGN_MIN_REL_STEP) would be reported as one;
- * around and above the erase block, the region's target. */
+ * around and above the erase block, the region's target, and at 2E and 3E
+ * (E the erase-block candidate, 0 = none) ALIGN_TARGET_REL_NEXT_AU. */
 static double rel_step_that_matters(const struct align_state *st,
 				    const struct align_decision *dc, uint64_t s,
-				    int region)
+				    uint64_t E, int region)
 {
 	double plateau = dc->page_full_ns / ALIGN_PLATEAU_SHARE / st->base_ns;
 
+	if (region == REGION_ERASE && E && (s == 2 * E || s == 3 * E))
+		return ALIGN_TARGET_REL_NEXT_AU;
 	if (region != REGION_PAGE)
 		return region == REGION_ERASE ? ALIGN_TARGET_REL_ERASE : ALIGN_TARGET_REL_FAR;
 	if (dc->page_ambiguous)
@@ -1178,7 +1187,7 @@ static void mark_open_sizes(const struct align_state *st, struct align_decision 
 		b = step_base(st, g->size);
 		step = g->d - b->d;
 		margin = ALIGN_Z_HINT * sqrt(g->se * g->se + b->se * b->se);
-		matters = rel_step_that_matters(st, dc, g->size, r) * st->target_scale;
+		matters = rel_step_that_matters(st, dc, g->size, E, r) * st->target_scale;
 		if ((step - margin) / st->base_ns > fmin(matters, ALIGN_MIN_REL_STEP)) {
 			if (!unexplained[r])
 				unexplained[r] = g;

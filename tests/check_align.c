@@ -20,6 +20,8 @@
 #define GENERATED_CASES 100
 #define LONG_FACTOR 10
 #define CONFIDENT 0.8
+/* the page rule's threshold (ALIGN_PLATEAU_SHARE in align.c) */
+#define ALIGN_TEST_PLATEAU_SHARE 0.75
 
 static const uint64_t KiB = 1024, MiB = 1024 * 1024;
 
@@ -287,6 +289,35 @@ START_TEST(test_nearly_equal_au_step)
 }
 END_TEST
 
+/* The same nearly equal penalties next to a large mapping step and under
+ * jitter (found by an independently written card model): a 4 MiB AU whose
+ * 2 MiB half already costs 60 % of a read, its own boundary adding only 2
+ * or 3 % of a read to that.  The half was reported at 0.99 on some seeds,
+ * since a step at 2E had to reach a tenth of E's own to count; now any
+ * clear step there withholds E, and 2E is measured until a step that
+ * would be a level on its own could not hide. */
+START_TEST(test_nearly_equal_au_step_under_jitter)
+{
+	const double increment[] = { 0.02, 0.03 };
+	const unsigned jitter[] = { 2, 3, 4 };
+	struct sim_profile p = *sim_profile_find("sdhc-4m");
+	struct align_result r;
+
+	snprintf(p.name, sizeof(p.name), "au-half-%d", _i);
+	p.subau_bytes = 2 * MiB;
+	p.subau_cross_ns = p.read_base_ns * 6 / 10;
+	p.au_cross_ns = p.subau_cross_ns +
+			(uint64_t)(increment[_i % 2] * (double)p.read_base_ns);
+	p.jitter_pct = jitter[(_i / 2) % 3];
+	ck_assert_int_eq(sim_profile_validate(&p, NULL, 0), 0);
+	run_seeded(&p, 1 + (uint64_t)_i / 6, &r);
+	ck_assert_msg(r.erase_size_bytes == 0 || r.erase_size_bytes == 4 * MiB,
+		      "%s (jitter %u%%): erase block %llu (confidence %.2f), truth 4MiB",
+		      p.name, p.jitter_pct, (unsigned long long)r.erase_size_bytes,
+		      r.erase_confidence);
+}
+END_TEST
+
 /* Every boundary costs the same: a page step, but no erase block. */
 START_TEST(test_plateau_without_step)
 {
@@ -416,7 +447,10 @@ END_TEST
  * possible page.  While the 4 KiB step stays below 3/4 of the page step
  * the page is 8 KiB or undetermined, never 4 KiB; above that every 4 KiB
  * boundary costs about what a page boundary does, and the rule (the
- * smallest level reaching 3/4 of the plateau) may name 4 KiB. */
+ * smallest level reaching 3/4 of the plateau) may name 4 KiB.  Within a
+ * tenth of that threshold (a 4 KiB step of 44 to 53 us against the page's
+ * 65) the reads cannot tell the two apart on every seed: either may be
+ * named there, but not trusted (below CONFIDENT). */
 START_TEST(test_raw_page_step_sweep)
 {
 	struct sim_profile p = *sim_profile_find("seed");
@@ -425,9 +459,13 @@ START_TEST(test_raw_page_step_sweep)
 	p.raw_cross_ns = (uint64_t)(_i / 2) * 6000;	/* 0 to 60 us */
 	p.seed = 900 + (uint64_t)_i;
 	run_on_profile(&p, &r);
+	double share = (double)p.raw_cross_ns / (double)p.page_cross_ns;
+	bool near_threshold = fabs(share / ALIGN_TEST_PLATEAU_SHARE - 1) < 0.1;
+
 	ck_assert_msg(r.page_size_bytes == 0 || r.page_size_bytes == p.page_bytes ||
 		      (r.page_size_bytes == p.raw_page_bytes &&
-		       4 * p.raw_cross_ns >= 3 * p.page_cross_ns),
+		       (share >= ALIGN_TEST_PLATEAU_SHARE ||
+			(near_threshold && r.page_confidence < CONFIDENT))),
 		      "raw-page step %llu ns: page %llu (confidence %.2f)",
 		      (unsigned long long)p.raw_cross_ns,
 		      (unsigned long long)r.page_size_bytes, r.page_confidence);
@@ -613,6 +651,17 @@ START_TEST(test_io_error_is_returned)
 }
 END_TEST
 
+/* How many positions size s has on a card of size bytes: the multiples
+ * k * s with k coprime to 30 that leave room for a read of bs past them. */
+static unsigned positions_available(uint64_t s, uint64_t bs, uint64_t size)
+{
+	unsigned n = 0;
+
+	for (uint64_t k = 1; k * s + bs <= size; k++)
+		n += k % 2 && k % 3 && k % 5;
+	return n;
+}
+
 /* Coarse to fine: every size starts with a third of the positions, and
  * only the sizes the decision still needs get the full ones (or more,
  * against per-location noise); a plateau size between page and erase
@@ -632,7 +681,10 @@ START_TEST(test_coarse_to_fine_positions)
 	for (size_t i = 0; i < r->nrows; i++) {
 		const struct align_row *row = &r->rows[i];
 
-		ck_assert_msg(row->positions <= 8 || row->positions >= 24,
+		ck_assert_msg(row->positions <= 8 || row->positions >= 24 ||
+			      row->positions == positions_available(row->align_bytes,
+								    r->blocksize_bytes,
+								    p->size_bytes),
 			      "%llu: %u positions", (unsigned long long)row->align_bytes,
 			      row->positions);
 		full += row->positions >= 24;
@@ -783,6 +835,7 @@ Suite *align_suite(void)
 	tcase_add_loop_test(props, test_no_pattern_is_undetermined, 0, 4);
 	tcase_add_test(props, test_plateau_without_step);
 	tcase_add_loop_test(props, test_nearly_equal_au_step, 0, 9);
+	tests_add_sweep(props, test_nearly_equal_au_step_under_jitter, 24);
 	tcase_add_loop_test(props, test_hidden_smaller_page, 0, 6);
 	tcase_add_loop_test(props, test_raw_page_step_sweep, 0, 22);
 	tests_add_sweep(props, test_foreign_noise_models, nprof * NOISE_MODELS);
