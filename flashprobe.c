@@ -738,18 +738,43 @@ static int close_session(struct session *s, int status)
 
 /* The error, and the I/O that got it when the device failed one with
  * that error: "Input/output error writing 1MiB at byte 20971520 (20MiB)". */
-static const char *io_error_text(const struct fp_dev *d, int ret, char *buf, size_t len)
+/* What failed, for people: "Input/output error reading 1KiB at byte N". */
+static const char *card_failure_text(const struct fp_dev_failure *f, char *buf, size_t len)
 {
-	const struct fp_dev_failure *f = fp_dev_last_failure(d);
 	char n[32], at[32];
 
-	if (!f || f->err != ret)
-		return strerror(-ret);
-	snprintf(buf, len, "%s %s %s at byte %" PRIu64 " (%s)", strerror(-ret),
+	snprintf(buf, len, "%s %s %s at byte %" PRIu64 " (%s)", strerror(-f->err),
 		 f->write ? "writing" : "reading", units_format_bytes(f->len, n, sizeof(n)),
 		 f->offset_bytes, units_format_bytes(f->offset_bytes, at, sizeof(at)));
 	return buf;
 }
+
+static const char *io_error_text(const struct fp_dev *d, int ret, char *buf, size_t len)
+{
+	const struct fp_dev_failure *f = fp_dev_last_failure(d);
+
+	if (!f || f->err != ret)
+		return strerror(-ret);
+	return card_failure_text(f, buf, len);
+}
+
+/* The card's own failure that stopped a test, or NULL: a read or write
+ * of the card that it refused (an I/O error, a card turned read-only),
+ * also a read for the backup; not the journal's file, a signal, a
+ * swapped card or a bad request. */
+static const struct fp_dev_failure *card_failure(const struct session *s, int ret)
+{
+	const struct fp_dev_failure *f = fp_dev_last_failure(s->dev);
+	const char *jerr = journal_last_error(s->dev);
+
+	if ((ret != -EIO && ret != -EROFS && ret != -EILSEQ && ret != -EREMOTEIO) ||
+	    session_interrupted())
+		return NULL;
+	if (journal_card_failure(s->dev))
+		return journal_card_failure(s->dev);
+	return f && f->err == ret && !(jerr && jerr[0]) ? f : NULL;
+}
+
 
 /* A test that failed: its reason (err, or the error with its I/O),
  * unless a signal stopped it (the interruption is reported once, after
@@ -876,6 +901,9 @@ struct measurement {
 	void (*print)(const struct cli *c, const struct session *s, const void *result);
 	/* what the chart shows, or NULL: the command draws none */
 	void (*evidence)(const void *result, struct svg_evidence *e);
+	/* whether measure() failed on the card's own I/O error with findings
+	 * made before it that still stand (NULL: never) */
+	bool (*card_failed)(const void *result);
 };
 
 /* A restore that failed on the card (a worn card refusing the writes
@@ -886,6 +914,16 @@ struct measurement {
 static bool findings_outlive_restore(const struct session *s, int measured)
 {
 	return measured == FP_EXIT_OK && !session_interrupted() &&
+	       s->finish_rc != -FP_EREFUSED;
+}
+
+/* The same for a test the card's own failure stopped (its message and
+ * status 1 came first): what was found before it, and that the card is
+ * failing, is what the user needs next. */
+static bool findings_outlive_card_failure(const struct measurement *m,
+					  const struct session *s, const void *result)
+{
+	return m->card_failed && m->card_failed(result) && !session_interrupted() &&
 	       s->finish_rc != -FP_EREFUSED;
 }
 
@@ -905,7 +943,8 @@ static int run_measurement(const struct cli *c, const struct measurement *m,
 	}
 	measured = m->measure(c, &s, r);
 	ret = finish_session(&s, measured);
-	if (!ret || findings_outlive_restore(&s, measured))
+	if (!ret || findings_outlive_restore(&s, measured) ||
+	    findings_outlive_card_failure(m, &s, r))
 		m->print(c, &s, r);
 	if (!ret && c->svg && m->evidence) {	/* after the restore, like the report */
 		struct svg_evidence e = { .title = c->device };
@@ -989,7 +1028,7 @@ static void align_evidence(const void *result, struct svg_evidence *e)
 
 static const struct measurement align_measurement = {
 	"align", sizeof(struct align_result), measure_align, print_align,
-	align_evidence,
+	align_evidence, NULL,
 };
 
 /* The erase size write tests need: given, or measured read-only first. */
@@ -1156,7 +1195,7 @@ static void open_au_evidence(const void *result, struct svg_evidence *e)
 
 static const struct measurement open_au_measurement = {
 	"open-au", sizeof(struct openau_result), measure_open_au, print_open_au,
-	open_au_evidence,
+	open_au_evidence, NULL,
 };
 
 static void print_find_fat(const struct cli *c, const struct session *s,
@@ -1218,7 +1257,7 @@ static void find_fat_evidence(const void *result, struct svg_evidence *e)
 
 static const struct measurement find_fat_measurement = {
 	"find-fat", sizeof(struct findfat_result), measure_find_fat, print_find_fat,
-	find_fat_evidence,
+	find_fat_evidence, NULL,
 };
 
 static void fill_capacity_opts(const struct cli *c, struct capacity_opts *o)
@@ -1277,7 +1316,7 @@ static int measure_capacity(const struct cli *c, struct session *s, void *result
 
 static const struct measurement capacity_measurement = {
 	"capacity", sizeof(struct capacity_result), measure_capacity, print_capacity,
-	NULL,
+	NULL, NULL,
 };
 
 /* probe's callback for each write test's area. */
@@ -1306,16 +1345,14 @@ static void withhold_advice_if_refused(const struct session *s, struct probe_res
 	uint64_t limit = r->capacity_done && capacity_is_bad(r->capacity.verdict) ?
 			 r->capacity.real_bytes : UINT64_MAX;
 	uint64_t at = s->restore.failed_lowest;
-	char b[32];
+	char b[32], why[256];
 
 	if (s->restore.failed_bytes == 0 || at >= limit)
 		return;
-	memset(&r->advice, 0, sizeof(r->advice));
-	snprintf(r->advice.align_reason, sizeof(r->advice.align_reason),
-		 "no partitioning advice: the card refused to take its own data back "
-		 "at byte %" PRIu64 " (%s), where the tests had found it sound: it has "
-		 "turned read-only or is failing; copy what you can read from it and "
-		 "do not use it", at, units_format_bytes(at, b, sizeof(b)));
+	snprintf(why, sizeof(why), "the card refused to take its own data back at "
+		 "byte %" PRIu64 " (%s), where the tests had found it sound: it has "
+		 "turned read-only or is failing", at, units_format_bytes(at, b, sizeof(b)));
+	probe_withhold_advice(r, why);
 }
 
 static void print_probe(const struct cli *c, const struct session *s,
@@ -1366,9 +1403,19 @@ static int measure_probe(const struct cli *c, struct session *s, void *result)
 		.progress = show_progress(c) ? probe_progress : NULL,
 	};
 	int ret = probe_run(s->dev, &o, r);
+	const struct fp_dev_failure *f = card_failure(s, ret);
+	char what[160];
 
 	s->may_alias = r->capacity.aliasing_seen;
+	if (f)
+		probe_note_card_failure(r, card_failure_text(f, what, sizeof(what)),
+					f->offset_bytes);
 	return run_status(c, s, "probe", ret);
+}
+
+static bool probe_card_failed(const void *result)
+{
+	return ((const struct probe_result *)result)->card_failure[0] != '\0';
 }
 
 static void probe_evidence(const void *result, struct svg_evidence *e)
@@ -1382,7 +1429,7 @@ static void probe_evidence(const void *result, struct svg_evidence *e)
 
 static const struct measurement probe_measurement = {
 	"probe", sizeof(struct probe_result), measure_probe, print_probe,
-	probe_evidence,
+	probe_evidence, probe_card_failed,
 };
 
 static int bench_options(const struct cli *c, struct fp_dev *d,
@@ -1464,7 +1511,7 @@ static void bench_evidence(const void *result, struct svg_evidence *e)
 
 static const struct measurement bench_measurement = {
 	"bench", sizeof(struct benchio_result), measure_bench, print_bench,
-	bench_evidence,
+	bench_evidence, NULL,
 };
 
 /* restore DEVICE found no journal: say where it looked (a journal kept

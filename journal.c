@@ -105,6 +105,7 @@ struct journal {
 	bool sentinel_blank[JOURNAL_SENTINELS];	/* one repeated byte */
 	unsigned nsentinels;
 	char last_err[256];
+	bool card_read_failed;		/* last_err is a read of the card that failed */
 };
 
 /* ---- default location ---- */
@@ -683,6 +684,7 @@ static int save_range(struct journal *j, uint64_t start, uint64_t end,
 			fp_errf(j->last_err, sizeof(j->last_err), "cannot back up "
 			    "'%s' at byte %llu: %s", fp_dev_path(j->inner),
 			    (unsigned long long)off, strerror(-rc));
+			j->card_read_failed = true;
 			return rc;
 		}
 		r.data_crc = jr_crc32c(j->buf, (size_t)n);
@@ -1112,6 +1114,13 @@ const char *journal_last_error(const struct fp_dev *jdev)
 	const struct journal *j = journal_of(jdev);
 
 	return j != NULL ? j->last_err : "";
+}
+
+const struct fp_dev_failure *journal_card_failure(const struct fp_dev *jdev)
+{
+	const struct journal *j = journal_of(jdev);
+
+	return j != NULL && j->card_read_failed ? fp_dev_last_failure(j->inner) : NULL;
 }
 
 bool journal_device_written(const struct fp_dev *jdev)

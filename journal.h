@@ -28,6 +28,7 @@
 #include "util.h"
 
 struct fp_dev;
+struct fp_dev_failure;
 
 #define JOURNAL_MAGIC "FPJOURNL"		/* 8 bytes at offset 0 */
 #define JOURNAL_RECORD_MAX_BYTES (1u << 20)	/* bounds memory: 2 buffers */
@@ -135,6 +136,11 @@ const char *journal_path_of(const struct fp_dev *jdev);
 /* The reason of the last failed on-the-fly backup in a decorator write
  * (the write itself only returns an errno), or "". */
 const char *journal_last_error(const struct fp_dev *jdev);
+
+/* When that reason is a read of the card that failed (the block to back
+ * up could not be read: the card's own failure, not the journal's), the
+ * read that failed; else NULL. */
+const struct fp_dev_failure *journal_card_failure(const struct fp_dev *jdev);
 
 /* Whether the decorator has let any write through to the device. */
 bool journal_device_written(const struct fp_dev *jdev);

@@ -94,6 +94,9 @@ static int run_capacity(struct fp_dev *d, const struct probe_opts *o,
 	if (!ret)
 		ret = capacity_run(d, &co, &plan, &r->capacity);
 	r->capacity_done = ret == 0;
+	if (ret)
+		snprintf(r->capacity_note, sizeof(r->capacity_note),
+			 "not verified: the capacity check did not finish");
 	return ret;
 }
 
@@ -124,6 +127,7 @@ static int run_align(struct fp_dev *d, const struct probe_opts *o,
 {
 	struct phase_progress pp = { o, "align" };
 	struct align_opts ao;
+	int ret;
 
 	align_opts_default(&ao);
 	if (o->seed_set)
@@ -133,7 +137,11 @@ static int run_align(struct fp_dev *d, const struct probe_opts *o,
 		ao.progress = forward_progress;
 		ao.progress_arg = &pp;
 	}
-	return align_run(d, &ao, &r->align);
+	ret = align_run(d, &ao, &r->align);
+	r->align_done = ret == 0;
+	if (ret)	/* a partial result is no finding */
+		memset(&r->align, 0, sizeof(r->align));
+	return ret;
 }
 
 /* Records that test was not run (each test once). */
@@ -398,6 +406,30 @@ static bool skip_for_capacity(struct probe_result *r)
 	return true;
 }
 
+/* The write tests that a failed test before them kept from running. */
+static void skip_after_failure(const struct probe_opts *o, struct probe_result *r)
+{
+	const char *tests[] = { "open-au", "find-fat" };
+	char why[320];
+
+	if (!o->writes_allowed || r->nskipped)
+		return;		/* skipped for a reason of their own */
+	snprintf(why, sizeof(why), "the write tests (open AUs, FAT area) were not "
+		 "run: the %s test failed before them", r->failed_test);
+	for (size_t i = 0; i < 2; i++)
+		if (strcmp(tests[i], r->failed_test) &&
+		    !(i == 0 ? r->openau_done : r->findfat_done))
+			skip_test(r, tests[i], why);
+}
+
+/* ret of test: kept as the test that stopped the probe when it failed. */
+static int ran(struct probe_result *r, const char *test, int ret)
+{
+	if (ret && !r->failed_test)
+		r->failed_test = test;
+	return ret;
+}
+
 int probe_run(struct fp_dev *d, const struct probe_opts *o,
 	      struct probe_result *r)
 {
@@ -406,25 +438,27 @@ int probe_run(struct fp_dev *d, const struct probe_opts *o,
 	memset(r, 0, sizeof(*r));
 	read_identity(o, r);
 	if (o->writes_allowed)
-		ret = run_capacity(d, o, r);
+		ret = ran(r, "capacity", run_capacity(d, o, r));
 	else
 		note_unverified_capacity(d, r);
 	if (!ret)
-		ret = run_align(d, o, r);
+		ret = ran(r, "align", run_align(d, o, r));
 	if (!ret && !o->writes_allowed)
 		skip_write_tests(r, "the write tests (open AUs, FAT area) were skipped: "
 				 "they need --write (data backed up and restored) or "
 				 "--destructive");
 	else if (!ret && !skip_for_capacity(r)) {
 		if (!o->erase_bytes)
-			ret = run_auwrite(d, o, r);
+			ret = ran(r, "au-search", run_auwrite(d, o, r));
 		if (!ret)
 			r->test_erase_bytes = erase_for_writes(o, r);
 	}
 	if (!ret && r->test_erase_bytes)
-		ret = run_open_au(d, o, r);
+		ret = ran(r, "open-au", run_open_au(d, o, r));
 	if (!ret && r->test_erase_bytes)
-		ret = run_find_fat(d, o, r);
+		ret = ran(r, "find-fat", run_find_fat(d, o, r));
+	if (ret)
+		skip_after_failure(o, r);
 	r->bytes_written = r->capacity.bytes_written + r->auwrite.bytes_written +
 			   r->openau.bytes_written + r->fat.bytes_written;
 	r->elapsed_ns = r->capacity.elapsed_ns + r->align.elapsed_ns +
@@ -432,4 +466,26 @@ int probe_run(struct fp_dev *d, const struct probe_opts *o,
 	conclude(d, r);
 	note_conflict(r);
 	return ret;
+}
+
+void probe_withhold_advice(struct probe_result *r, const char *why)
+{
+	memset(&r->advice, 0, sizeof(r->advice));
+	snprintf(r->advice.align_reason, sizeof(r->advice.align_reason),
+		 "no partitioning advice: %.*s; copy what you can read from it and do "
+		 "not use it", (int)(sizeof(r->advice.align_reason) - 75), why);
+	r->advice_withheld = true;
+}
+
+void probe_note_card_failure(struct probe_result *r, const char *what, uint64_t at)
+{
+	char why[sizeof(r->advice.align_reason)];
+
+	snprintf(r->card_failure, sizeof(r->card_failure), "%s", what);
+	if (r->capacity_done && capacity_is_bad(r->capacity.verdict) &&
+	    at >= r->capacity.real_bytes)
+		return;
+	snprintf(why, sizeof(why), "the card failed during the %s test (%.120s): it is "
+		 "failing", r->failed_test ? r->failed_test : "probe's", what);
+	probe_withhold_advice(r, why);
 }

@@ -68,6 +68,7 @@ struct probe_result {
 	bool capacity_done;		/* the fake-capacity check ran (first) */
 	struct capacity_result capacity;
 	char capacity_note[320];	/* not verified: what the registers say */
+	bool align_done;		/* the read-only alignment test finished */
 	struct align_result align;
 	bool auwrite_done;		/* the write-based AU search ran */
 	struct auwrite_plan auwrite_plan;
@@ -83,6 +84,14 @@ struct probe_result {
 	struct probe_skip skipped[PROBE_MAX_SKIPPED];	/* write tests not run */
 	size_t nskipped;
 	char conflict[320];		/* sources that disagree, or "" */
+	/* the test that stopped the probe with an error (NULL: none), and,
+	 * set by the caller when that error was the card's own (a read or
+	 * write it failed), what failed: the findings up to there stand,
+	 * and no advice is given for a failing card */
+	const char *failed_test;
+	char card_failure[256];
+	/* the advice is a note: the card is failing (probe_withhold_advice) */
+	bool advice_withheld;
 	struct geometry geo;
 	struct advice advice;
 	uint64_t bytes_written;
@@ -93,8 +102,19 @@ struct probe_result {
  * first; on a fake or damaged card the other write tests are skipped
  * (r->skipped says why).  Returns 0 (also with undetermined parts), or a
  * negative errno from the device or from protect() (the result then
- * holds what was done so far). */
+ * holds what was done so far, and r->failed_test names the test). */
 int probe_run(struct fp_dev *d, const struct probe_opts *o,
 	      struct probe_result *r);
+
+/* Replace the advice with a note (why, for people): advice for a card
+ * that is failing would be advice to use it.  The findings stay. */
+void probe_withhold_advice(struct probe_result *r, const char *why);
+
+/* The caller found that the probe stopped on the card's own failure
+ * (what: the failed I/O, for people; at: its byte offset): record it, and
+ * withhold the advice, unless the failure lies past the verified part of
+ * a card the capacity check found damaged or fake (that finding says
+ * so already, and its advice for the verified part stands). */
+void probe_note_card_failure(struct probe_result *r, const char *what, uint64_t at);
 
 #endif

@@ -45,7 +45,8 @@ const char *report_capacity_headline(const struct capacity_result *r, char *buf,
 }
 
 void report_capacity_advice(FILE *out, const struct capacity_result *r,
-			    const char *device, bool partition, const char *indent)
+			    const char *device, enum capacity_partition partition,
+			    const char *indent)
 {
 	uint64_t size_mib = r->real_bytes / MIB > 1 ? r->real_bytes / MIB - 1 : 0;
 	char real[32];
@@ -53,7 +54,9 @@ void report_capacity_advice(FILE *out, const struct capacity_result *r,
 	if (!capacity_is_bad(r->verdict))
 		return;
 	units_format_bytes(r->real_bytes, real, sizeof(real));
-	if (!partition && size_mib)
+	if (partition == CAPACITY_PARTITION_NONE)
+		;	/* the card is failing: its data first */
+	else if (partition == CAPACITY_PARTITION_BELOW && size_mib)
 		fprintf(out, "%sthe partition below stays inside the verified %s\n", indent,
 			real);
 	else if (size_mib)
@@ -73,7 +76,7 @@ void report_capacity_text(FILE *out, const struct capacity_result *r,
 
 	fprintf(out, "capacity: %s (confidence %.2f)\n",
 		report_capacity_headline(r, h, sizeof(h)), r->confidence);
-	report_capacity_advice(out, r, device, true, "  ");
+	report_capacity_advice(out, r, device, CAPACITY_PARTITION_LINE, "  ");
 	report_capacity_evidence(out, r);
 }
 

@@ -19,11 +19,21 @@ struct json_writer;
 const char *report_capacity_headline(const struct capacity_result *r, char *buf,
 				     size_t len);
 
-/* For a fake or damaged card: partition only the verified part (an
- * sfdisk line for device, when partition is set) and return the card;
- * nothing otherwise.  Each line starts with indent. */
+/* How the capacity advice speaks of partitioning: its own sfdisk line,
+ * the partition of the advice that follows it, or none at all (the card
+ * is failing: no partitioning advice). */
+enum capacity_partition {
+	CAPACITY_PARTITION_LINE,
+	CAPACITY_PARTITION_BELOW,
+	CAPACITY_PARTITION_NONE,
+};
+
+/* For a fake or damaged card: partition only the verified part (see
+ * enum capacity_partition) and return the card; nothing otherwise.  Each
+ * line starts with indent. */
 void report_capacity_advice(FILE *out, const struct capacity_result *r,
-			    const char *device, bool partition, const char *indent);
+			    const char *device, enum capacity_partition partition,
+			    const char *indent);
 
 /* The verdict line ("capacity: <headline> (confidence 0.95)"), the
  * advice, then the evidence: blocks, flushes, bytes, device time. */

@@ -128,6 +128,9 @@ void report_probe_text(FILE *out, struct fp_dev *d, const struct probe_result *r
 
 	report_device_text(out, d);
 	fprintf(out, "\nConclusion\n");
+	if (r->card_failure[0])	/* first: it is why the rest is incomplete */
+		fprintf(out, "  FAILING CARD: %s during the %s test; the findings below "
+			"were made before it\n", r->card_failure, r->failed_test);
 	capacity_line(out, r);
 	fprintf(out, "  %-16s %-22s %-10s %s\n", "parameter", "value",
 		"confidence", "source");
@@ -154,7 +157,9 @@ void report_probe_text(FILE *out, struct fp_dev *d, const struct probe_result *r
 		/* before the Advice, which stays inside the verified part */
 		fprintf(out, "\nFake or damaged card\n");
 		report_capacity_advice(out, &r->capacity, fp_dev_path(d),
-				       r->advice.ncommands == 0, "  ");
+				       r->advice_withheld ? CAPACITY_PARTITION_NONE :
+				       r->advice.ncommands == 0 ? CAPACITY_PARTITION_LINE :
+				       CAPACITY_PARTITION_BELOW, "  ");
 	}
 	report_advice_text(out, &r->advice, fp_dev_path(d));
 	if (r->identity_read) {
@@ -165,8 +170,10 @@ void report_probe_text(FILE *out, struct fp_dev *d, const struct probe_result *r
 		fprintf(out, "\nCapacity\n");
 		report_capacity_evidence(out, &r->capacity);
 	}
-	fprintf(out, "\nAlignment (read-only)\n");
-	report_align_text(out, &r->align);
+	if (r->align_done) {
+		fprintf(out, "\nAlignment (read-only)\n");
+		report_align_text(out, &r->align);
+	}
 	if (r->auwrite_done) {
 		fprintf(out, "\nAU search (writes)\n");
 		auwrite_text(out, r);
@@ -264,7 +271,10 @@ void report_probe_json(struct json_writer *w, struct fp_dev *d,
 		report_capacity_json(w, &r->capacity);
 	else
 		json_null(w, "capacity");
-	report_align_json(w, &r->align);
+	if (r->align_done)
+		report_align_json(w, &r->align);
+	else
+		json_null(w, "align");
 	if (r->auwrite_done) {
 		json_object_begin(w, "au_search");
 		if (r->auwrite.au_bytes)
@@ -291,6 +301,14 @@ void report_probe_json(struct json_writer *w, struct fp_dev *d,
 	report_advice_json(w, &r->advice);
 	json_skipped(w, r);
 	json_text_or_null(w, "conflict", r->conflict);
+	if (r->card_failure[0]) {
+		json_object_begin(w, "card_failure");
+		json_string(w, "test", r->failed_test);
+		json_string(w, "error", r->card_failure);
+		json_object_end(w);
+	} else {
+		json_null(w, "card_failure");
+	}
 	json_uint(w, "bytes_written", r->bytes_written);
 	json_uint(w, "elapsed_ns", r->elapsed_ns);
 }

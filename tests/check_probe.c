@@ -1,6 +1,7 @@
 /* check_probe.c - the whole probe on every built-in simulated card: the
  * geometry equals the card's truth, the advice follows from it, the JSON
  * parses (the SVG: check_svg.c). */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -317,6 +318,76 @@ START_TEST(test_probe_no_write_tests_after_aliasing)
 }
 END_TEST
 
+/* A card that fails a read during the alignment test (a worn card with
+ * an unreadable range the capacity check's samples missed): the probe
+ * stops there and says which test failed, keeps the capacity finding made
+ * before it, drops the partial alignment result, and says why the write
+ * tests did not run. */
+START_TEST(test_probe_card_failure_keeps_findings)
+{
+	struct probe_opts o = { .writes_allowed = true, .device = "sim:test",
+				.sysfs_root = "/sys", .protect = tu_allow_area };
+	struct probe_result *r = calloc(1, sizeof(*r));
+	struct sim_profile p;
+	struct fp_dev *d;
+	char err[160];
+
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(sim_profile_parse("sdhc-4m,eio=300M+10M", &p, err, sizeof(err)), 0);
+	ck_assert_int_eq(sim_open(&p, &d), 0);
+	o.protect_arg = d;
+	ck_assert_int_eq(probe_run(d, &o, r), -EIO);
+	ck_assert_str_eq(r->failed_test, "align");
+	ck_assert(r->capacity_done && !r->align_done);
+	ck_assert_uint_eq(r->align.nrows, 0);
+	ck_assert_uint_eq(r->geo.erase.bytes, 0);
+	ck_assert(!r->auwrite_done && !r->openau_done && !r->findfat_done);
+	ck_assert_uint_eq(r->nskipped, 2);
+	ck_assert_ptr_nonnull(strstr(r->skipped[0].reason, "align test failed"));
+	probe_note_card_failure(r, "Input/output error reading 1KiB at byte 1", 1);
+	ck_assert(r->advice_withheld);
+	ck_assert_uint_eq(r->advice.align_bytes, 0);
+	ck_assert_uint_eq(r->advice.ncommands, 0);
+	ck_assert_ptr_nonnull(strstr(r->advice.align_reason, "no partitioning advice"));
+	fp_dev_close(d);
+	free(r);
+}
+END_TEST
+
+/* A failure past the verified part of a card the capacity check found
+ * damaged is what that finding said: its partition of the verified part
+ * stands.  One inside the verified part means the card is failing: no
+ * partition line anywhere in the report, the capacity section's included. */
+START_TEST(test_card_failure_past_verified_part)
+{
+	const uint64_t verified = 200ull << 20;
+	struct probe_result *r = calloc(1, sizeof(*r));
+	struct fp_dev *d;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(sim_open(sim_profile_find("sdhc-4m"), &d), 0);
+	r->capacity_done = true;
+	r->capacity.verdict = CAPACITY_DAMAGED;
+	r->capacity.real_bytes = verified;
+	r->failed_test = "align";
+	probe_note_card_failure(r, "Input/output error reading 1KiB", verified + (7 << 20));
+	ck_assert(!r->advice_withheld && r->card_failure[0]);
+	probe_note_card_failure(r, "Input/output error reading 1KiB", verified - (1 << 20));
+	ck_assert(r->advice_withheld);
+	f = open_memstream(&text, &len);
+	report_probe_text(f, d, r);
+	fclose(f);
+	ck_assert_msg(strstr(text, "FAILING CARD") && strstr(text, "copy what you need off it") &&
+		      !strstr(text, "sfdisk"), "%s", text);
+	free(text);
+	fp_dev_close(d);
+	free(r);
+}
+END_TEST
+
 static const struct jsonv *member(const struct jsonv *doc, const char *path)
 {
 	const struct jsonv *v = jsonv_get(doc, path);
@@ -554,6 +625,8 @@ Suite *probe_suite(void)
 	tcase_add_test(tc, test_probe_reads_and_writes_disagree);
 	tcase_add_test(tc, test_probe_no_write_tests_after_aliasing);
 	tcase_add_test(tc, test_probe_json);
+	tcase_add_test(tc, test_probe_card_failure_keeps_findings);
+	tcase_add_test(tc, test_card_failure_past_verified_part);
 	tcase_add_test(tc, test_probe_small_card_reasons);
 	tcase_add_test(tc, test_xml_checker_rejects);
 	tcase_add_test(tc, test_demo_report);

@@ -125,6 +125,10 @@ static void serve_native(void) { serve("sdhc-4m", "1"); }
 static void serve_fast(void) { serve("emmc", "0.1"); }
 /* the write tests' card: small, so that reading it whole is quick */
 static void serve_writable(void) { serve("sdhc-4m,size=256M", "0.1"); }
+/* the same card worn: reads and writes of 8 MiB at 200 MiB fail (EIO) */
+#define FAILING_START (200 * MIB)
+#define FAILING_END (208 * MIB)
+static void serve_failing(void) { serve("sdhc-4m,size=256M,eio=200M+8M", "0.1"); }
 
 /* The served device, or a failure that says why there is none. */
 static const char *served_loop(void)
@@ -252,6 +256,60 @@ START_TEST(test_realtime_kill_restore)
 }
 END_TEST
 
+/* The part a DAMAGED verdict's advice partitions, in MiB (0: none). */
+static unsigned verified_mib(const char *report)
+{
+	static const char lead[] = "use only the verified ";
+	const char *v = strstr(report, lead);
+	unsigned mib = 0;
+
+	return v && sscanf(v + strlen(lead), "%uMiB", &mib) == 1 ? mib : 0;
+}
+
+/* The device's checksum outside the range that fails. */
+static uint64_t readable_checksum(const char *dev)
+{
+	return tu_checksum_range(dev, 0, FAILING_START) ^
+	       3 * tu_checksum_range(dev, FAILING_END, UINT64_MAX);
+}
+
+/* probe --write on a worn card whose reads fail in one range, served as
+ * a real block device: the probe stops on the failed read (status 1, the
+ * read named), puts the data back (every readable byte as before, no
+ * journal left) and still reports what it found, opened by FAILING CARD.
+ * It used to print the error alone.  Where the capacity check read the
+ * bad range first (its positions are random), the card is DAMAGED, the
+ * read that failed lies past its verified part, and the capacity
+ * finding's partition of that part stands; else (the backup of the
+ * capacity check's area failed) there is no partitioning advice.  Never
+ * a partition or file system for the whole card. */
+START_TEST(test_realtime_failing_card)
+{
+	const char *dev = served_loop();
+	const char *probe[] = { "probe", "--write", "--yes", dev, NULL };
+	struct run_result r;
+	uint64_t before;
+
+	prepare_card(dev);
+	before = readable_checksum(dev);
+	ck_assert_uint_ne(before, 0);
+	tu_run(&r, probe);
+	ck_assert_msg(r.status == 1 && strstr(r.err, "Input/output error") &&
+		      strstr(r.err, " at byte "), "probe: status %d, %s", r.status, r.err);
+	ck_assert_msg(strstr(r.out, "FAILING CARD: Input/output error"),
+		      "probe's report: %s\nstderr: %s", r.out, r.err);
+	ck_assert_msg(strstr(r.out, "capacity  DAMAGED") ?
+		      verified_mib(r.out) > 0 && verified_mib(r.out) <= FAILING_START / MIB :
+		      strstr(r.out, "no partitioning advice") && !strstr(r.out, "sfdisk"),
+		      "probe's report: %s", r.out);
+	ck_assert_msg(!strstr(r.out, "sfdisk --wipe") && !strstr(r.out, "mkfs"),
+		      "probe's report: %s", r.out);
+	tu_run_free(&r);
+	ck_assert_uint_eq(readable_checksum(dev), before);
+	ck_assert_msg(rmdir(served.state) == 0, "a journal is left in %s", served.state);
+}
+END_TEST
+
 /* Swap the card in the reader (simfuse's SIGUSR1) and forget what the
  * loop device cached of the other one. */
 static void swap_card(const char *dev)
@@ -315,6 +373,8 @@ Suite *realtime_suite(void)
 		  "kill and restore on a real-time card" },
 		{ "swap", serve_writable, test_realtime_card_swap,
 		  "a card swapped during a test" },
+		{ "failing", serve_failing, test_realtime_failing_card,
+		  "a card failing reads during the probe" },
 	};
 	Suite *s = suite_create("realtime");
 	const char *why = realtime_unavailable();

@@ -39,7 +39,8 @@ static const char *last_arg(const char *const *argv)
 
 /* Run flashprobe with argv, parse its output and check it against the
  * document of command; returns the document (the caller frees it). */
-static struct jsonv *run_checked(const char *command, const char *const *argv)
+static struct jsonv *run_checked_status(const char *command, const char *const *argv,
+					int status)
 {
 	struct schema *s = load_page();
 	struct run_result r;
@@ -48,7 +49,8 @@ static struct jsonv *run_checked(const char *command, const char *const *argv)
 	int n;
 
 	tu_run(&r, argv);
-	ck_assert_msg(r.status == 0, "%s %s: exit %d: %s", argv[0], argv[1], r.status, r.err);
+	ck_assert_msg(r.status == status, "%s %s: exit %d: %s", argv[0], argv[1], r.status,
+		      r.err);
 	doc = jsonv_parse(r.out);
 	ck_assert_msg(doc, "%s: not JSON: %.300s", command, r.out);
 	n = schema_check(s, command, doc, problems, sizeof(problems));
@@ -58,6 +60,59 @@ static struct jsonv *run_checked(const char *command, const char *const *argv)
 	schema_free(s);
 	return doc;
 }
+
+static struct jsonv *run_checked(const char *command, const char *const *argv)
+{
+	return run_checked_status(command, argv, 0);
+}
+
+/* A card that fails a read during the probe (here in the alignment
+ * test): exit status 1 with the failed read named on standard error, and
+ * still one document on standard output, with what was found before the
+ * failure, the failure itself, and no partitioning commands.  It used to
+ * give the error line alone. */
+START_TEST(test_probe_failing_card_document)
+{
+	const char *argv[] = { "probe", "--json", "sim:sdhc-4m,eio=300M+10M", NULL };
+	struct jsonv *doc = run_checked_status("probe", argv, 1);
+
+	ck_assert_str_eq(jsonv_get(doc, "card_failure.test")->string, "align");
+	ck_assert_ptr_nonnull(strstr(jsonv_get(doc, "card_failure.error")->string,
+				     "Input/output error reading"));
+	ck_assert_int_eq(jsonv_get(doc, "align")->type, JSONV_NULL);
+	ck_assert_int_eq(jsonv_get(doc, "capacity")->type, JSONV_OBJECT);
+	ck_assert_double_eq(jsonv_get(doc, "advice.align_bytes")->number, 0);
+	ck_assert_uint_eq(jsonv_len(jsonv_get(doc, "advice.commands")), 0);
+	jsonv_free(doc);
+}
+END_TEST
+
+/* The same in text: the error line first, then the report, which opens
+ * with the failure and gives a note instead of commands.  (When the
+ * capacity check's random positions found the bad range first, the card
+ * is DAMAGED, the failed read lies past its verified part and that
+ * finding's partition of the verified part stands.) */
+START_TEST(test_probe_failing_card_text)
+{
+	struct run_result r;
+	const char *failing, *conclusion;
+
+	tu_run(&r, (const char *const[]){ "probe", "sim:sdhc-4m,eio=300M+10M", NULL });
+	ck_assert_msg(r.status == 1, "status %d: %s", r.status, r.err);
+	ck_assert_msg(strstr(r.err, "probe failed on") && strstr(r.err, "reading 1KiB at byte"),
+		      "%s", r.err);
+	conclusion = strstr(r.out, "Conclusion");
+	failing = strstr(r.out, "FAILING CARD: Input/output error reading");
+	ck_assert_msg(conclusion && failing && failing < strstr(r.out, "capacity  "),
+		      "%s", r.out);
+	if (!strstr(r.out, "capacity  DAMAGED"))
+		ck_assert_msg(strstr(r.out, "no partitioning advice: the card failed during "
+					    "the align test") && !strstr(r.out, "sfdisk"),
+			      "%s", r.out);
+	ck_assert_msg(!strstr(r.out, "sfdisk --wipe") && !strstr(r.out, "mkfs"), "%s", r.out);
+	tu_run_free(&r);
+}
+END_TEST
 
 START_TEST(test_page_is_consistent)
 {
@@ -295,6 +350,8 @@ Suite *schema_suite(void)
 	tcase_add_loop_test(tc, test_command_documents, 0, sizeof(cases) / sizeof(cases[0]));
 	tcase_add_loop_test(tc, test_identify_documents, 0, sizeof(trees) / sizeof(trees[0]));
 	tcase_add_test(tc, test_probe_image_read_only);
+	tcase_add_test(tc, test_probe_failing_card_document);
+	tcase_add_test(tc, test_probe_failing_card_text);
 	tcase_add_test(tc, test_check_partitions);
 	suite_add_tcase(s, tc);
 	return s;
