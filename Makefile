@@ -80,7 +80,8 @@ deps:
 # "N passed, N failed, N skipped".  Warnings are errors.
 # The sanitizer run takes every 8th case of the sweeps that repeat one path
 # over every card, geometry or kill point (tests/tests.h): the plain run
-# takes them all.
+# takes them all.  The realtime suite (cards served in real time) runs in
+# the plain run only.
 # The two builds use every core (about 4 of make check's minutes built one
 # file at a time); the tests themselves run one at a time.
 JOBS := $(shell nproc 2>/dev/null || echo 2)

@@ -3,7 +3,7 @@
  * (AUs 128 KiB-24 MiB incl. 3*2^n, 1-32 open AUs, FAT areas 0-16 MiB,
  * noise 0-30 %, 0.1x-10x time scales, erased cards; every other one
  * after the capacity check that probe runs first), where every answer
- * must be right or undetermined.  make check runs 200 generated cards,
+ * must be right or undetermined.  make check runs 120 generated cards,
  * FLASHPROBE_LONG=1 (make check-long) 4000; both print the
  * right/undetermined/wrong tally. */
 #define _POSIX_C_SOURCE 200809L
@@ -21,7 +21,7 @@
 #include "stats.h"
 #include "tests.h"
 
-#define N_GENERATED 200		/* a sample; 22 s plain */
+#define N_GENERATED 120		/* a sample; 13 s plain */
 #define N_LONG 4000
 #define TIMEOUT_S 600
 
