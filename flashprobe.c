@@ -736,9 +736,8 @@ static int close_session(struct session *s, int status)
 	return status;
 }
 
-/* The error, and the I/O that got it when the device failed one with
- * that error: "Input/output error writing 1MiB at byte 20971520 (20MiB)". */
-/* What failed, for people: "Input/output error reading 1KiB at byte N". */
+/* A failed I/O, for people: "Input/output error writing 1MiB at byte
+ * 20971520 (20MiB)". */
 static const char *card_failure_text(const struct fp_dev_failure *f, char *buf, size_t len)
 {
 	char n[32], at[32];
@@ -749,6 +748,8 @@ static const char *card_failure_text(const struct fp_dev_failure *f, char *buf, 
 	return buf;
 }
 
+/* The error, and the I/O that got it when the device failed one with
+ * that error. */
 static const char *io_error_text(const struct fp_dev *d, int ret, char *buf, size_t len)
 {
 	const struct fp_dev_failure *f = fp_dev_last_failure(d);
@@ -764,17 +765,17 @@ static const char *io_error_text(const struct fp_dev *d, int ret, char *buf, siz
  * swapped card or a bad request. */
 static const struct fp_dev_failure *card_failure(const struct session *s, int ret)
 {
+	const struct fp_dev_failure *backup = journal_card_failure(s->dev);
 	const struct fp_dev_failure *f = fp_dev_last_failure(s->dev);
 	const char *jerr = journal_last_error(s->dev);
 
 	if ((ret != -EIO && ret != -EROFS && ret != -EILSEQ && ret != -EREMOTEIO) ||
 	    session_interrupted())
 		return NULL;
-	if (journal_card_failure(s->dev))
-		return journal_card_failure(s->dev);
+	if (backup)
+		return backup;
 	return f && f->err == ret && !(jerr && jerr[0]) ? f : NULL;
 }
-
 
 /* A test that failed: its reason (err, or the error with its I/O),
  * unless a signal stopped it (the interruption is reported once, after
@@ -910,21 +911,16 @@ struct measurement {
  * back, or not keeping them) ends with its message and status 1, and the
  * findings of the test, which finished, still follow: they say why.  Not
  * after an interruption (the test did not finish), nor when the card
- * turned out to be another one (the findings may mix two cards). */
-static bool findings_outlive_restore(const struct session *s, int measured)
-{
-	return measured == FP_EXIT_OK && !session_interrupted() &&
-	       s->finish_rc != -FP_EREFUSED;
-}
-
-/* The same for a test the card's own failure stopped (its message and
+ * turned out to be another one (the findings may mix two cards).  The
+ * same holds for a test the card's own failure stopped (its message and
  * status 1 came first): what was found before it, and that the card is
  * failing, is what the user needs next. */
-static bool findings_outlive_card_failure(const struct measurement *m,
-					  const struct session *s, const void *result)
+static bool findings_outlive_failure(const struct measurement *m, const struct session *s,
+				     int measured, const void *result)
 {
-	return m->card_failed && m->card_failed(result) && !session_interrupted() &&
-	       s->finish_rc != -FP_EREFUSED;
+	bool finished = measured == FP_EXIT_OK || (m->card_failed && m->card_failed(result));
+
+	return finished && !session_interrupted() && s->finish_rc != -FP_EREFUSED;
 }
 
 static int run_measurement(const struct cli *c, const struct measurement *m,
@@ -943,8 +939,7 @@ static int run_measurement(const struct cli *c, const struct measurement *m,
 	}
 	measured = m->measure(c, &s, r);
 	ret = finish_session(&s, measured);
-	if (!ret || findings_outlive_restore(&s, measured) ||
-	    findings_outlive_card_failure(m, &s, r))
+	if (!ret || findings_outlive_failure(m, &s, measured, r))
 		m->print(c, &s, r);
 	if (!ret && c->svg && m->evidence) {	/* after the restore, like the report */
 		struct svg_evidence e = { .title = c->device };

@@ -406,20 +406,22 @@ static bool skip_for_capacity(struct probe_result *r)
 	return true;
 }
 
-/* The write tests that a failed test before them kept from running. */
+/* The write tests that a failed test before them kept from running
+ * (find-fat runs last, after open-au). */
 static void skip_after_failure(const struct probe_opts *o, struct probe_result *r)
 {
-	const char *tests[] = { "open-au", "find-fat" };
+	bool at_open_au = !strcmp(r->failed_test, "open-au");
+	bool at_find_fat = !strcmp(r->failed_test, "find-fat");
 	char why[320];
 
 	if (!o->writes_allowed || r->nskipped)
 		return;		/* skipped for a reason of their own */
 	snprintf(why, sizeof(why), "the write tests (open AUs, FAT area) were not "
 		 "run: the %s test failed before them", r->failed_test);
-	for (size_t i = 0; i < 2; i++)
-		if (strcmp(tests[i], r->failed_test) &&
-		    !(i == 0 ? r->openau_done : r->findfat_done))
-			skip_test(r, tests[i], why);
+	if (!at_open_au && !at_find_fat)
+		skip_test(r, "open-au", why);
+	if (!at_find_fat)
+		skip_test(r, "find-fat", why);
 }
 
 /* ret of test: kept as the test that stopped the probe when it failed. */
@@ -471,6 +473,7 @@ int probe_run(struct fp_dev *d, const struct probe_opts *o,
 void probe_withhold_advice(struct probe_result *r, const char *why)
 {
 	memset(&r->advice, 0, sizeof(r->advice));
+	/* why is cut where the fixed text (75 bytes with its NUL) would not fit */
 	snprintf(r->advice.align_reason, sizeof(r->advice.align_reason),
 		 "no partitioning advice: %.*s; copy what you can read from it and do "
 		 "not use it", (int)(sizeof(r->advice.align_reason) - 75), why);
