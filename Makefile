@@ -83,7 +83,9 @@ deps:
 # takes them all.  The realtime suite (cards served in real time) runs in
 # the plain run only.
 # The two builds use every core (about 4 of make check's minutes built one
-# file at a time); the tests themselves run one at a time.
+# file at a time), and so do the tests: as many suites at once as there
+# are cores (CHECK_JOBS), each printed whole when it ends, then the
+# realtime suite alone.
 JOBS := $(shell nproc 2>/dev/null || echo 2)
 check:
 	@$(MAKE) --no-print-directory -j$(JOBS) WERROR=-Werror check-run
@@ -95,12 +97,12 @@ SIMFUSE := $(if $(HAVE_FUSE),$(B)/simfuse $(B)/indepcard)
 
 check-run: check-lib $(B)/flashprobe $(B)/check_flashprobe $(S)/flashprobe $(S)/check_flashprobe $(SIMFUSE)
 	@echo "== test suite =="
-	FLASHPROBE_BIN=$(CURDIR)/$(B)/flashprobe FLASHPROBE_SIMFUSE=$(CURDIR)/$(B)/simfuse \
-	    ./$(B)/check_flashprobe
+	CHECK_JOBS=$(JOBS) FLASHPROBE_BIN=$(CURDIR)/$(B)/flashprobe \
+	    FLASHPROBE_SIMFUSE=$(CURDIR)/$(B)/simfuse ./$(B)/check_flashprobe
 	@echo "== test suite under ASan+UBSan =="
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
-	    FLASHPROBE_BIN=$(CURDIR)/$(S)/flashprobe FLASHPROBE_SIMFUSE=$(CURDIR)/$(B)/simfuse \
-	    ./$(S)/check_flashprobe
+	    CHECK_JOBS=$(JOBS) FLASHPROBE_BIN=$(CURDIR)/$(S)/flashprobe \
+	    FLASHPROBE_SIMFUSE=$(CURDIR)/$(B)/simfuse ./$(S)/check_flashprobe
 
 # The partition suite over every generated geometry, not a sample (minutes),
 # the write-based AU search on 4000 generated cards, and writing tests

@@ -2023,20 +2023,27 @@ START_TEST(test_damaged_journal_refused)
 	require_image();
 	ck_assert_msg(run_ns[0] > 0, "the uninterrupted run failed: %s", intr_note);
 	journal[0] = '\0';
-	/* killed late, so that the journal commits a few MiB: from 60 % of
-	 * the uninterrupted run on, later each time (a loaded machine runs
-	 * the attempts slower than the run that was timed).  A changed image
-	 * proves a commit: a kill during the first backup leaves records
-	 * without one, which restore rightly calls nothing written. */
+	/* killed once the journal holds three to five records of 1 MiB
+	 * (watching the journal, not the clock: a loaded machine
+	 * runs the attempts at another pace than the run that was timed).  A
+	 * changed image proves a commit: a kill during the first backup
+	 * leaves records without one, which restore rightly calls nothing
+	 * written. */
 	for (int attempt = 0; attempt < 10 && (jsize < 4096 + 2 * (40 + (1 << 20)) ||
 					       sum_killed == image_sum);
 	     attempt++) {
+		long long want = 4096 + (3 + attempt % 3) * (40 + (1 << 20));
 		struct tu_child ch;
 		struct run_result k;
 
 		repair();
 		ck_assert_int_eq(spawn(&ch, intr_cmds[0], 0), 0);
-		tu_sleep_ns(run_ns[0] * (60 + 4 * (uint64_t)attempt) / 100);
+		for (uint64_t waited = 0; waited < 4 * run_ns[0]; waited += 1000000) {
+			state_journal(journal, sizeof(journal), &jsize);
+			if (jsize >= want)
+				break;
+			tu_sleep_ns(1000000);
+		}
 		kill(ch.pid, SIGKILL);
 		tu_wait(&ch, &k);
 		tu_run_free(&k);
