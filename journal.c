@@ -105,7 +105,8 @@ struct journal {
 	bool sentinel_blank[JOURNAL_SENTINELS];	/* one repeated byte */
 	unsigned nsentinels;
 	char last_err[256];
-	bool card_read_failed;		/* last_err is a read of the card that failed */
+	bool card_read_failed;		/* last_err is a read of the card that
+					 * failed (cleared with each other error) */
 };
 
 /* ---- default location ---- */
@@ -415,9 +416,11 @@ static int commit(struct journal *j)
 			  j->pending.v[i].end);
 	j->pending.n = 0;
 	rc = update_pointer(j);
-	if (rc < 0)
+	if (rc < 0) {
+		j->card_read_failed = false;
 		fp_errf(j->last_err, sizeof(j->last_err), "cannot update journal "
 		    "pointer '%s': %s", j->pointer_path, strerror(-rc));
+	}
 	return rc;
 }
 
@@ -649,6 +652,7 @@ static int check_card(struct journal *j)
 	if (!card_swapped(j))
 		return 0;
 	j->card_changed = true;
+	j->card_read_failed = false;
 	fp_errf(j->last_err, sizeof(j->last_err), "the card behind '%s' changed "
 	    "during the test (blocks the test never wrote read differently, or "
 	    "not at all): the writes since the last check (up to %llu MiB) may "
@@ -692,6 +696,7 @@ static int save_range(struct journal *j, uint64_t start, uint64_t end,
 		if (rc == 0)
 			rc = append(j, &r, j->buf);
 		if (rc < 0) {
+			j->card_read_failed = false;
 			fp_errf(j->last_err, sizeof(j->last_err), "cannot write "
 			    "journal '%s': %s", j->path, strerror(-rc));
 			return rc;
@@ -739,10 +744,12 @@ static int save_missing(struct journal *j, uint64_t start, uint64_t end,
 	if (!j->torn && j->seq != j->slot.records) {
 		crc = commit(j);
 		if (crc < 0 && rc == 0) {
-			if (j->torn)
+			if (j->torn) {
+				j->card_read_failed = false;
 				fp_errf(j->last_err, sizeof(j->last_err), "cannot "
 				    "write journal '%s': %s", j->path,
 				    strerror(-crc));
+			}
 			rc = crc;
 		}
 	}
