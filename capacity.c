@@ -39,6 +39,16 @@
  *            the smallest one last: offset 0 then reads the block of the
  *            period, and so do all larger powers of two; the smallest
  *            power of two that reads what offset 0 reads is the period.
+ *            Then the comb (plan_comb()): a position below every
+ *            multiple of the deep flush's size, so that the deep flush
+ *            lands on one of them below any period.
+ *   odd      a period that is not a power of two (a controller mapping
+ *            addresses modulo its flash) lands nothing on offset 0; a
+ *            position reads another offset's block instead, the comb's
+ *            at the latest.  The difference is a multiple of the period:
+ *            offset 0 and each of its divisors are written, the largest
+ *            first, and after a flush offset 0 reads the period's block
+ *            (measure_odd_period()).  The test then runs again knowing it.
  *   search   the last block of 1 MiB units between the end of the last
  *            good position and the first bad one (below the period on a
  *            wraparound card), 16 per round evenly spread, until no unit
@@ -59,8 +69,10 @@
  *            a position good once and bad later) gives "undetermined".
  *
  * Known limits: an island smaller than a 16th of the device may be
- * missed; a wrap period that is not a power of two is found only when a
- * probe happens to land on an alias (then "undetermined"); a write cache
+ * missed; a wrap period that is not a power of two is sure to show only
+ * while the comb's positions lie at most a deep flush apart (devices up to
+ * 64 times --cache-size), and when offset 0 cannot show it the answer is
+ * damaged from a lower offset or undetermined, never genuine; a write cache
  * larger than cache_bytes can hide a limbo card; a loose direct-mapped
  * cache larger than it (one serving a slot's block for any address mapped
  * to it) makes positions read other test blocks: "undetermined".
@@ -220,6 +232,36 @@ static uint64_t deep_size(uint64_t device_bytes, uint64_t block_bytes, uint64_t 
 	return min64(cache_bytes, device_bytes / 4) / block_bytes * block_bytes;
 }
 
+/* The comb: a position a little below every multiple of the deep flush's
+ * size (less one grid step) up to the flush area.  The deep flush lands
+ * on a window of that size of a wraparound card's flash, wherever its
+ * period: so on at least one comb position below the period, which then
+ * reads filler, even when the period is not a power of two (nothing else
+ * in round 0 lands on another position then, and every position read
+ * back its own block: the card passed as genuine).  At most
+ * CAPACITY_COMB_MAX positions: on a larger device (or with a smaller
+ * --cache-size) they lie further apart than the window, and such a
+ * period may be missed. */
+static void plan_comb(struct capacity_plan *p)
+{
+	uint64_t g = p->grid_bytes, step, end = p->deep_start_bytes;
+
+	if (p->deep_bytes < 2 * g)
+		return;
+	step = p->deep_bytes - g;
+	if (end / step > CAPACITY_COMB_MAX)
+		step = (end / CAPACITY_COMB_MAX + g - 1) / g * g;
+	for (uint64_t at = step; at < end; at += step)
+		plan_add(p, at - p->block_bytes);
+}
+
+/* Bytes one pass may write with flushes of flush_bytes before each
+ * read-back. */
+static uint64_t pass_bytes(const struct capacity_plan *p, uint64_t flush_bytes)
+{
+	return p->max_probes * p->block_bytes + p->max_rounds * flush_bytes;
+}
+
 int capacity_plan(uint64_t device_bytes, uint32_t sector_bytes,
 		  const struct capacity_opts *o, struct capacity_plan *p)
 {
@@ -260,15 +302,20 @@ int capacity_plan(uint64_t device_bytes, uint32_t sector_bytes,
 			plan_add(p, unit_end(p, lo + stats_hash64(o->nonce ^ (i + 1)) %
 						     (hi - lo), n) - p->block_bytes);
 	}
+	plan_comb(p);
 	plan_add(p, n - p->block_bytes);
 	p->max_rounds = 2 + search_levels(units);
 	p->max_probes = (unsigned)p->nfixed + CAPACITY_ROUND_PROBES * (p->max_rounds - 1);
 	if (p->max_probes > CAPACITY_MAX_PROBES)
 		return -EINVAL;
-	p->max_bytes = p->max_probes * p->block_bytes + p->max_rounds * p->flush_bytes;
+	p->max_bytes = pass_bytes(p, p->flush_bytes);
 	if (p->deep_bytes > p->flush_bytes)	/* the deep check and a second pass */
 		p->max_bytes += p->deep_bytes - p->flush_bytes +
-				p->max_probes * p->block_bytes + p->max_rounds * p->deep_bytes;
+				pass_bytes(p, p->deep_bytes);
+	/* an odd period's measurement and the pass that knows it, with the
+	 * deep flushes at worst */
+	p->max_bytes += (CAPACITY_ODD_MAX_CANDIDATES + 1) * p->block_bytes + p->deep_bytes +
+			pass_bytes(p, p->deep_bytes) + p->deep_bytes;
 	return 0;
 }
 
@@ -293,6 +340,10 @@ struct ctx {
 	uint64_t nonce;			/* this pass's (the second has its own) */
 	uint64_t flush_start;		/* the flush before each read-back */
 	uint64_t flush_bytes;
+	bool odd_alias;			/* a position read filler of another
+					 * offset that no period explains: */
+	uint64_t odd_pos, odd_claim;	/* the first one, and the filler's offset */
+	uint64_t known_period;		/* set by odd_period_pass() */
 };
 
 /* -EIO is evidence about the position; everything else stops the test. */
@@ -476,50 +527,72 @@ static uint64_t landing(const struct ctx *c, uint64_t off)
 	return c->r->alias_period_bytes ? off % c->r->alias_period_bytes : off;
 }
 
-/* Whether the filler block at off would land on a test block
- * (landings sorted, n of them). */
-static bool hits_probe(const struct ctx *c, const uint64_t *landings, size_t n,
-		       uint64_t off)
-{
-	uint64_t at = landing(c, off), b = c->p->block_bytes;
-	size_t lo = 0, hi = n;
+/* Blocks a flush leaves out: sorted offsets, and the period they repeat
+ * with (0: none).  A block at off is left out when it would land on one
+ * of them. */
+struct avoid {
+	const uint64_t *at;
+	size_t n;
+	uint64_t period;
+};
 
-	while (lo < hi) {	/* the first landing above at - b */
+static bool avoided(const struct ctx *c, const struct avoid *a, uint64_t off)
+{
+	uint64_t at = a->period ? off % a->period : off, b = c->p->block_bytes;
+	size_t lo = 0, hi = a->n;
+
+	while (lo < hi) {	/* the first one above at - b */
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (landings[mid] + b <= at)
+		if (a->at[mid] + b <= at)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < n && landings[lo] < at + b;
+	return (lo < a->n && a->at[lo] < at + b) ||
+	       (a->period && a->n && a->at[0] < b && at + b > a->period);
 }
 
 /* Defeat a write cache: [off, end) of filler written and read in runs
- * of up to one chunk, leaving out every block that would land on a test
- * block (on a wraparound card the area itself may alias onto them). */
+ * of up to one chunk, leaving out every block that would land on one of
+ * the blocks to avoid under any of the periods (on a wraparound card the
+ * area itself may alias onto them). */
+static int flush_avoiding(struct ctx *c, uint64_t off, uint64_t end,
+			  const struct avoid *avoid, size_t navoid)
+{
+	int rc = 0;
+
+	while (rc == 0 && off < end) {
+		uint64_t run = off;
+		bool skip = false;
+
+		while (run < end && run - off < CAPACITY_CHUNK_BYTES && !skip) {
+			for (size_t i = 0; i < navoid && !skip; i++)
+				skip = avoided(c, &avoid[i], run);
+			if (!skip)
+				run += c->p->block_bytes;
+		}
+		if (run > off)
+			rc = flush_piece(c, off, run);
+		off = run > off ? run : off + c->p->block_bytes;
+	}
+	return rc;
+}
+
+/* The flush before a read-back, leaving out the blocks that land on a
+ * test block (where the period, if known, says they land). */
 static int flush_area(struct ctx *c, uint64_t off, uint64_t end)
 {
-	const struct capacity_plan *p = c->p;
 	uint64_t *landings = malloc((c->r->nprobes + 1) * sizeof(*landings));
-	size_t n = 0;
-	int rc = 0;
+	struct avoid a = { .at = landings, .n = 0, .period = c->r->alias_period_bytes };
+	int rc;
 
 	if (!landings)
 		return -ENOMEM;
 	for (size_t i = 0; i < c->r->nprobes; i++)
-		landings[n++] = landing(c, c->r->probes[i].offset_bytes);
-	qsort(landings, n, sizeof(*landings), cmp_u64);
-	while (rc == 0 && off < end) {
-		uint64_t run = off;
-
-		while (run < end && run - off < CAPACITY_CHUNK_BYTES &&
-		       !hits_probe(c, landings, n, run))
-			run += p->block_bytes;
-		if (run > off)
-			rc = flush_piece(c, off, run);
-		off = run > off ? run : off + p->block_bytes;
-	}
+		landings[a.n++] = landing(c, c->r->probes[i].offset_bytes);
+	qsort(landings, a.n, sizeof(*landings), cmp_u64);
+	rc = flush_avoiding(c, off, end, &a, 1);
 	free(landings);
 	return rc;
 }
@@ -557,7 +630,8 @@ static bool claim_of(const struct capacity_probe *pr, uint64_t *claim)
 
 /* Offset 0 reads another offset's block: the smallest power of two that
  * reads the same block is the period, and every larger one must too.
- * 0 when the pattern is not a power-of-two wraparound. */
+ * 0 when the pattern is not a power-of-two wraparound (an odd period is
+ * measured apart: measure_odd_period()). */
 static uint64_t find_period(const struct ctx *c)
 {
 	const struct capacity_probe *pr = c->r->probes;
@@ -573,6 +647,19 @@ static uint64_t find_period(const struct ctx *c)
 			return 0;
 	}
 	return period;
+}
+
+/* A block of another offset that no period explains: the first such
+ * pair is kept.  A wraparound whose period is not a power of two shows
+ * that way (the difference is a multiple of the period), and so does a
+ * loose cache's slot. */
+static void note_odd_alias(struct ctx *c, const struct capacity_probe *pr)
+{
+	if (c->odd_alias)
+		return;
+	c->odd_alias = true;
+	c->odd_pos = pr->offset_bytes;
+	c->odd_claim = pr->claimed_bytes;
 }
 
 /* Blocks of other offsets that the period explains are our own aliasing,
@@ -592,9 +679,12 @@ static void sort_out_aliasing(struct ctx *c, uint64_t period)
 		if (pr->state != CAPACITY_FOREIGN)
 			continue;
 		r->aliasing_seen = true;
-		if (period && (pr->claimed_bytes - pr->offset_bytes) % period == 0)
+		if (period && pr->claimed_bytes % period == pr->offset_bytes % period) {
 			pr->ignored = true;
-		else if (pr->claimed_filler)
+			continue;
+		}
+		note_odd_alias(c, pr);
+		if (pr->claimed_filler)
 			pr->state = CAPACITY_LOST;
 		else if (c->may_reveal)
 			c->cache_hid = true;
@@ -738,7 +828,7 @@ static void conclude(struct ctx *c, bool converged)
 			 "the search did not converge" :
 			 "read-backs the fake-card model cannot explain (unstable "
 			 "media, a cache larger than the flush, or aliasing that is "
-			 "not a power-of-two wraparound)");
+			 "not a wraparound)");
 	} else if (bad_found && state_at(c, bad) == CAPACITY_IOERR) {
 		r->verdict = CAPACITY_DAMAGED;
 	} else if (r->alias_period_bytes) {
@@ -837,7 +927,10 @@ static int round_zero(struct ctx *c)
 		rc = run_round(c, 0);
 	if (rc)
 		return rc;
-	if (r->probes[0].state == CAPACITY_FOREIGN) {
+	if (c->known_period) {
+		r->alias_period_bytes = c->known_period;
+		c->top = c->known_period;
+	} else if (r->probes[0].state == CAPACITY_FOREIGN) {
 		r->alias_period_bytes = find_period(c);
 		if (r->alias_period_bytes)
 			c->top = r->alias_period_bytes;
@@ -857,10 +950,9 @@ static int one_pass(struct ctx *c)
 	return rc;
 }
 
-/* A cache hid lost writes from the round flushes: forget this pass and
- * test again with a fresh nonce (the old blocks then read as lost) and
- * the deep flush before every read-back. */
-static void second_pass(struct ctx *c)
+/* Forget this pass's positions: the next one starts afresh, with a new
+ * nonce (the old blocks then read as lost). */
+static void forget_pass(struct ctx *c)
 {
 	struct capacity_result *r = c->r;
 
@@ -868,14 +960,87 @@ static void second_pass(struct ctx *c)
 	r->nprobes = 0;
 	r->rounds = 0;
 	r->alias_period_bytes = 0;
-	r->cache_hid_loss = true;
-	r->deep_flush_bytes = c->p->deep_bytes;
 	c->nonce = stats_hash64(c->nonce + 1);
-	c->flush_start = c->p->deep_start_bytes;
-	c->flush_bytes = c->p->deep_bytes;
 	c->top = c->p->device_bytes;
 	c->contradiction = c->cache_hid = c->may_reveal = c->flush_error_noted = false;
-	c->flush_loss_noted = false;
+	c->flush_loss_noted = c->odd_alias = false;
+}
+
+/* A cache hid lost writes from the round flushes: test again with the
+ * deep flush before every read-back. */
+static void second_pass(struct ctx *c)
+{
+	forget_pass(c);
+	c->r->cache_hid_loss = true;
+	c->r->deep_flush_bytes = c->p->deep_bytes;
+	c->flush_start = c->p->deep_start_bytes;
+	c->flush_bytes = c->p->deep_bytes;
+}
+
+/* The period behind an odd alias (see note_odd_alias()): position p read
+ * the filler of offset x, so x - p is a multiple k of the period.  Offset
+ * 0 is written, then (x - p) / k for every k that divides it, the largest
+ * first; after a flush offset 0 reads the block of the last one that
+ * landed on it: the smallest multiple of the period, the period itself.
+ * 0 when offset 0 reads anything else: its own block (a cache's slot,
+ * not a wraparound: the verdict stands) or filler (the flush landed on
+ * it), the verdict then resting on the positions found bad. */
+static int measure_odd_period(struct ctx *c, uint64_t *period)
+{
+	const struct capacity_plan *p = c->p;
+	uint64_t d = c->odd_claim > c->odd_pos ? c->odd_claim - c->odd_pos
+					       : c->odd_pos - c->odd_claim;
+	static const uint64_t zero = 0;
+	uint64_t b = p->block_bytes, claimed;
+	struct capacity_probe at0 = { .offset_bytes = 0 }, cand = { 0 };
+	struct avoid *cands = calloc(CAPACITY_ODD_MAX_CANDIDATES, sizeof(*cands));
+	enum block_kind kind;
+	size_t n = 0;
+	int rc;
+
+	*period = 0;
+	if (!cands)
+		return -ENOMEM;
+	rc = write_probe(c, &at0);
+	for (uint64_t k = 1; rc == 0 && d / k >= 2 * b && n < CAPACITY_ODD_MAX_CANDIDATES; k++)
+		if (d % k == 0 && (d / k) % b == 0 && d / k + b <= p->device_bytes) {
+			cand.offset_bytes = d / k;
+			rc = write_probe(c, &cand);
+			cands[n++] = (struct avoid){ .at = &zero, .n = 1, .period = d / k };
+		}
+	/* the filler must not land on offset 0 under any candidate */
+	if (rc == 0 && c->flush_bytes)
+		rc = flush_avoiding(c, c->flush_start, c->flush_start + c->flush_bytes,
+				    cands, n);
+	free(cands);
+	if (rc == 0)
+		rc = fp_dev_read_timed(c->d, c->blk, (size_t)b, 0, NULL);
+	if (is_media_error(rc))
+		return 0;
+	if (rc == 0 && block_parse(c->blk, (size_t)b, c->nonce, &claimed, &kind) &&
+	    kind == KIND_PROBE && claimed > 0 && d % claimed == 0)
+		*period = claimed;
+	return rc;
+}
+
+/* An odd alias whose period measure_odd_period() finds: the test runs
+ * again knowing it (its blocks then land where the period says, and the
+ * search looks for the real flash below it), with the flushes of the
+ * pass before, and decides alone.  Without a period what the passes
+ * found stands (undetermined after a contradiction). */
+static int odd_period_pass(struct ctx *c)
+{
+	uint64_t period;
+	int rc = measure_odd_period(c, &period);
+
+	if (rc || !period)
+		return rc;
+	forget_pass(c);
+	c->known_period = period;
+	rc = one_pass(c);
+	if (rc == 0 && !c->r->cache_hid_loss && !c->contradiction)
+		rc = deep_check(c);
+	return rc;
 }
 
 /* The first pass, with the round flushes, then the deep check; the
@@ -889,10 +1054,13 @@ static int run_passes(struct ctx *c)
 	rc = one_pass(c);
 	if (rc == 0 && !c->cache_hid && !c->contradiction && c->may_reveal)
 		rc = deep_check(c);
-	if (rc || !c->cache_hid)
-		return rc;
-	second_pass(c);
-	return one_pass(c);
+	if (rc == 0 && c->cache_hid) {
+		second_pass(c);
+		rc = one_pass(c);
+	}
+	if (rc == 0 && c->odd_alias)
+		rc = odd_period_pass(c);
+	return rc;
 }
 
 /* Whether the verdict's read-backs defeat the cache asked for (capped at

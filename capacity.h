@@ -33,7 +33,10 @@ struct fp_dev;
 #define CAPACITY_BLOCK_BYTES 4096u		/* test block (or one sector) */
 #define CAPACITY_ROUND_PROBES 16u		/* new positions per search round */
 #define CAPACITY_STRATA 16u			/* random positions in round 0 */
-#define CAPACITY_MAX_FIXED 72u			/* round 0 positions */
+#define CAPACITY_COMB_MAX 64u			/* round 0 comb (plan_comb()) */
+#define CAPACITY_ODD_MAX_CANDIDATES 4096u	/* divisors written when measuring
+						 * an odd wrap period */
+#define CAPACITY_MAX_FIXED 136u		/* round 0 positions */
 #define CAPACITY_MAX_PROBES 320u
 
 struct capacity_opts {

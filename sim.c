@@ -435,8 +435,10 @@ static int sim_validate_range_list(const struct sim_profile *p,
 }
 
 /* The capacity truth: a fake card's real flash is a positive multiple
- * of the sector below the reported size; a wrap period is a power of two
- * that holds the real flash and repeats inside the device. */
+ * of the sector below the reported size; a wrap period holds the real
+ * flash and repeats inside the device: the smallest power of two that
+ * holds it unless given (any multiple of 4 KiB: a controller that maps
+ * addresses modulo a size that is not a power of two). */
 static int sim_validate_capacity(const struct sim_profile *p, char *err,
 				 size_t errlen)
 {
@@ -460,10 +462,10 @@ static int sim_validate_capacity(const struct sim_profile *p, char *err,
 		return -EINVAL;
 	}
 	if (p->fake == SIM_FAKE_WRAP && p->period_bytes &&
-	    (!sim_is_pow2(p->period_bytes) || p->period_bytes < p->real_bytes ||
+	    (p->period_bytes % SIM_BLOCK_BYTES || p->period_bytes < p->real_bytes ||
 	     p->period_bytes >= p->size_bytes)) {
-		fp_errf(err, errlen, "period (%llu) must be a power of two from real "
-			"up to below size", (unsigned long long)p->period_bytes);
+		fp_errf(err, errlen, "period (%llu) must be a multiple of 4KiB from "
+			"real up to below size", (unsigned long long)p->period_bytes);
 		return -EINVAL;
 	}
 	if (p->fake == SIM_FAKE_WRAP && !p->period_bytes &&

@@ -175,8 +175,8 @@ static const struct {
 	{ "sdhc-4m,fake=limbo,real=1G", "real (1073741824) must be" },
 	{ "sdhc-4m,fake=limbo,real=1000", "real (1000) must be" },
 	{ "sdhc-4m,fake=wrap,real=600M", "at most half" },
-	{ "sdhc-4m,fake=wrap,real=64M,period=96M", "power of two" },
-	{ "sdhc-4m,fake=wrap,real=64M,period=32M", "power of two" },
+	{ "sdhc-4m,fake=wrap,real=64M,period=100000000", "multiple of 4KiB" },
+	{ "sdhc-4m,fake=wrap,real=64M,period=32M", "from real up to below size" },
 	{ "sdhc-4m,fake=bogus", "bad value 'bogus' for 'fake'" },
 	{ "sdhc-4m,eio=5M", "bad value '5M' for 'eio'" },
 	{ "sdhc-4m,lost=1M+0", "lost range 1 is empty" },
@@ -423,11 +423,54 @@ START_TEST(test_cards)
 	ck_assert_uint_le(r->blocks_tested, passes * plan.max_probes);
 	/* besides the cache flushes: a few hundred KiB, never 64 MiB */
 	ck_assert_uint_le(r->blocks_tested * plan.block_bytes, passes * 2 * MIB);
-	ck_assert_uint_le(r->blocks_tested, passes * 120);
+	ck_assert_uint_le(r->blocks_tested, passes * (120 + CAPACITY_COMB_MAX));
 	ck_assert_int_eq(r->cache_hid_loss, c->second_pass);
 	/* every verdict rests on the deep flush too */
 	ck_assert_uint_eq(r->deep_flush_bytes, plan.deep_bytes);
 	ck_assert_uint_gt(r->elapsed_ns, 0);
+	free(r);
+}
+END_TEST
+
+/* Wraparound cards whose period is not a power of two (a controller
+ * mapping addresses modulo its flash, as bench/indepcard's fakes do):
+ * nothing but the period lands on offset 0.  Before round 0's comb and
+ * measure_odd_period(), the first was called genuine (0.9), the second
+ * damaged with 16.5 GiB "verified" of its 12.5, the rest damaged from
+ * offset 0.  The period must be found, and the real flash within a grid
+ * step, never above it; two nonces each. */
+static const struct {
+	const char *spec;
+	uint64_t real, period;
+} odd_wraps[] = {
+	{ "sim:sdhc-4m,size=32768M,fake=wrap,real=10954M,period=10954M", 10954 * MIB,
+	  10954 * MIB },
+	{ "sim:sdhc-4m,size=32768M,fake=wrap,real=12849M,period=12849M", 12849 * MIB,
+	  12849 * MIB },
+	{ "sim:sdhc-4m,size=65536M,fake=wrap,real=14146M,period=14576M,cache=48M",
+	  14146 * MIB, 14576 * MIB },
+	{ "sim:sdhc-4m,size=4096M,fake=wrap,real=599M,period=1532M", 599 * MIB, 1532 * MIB },
+	{ "sim:sdhc-4m,size=2048M,fake=wrap,real=245M,period=245M,cache=16M", 245 * MIB,
+	  245 * MIB },
+	{ "sim:sdhc-4m,size=16384M,fake=wrap,real=405M,period=405M", 405 * MIB, 405 * MIB },
+};
+
+START_TEST(test_odd_period_wrap_is_found)
+{
+	const int k = _i / 2;
+	struct capacity_plan plan;
+	struct capacity_result *r = run_card(odd_wraps[k].spec, stats_hash64((uint64_t)_i + 5),
+					     CAPACITY_DEFAULT_CACHE_BYTES, &plan);
+
+	ck_assert_msg(r->verdict == CAPACITY_WRAPAROUND && r->confidence >= 0.9, "%s: %s (%s)",
+		      odd_wraps[k].spec, capacity_verdict_name(r->verdict), r->note);
+	ck_assert_msg(r->alias_period_bytes == odd_wraps[k].period &&
+		      r->real_bytes <= odd_wraps[k].real &&
+		      r->real_bytes + MIB >= odd_wraps[k].real,
+		      "%s: period %llu, real %llu", odd_wraps[k].spec,
+		      (unsigned long long)r->alias_period_bytes,
+		      (unsigned long long)r->real_bytes);
+	ck_assert_uint_le(r->bytes_written, plan.max_bytes);
 	free(r);
 }
 END_TEST
@@ -564,8 +607,9 @@ START_TEST(test_no_flush_is_not_confident)
 }
 END_TEST
 
-/* Blocks grow with log(capacity): 64 times the capacity costs a few
- * more powers of two, not 64 times the blocks; far fewer than f3probe's
+/* Blocks grow with log(capacity), besides round 0's comb (at most
+ * CAPACITY_COMB_MAX blocks): 64 times the capacity costs a few more
+ * powers of two, not 64 times the blocks; far fewer than f3probe's
  * documented 2,158 for a 16 GB fake. */
 START_TEST(test_cost_grows_with_log)
 {
@@ -576,8 +620,8 @@ START_TEST(test_cost_grows_with_log)
 	struct capacity_result *f = run_card("sim:fake-limbo", 1, CAPACITY_DEFAULT_CACHE_BYTES,
 					     &p64);
 
-	ck_assert_uint_le(g64->blocks_tested, g1->blocks_tested + 8);
-	ck_assert_uint_lt(f->blocks_tested, 2158 / 20);
+	ck_assert_uint_le(g64->blocks_tested, g1->blocks_tested + 8 + CAPACITY_COMB_MAX);
+	ck_assert_uint_lt(f->blocks_tested, 2158 / 10);
 	ck_assert_uint_le(f->rounds, p64.max_rounds);
 	free(g1);
 	free(g64);
@@ -618,9 +662,21 @@ START_TEST(test_plan)
 			ck_assert_msg(p.fixed[i] >= p.fixed[j] + 4096 || p.fixed[j] >= p.fixed[i] + 4096,
 				      "fixed positions %zu and %zu overlap", i, j);
 	}
-	/* two passes: the second with the deep flush every round */
-	ck_assert_uint_eq(p.max_bytes, 2 * p.max_probes * p.block_bytes +
-			  p.max_rounds * (p.flush_bytes + p.deep_bytes) + p.deep_bytes - p.flush_bytes);
+	/* the comb: a position below every multiple of the deep flush less
+	 * a grid step, up to the deep flush area */
+	for (uint64_t at = p.deep_bytes - MIB; at < p.deep_start_bytes; at += p.deep_bytes - MIB) {
+		bool found = false;
+
+		for (size_t i = 0; i < p.nfixed && !found; i++)
+			found = p.fixed[i] == at - p.block_bytes;
+		ck_assert_msg(found, "no comb position below %llu", (unsigned long long)at);
+	}
+	/* two passes, the second with the deep flush every round, then an odd
+	 * period's measurement and its pass with the deep flush */
+	ck_assert_uint_eq(p.max_bytes, 3 * p.max_probes * p.block_bytes +
+			  p.max_rounds * (p.flush_bytes + 2 * p.deep_bytes) + p.deep_bytes -
+			  p.flush_bytes + (CAPACITY_ODD_MAX_CANDIDATES + 1) * p.block_bytes +
+			  2 * p.deep_bytes);
 	/* another nonce moves the random positions only */
 	o.nonce = 43;
 	ck_assert_int_eq(capacity_plan(n, 512, &o, &q), 0);
@@ -1214,6 +1270,8 @@ Suite *capacity_suite(void)
 			    (int)(sizeof(large_caches) / sizeof(large_caches[0])));
 	tcase_add_loop_test(an, test_flaky_is_undetermined, 0, 2);
 	tcase_add_test(an, test_wrap_with_lost_candidate);
+	tcase_add_loop_test(an, test_odd_period_wrap_is_found, 0,
+			    2 * (int)(sizeof(odd_wraps) / sizeof(odd_wraps[0])));
 	tcase_add_test(an, test_no_flush_is_not_confident);
 	tcase_add_test(an, test_cost_grows_with_log);
 	tcase_add_test(an, test_plan);
