@@ -741,6 +741,9 @@ static const char *const keep_cards[] = {
 	"sim:sdhc-4m,size=256M,fake=limbo,real=64M,cache=4M" QUIET,
 	"sim:sdhc-4m,size=256M,fake=wrap,real=64M" QUIET,
 	"sim:sdhc-4m,size=256M,fake=wrap,real=16M,cache=4M" QUIET,
+	/* an odd period: its measurement writes at every divisor */
+	"sim:sdhc-4m,size=256M,fake=wrap,real=50M,period=50M" QUIET,
+	"sim:sdhc-4m,size=256M,fake=wrap,real=37M,period=70M,cache=4M" QUIET,
 };
 
 /* The capacity check through a journal at path, as --write runs it:
