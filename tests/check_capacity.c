@@ -1273,8 +1273,8 @@ Suite *capacity_suite(void)
 			    (int)(sizeof(large_caches) / sizeof(large_caches[0])));
 	tcase_add_loop_test(an, test_flaky_is_undetermined, 0, 2);
 	tcase_add_test(an, test_wrap_with_lost_candidate);
-	tcase_add_loop_test(an, test_odd_period_wrap_is_found, 0,
-			    2 * (int)(sizeof(odd_wraps) / sizeof(odd_wraps[0])));
+	tests_add_sweep(an, test_odd_period_wrap_is_found,
+			2 * (int)(sizeof(odd_wraps) / sizeof(odd_wraps[0])));
 	tcase_add_test(an, test_no_flush_is_not_confident);
 	tcase_add_test(an, test_cost_grows_with_log);
 	tcase_add_test(an, test_plan);
