@@ -25,8 +25,9 @@
  *
  * The deep check: caches of up to cache_bytes (1 GiB, f3probe's largest;
  * at most a quarter of the device) are defeated once, at the end: the
- * flush area is extended downwards to cache_bytes and every position read
- * again.  A position that kept its own block so far and loses it now was
+ * flush area is extended downwards by cache_bytes (new blocks: a cache
+ * may update the round flush's blocks in place and push nothing out) and
+ * every position read again.  A position that kept its own block so far and loses it now was
  * served by a cache larger than 32 MiB: the whole test then runs again,
  * with a fresh nonce and the deep flush before every read-back (slow, but
  * only on such a fake).  A genuine card pays the deep flush once.
@@ -70,9 +71,10 @@
  *
  * Known limits: an island smaller than a 16th of the device may be
  * missed; a wrap period that is not a power of two is sure to show only
- * while the comb's positions lie at most a deep flush apart (devices up to
- * 64 times --cache-size), and when offset 0 cannot show it the answer is
- * damaged from a lower offset or undetermined, never genuine; a write cache
+ * while the comb's positions lie less than a deep flush apart (devices up
+ * to 512 times --cache-size; beyond, a genuine verdict has confidence 0.5
+ * and says why), and when offset 0 cannot show it the answer is damaged
+ * from a lower offset or undetermined; a write cache
  * larger than cache_bytes can hide a limbo card; a loose direct-mapped
  * cache larger than it (one serving a slot's block for any address mapped
  * to it) makes positions read other test blocks: "undetermined".
@@ -240,8 +242,8 @@ static uint64_t deep_size(uint64_t device_bytes, uint64_t block_bytes, uint64_t 
  * in round 0 lands on another position then, and every position read
  * back its own block: the card passed as genuine).  At most
  * CAPACITY_COMB_MAX positions: on a larger device (or with a smaller
- * --cache-size) they lie further apart than the window, and such a
- * period may be missed. */
+ * --cache-size) they lie further apart than the window, such a period
+ * may be missed, and a genuine verdict says so (confidence 0.5). */
 static void plan_comb(struct capacity_plan *p)
 {
 	uint64_t g = p->grid_bytes, step, end = p->deep_start_bytes;
@@ -251,6 +253,7 @@ static void plan_comb(struct capacity_plan *p)
 	step = p->deep_bytes - g;
 	if (end / step > CAPACITY_COMB_MAX)
 		step = (end / CAPACITY_COMB_MAX + g - 1) / g * g;
+	p->comb_covers = step < p->deep_bytes;
 	for (uint64_t at = step; at < end; at += step)
 		plan_add(p, at - p->block_bytes);
 }
@@ -284,8 +287,12 @@ int capacity_plan(uint64_t device_bytes, uint32_t sector_bytes,
 	 * deep check */
 	p->flush_bytes = min64(CAPACITY_ROUND_FLUSH_BYTES,
 			       p->deep_bytes / 2 / p->block_bytes * p->block_bytes);
-	p->deep_start_bytes = n - p->block_bytes - p->deep_bytes;
+	/* the deep check writes deep_bytes below the round flush: filler no
+	 * earlier write put in a cache (the round flush's blocks, rewritten
+	 * every round, may only be updated in a cache that holds them, and
+	 * push nothing out) */
 	p->flush_start_bytes = n - p->block_bytes - p->flush_bytes;
+	p->deep_start_bytes = p->flush_start_bytes - p->deep_bytes;
 	plan_add(p, 0);
 	for (c = p->block_bytes; c <= (n - p->block_bytes) / 2; c *= 2)
 		;
@@ -848,6 +855,15 @@ static void conclude(struct ctx *c, bool converged)
 		r->confidence = !sure ? 0.5 : small_cache(c->p) ? 0.8 : 0.9;
 	else
 		r->confidence = sure ? 0.95 : 0.7;
+	if (r->verdict == CAPACITY_GENUINE && !c->p->comb_covers) {
+		/* a wraparound of a period that is not a power of two could
+		 * have landed the deep flush between the comb's positions */
+		r->confidence = 0.5;
+		snprintf(r->note, sizeof(r->note), "a wraparound at a size that is not "
+			 "a power of two was not ruled out: the deep flush (%llu MiB, "
+			 "--cache-size) is smaller than the gaps of the test positions "
+			 "on a device this large", (unsigned long long)(c->p->deep_bytes >> 20));
+	}
 	if (sure && small_cache(c->p) && r->verdict == CAPACITY_GENUINE && !r->note[0])
 		snprintf(r->note, sizeof(r->note), "write caches over %llu MiB were not "
 			 "ruled out (--cache-size)", (unsigned long long)(c->p->deep_bytes >> 20));

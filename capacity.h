@@ -33,11 +33,11 @@ struct fp_dev;
 #define CAPACITY_BLOCK_BYTES 4096u		/* test block (or one sector) */
 #define CAPACITY_ROUND_PROBES 16u		/* new positions per search round */
 #define CAPACITY_STRATA 16u			/* random positions in round 0 */
-#define CAPACITY_COMB_MAX 64u			/* round 0 comb (plan_comb()) */
+#define CAPACITY_COMB_MAX 512u		/* round 0 comb (plan_comb()) */
 #define CAPACITY_ODD_MAX_CANDIDATES 4096u	/* divisors written when measuring
 						 * an odd wrap period */
-#define CAPACITY_MAX_FIXED 136u		/* round 0 positions */
-#define CAPACITY_MAX_PROBES 320u
+#define CAPACITY_MAX_FIXED 584u		/* round 0 positions */
+#define CAPACITY_MAX_PROBES 800u
 
 struct capacity_opts {
 	uint64_t cache_bytes;		/* the largest write cache to defeat
@@ -63,10 +63,12 @@ struct capacity_plan {
 	uint64_t flush_start_bytes;	/* a round's cache flush: the top of the
 					 * deep area (skips test blocks) */
 	uint64_t flush_bytes;		/* 0: disabled */
-	uint64_t deep_start_bytes;	/* the deep flush: [deep_start, end of
-					 * the round flush), below the last
-					 * block, at most a quarter of the device */
+	uint64_t deep_start_bytes;	/* the deep flush: deep_bytes below the
+					 * round flush (at most a quarter of the
+					 * device), then the round flush */
 	uint64_t deep_bytes;		/* == flush_bytes: no deep check */
+	bool comb_covers;		/* the comb's positions lie less than the
+					 * deep flush apart (plan_comb()) */
 	uint64_t fixed[CAPACITY_MAX_FIXED];	/* round 0, in writing order:
 						 * offset 0, powers of two from
 						 * the top down, random positions,
