@@ -347,9 +347,9 @@ struct ctx {
 	uint64_t nonce;			/* this pass's (the second has its own) */
 	uint64_t flush_start;		/* the flush before each read-back */
 	uint64_t flush_bytes;
-	bool odd_alias;			/* a position read filler of another
+	bool odd_alias;			/* a position read a block of another
 					 * offset that no period explains: */
-	uint64_t odd_pos, odd_claim;	/* the first one, and the filler's offset */
+	uint64_t odd_pos, odd_claim;	/* the first one, and the block's offset */
 	uint64_t known_period;		/* set by odd_period_pass() */
 };
 
@@ -994,7 +994,8 @@ static void second_pass(struct ctx *c)
 }
 
 /* The period behind an odd alias (see note_odd_alias()): position p read
- * the filler of offset x, so x - p is a multiple k of the period.  Offset
+ * the block (filler or test) of offset x, so |x - p| is a multiple k of
+ * the period.  Offset
  * 0 is written, then (x - p) / k for every k that divides it, the largest
  * first; after a flush offset 0 reads the block of the last one that
  * landed on it: the smallest multiple of the period, the period itself.
