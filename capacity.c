@@ -60,11 +60,17 @@
  *            makes the answer undetermined.  Then the deep check (above):
  *            on a wraparound card too, whose flash between the real end
  *            and the period may lose writes that a cache hides.
+ *   recheck  when a position was found bad, every good one below it is
+ *            written again (fresh nonce), flushed and read back: a card
+ *            that stopped keeping writes during the test (worn, turning
+ *            read-only) loses them (recheck_good()), and is damaged with
+ *            only what still keeps data verified.
  *   verdict  wraparound when offset 0 aliased; else genuine when nothing
  *            was bad; damaged when the first bad position failed with an
  *            I/O error or a good position follows it (an island), when a
  *            position read back as its own block with a few bits wrong
- *            (worn flash) or when not even offset 0 kept its data; limbo
+ *            (worn flash), when not even offset 0 kept its data or when
+ *            the recheck lost a block; limbo
  *            when everything past it lost its writes.  Anything the model
  *            cannot explain (a block of another offset without a period,
  *            a position good once and bad later) gives "undetermined".
@@ -323,6 +329,8 @@ int capacity_plan(uint64_t device_bytes, uint32_t sector_bytes,
 	 * deep flushes at worst */
 	p->max_bytes += (CAPACITY_ODD_MAX_CANDIDATES + 1) * p->block_bytes + p->deep_bytes +
 			pass_bytes(p, p->deep_bytes) + p->deep_bytes;
+	/* recheck_good(): the good positions again, and a flush */
+	p->max_bytes += p->max_probes * p->block_bytes + p->deep_bytes;
 	return 0;
 }
 
@@ -370,19 +378,26 @@ static int add_probe(struct ctx *c, uint64_t off)
 	return 0;
 }
 
-static int write_probe(struct ctx *c, struct capacity_probe *pr)
+/* Write the position's block (an I/O error there is evidence: its
+ * state), counted by the callers. */
+static int write_block(struct ctx *c, struct capacity_probe *pr)
 {
 	size_t b = (size_t)c->p->block_bytes;
 	int rc;
 
 	block_fill(c->blk, b, pr->offset_bytes, c->nonce, KIND_PROBE);
 	rc = fp_dev_write_timed(c->d, c->blk, b, pr->offset_bytes, NULL);
-	c->r->blocks_tested++;
 	if (is_media_error(rc)) {
 		pr->state = pr->first = CAPACITY_IOERR;
 		return 0;
 	}
 	return rc;
+}
+
+static int write_probe(struct ctx *c, struct capacity_probe *pr)
+{
+	c->r->blocks_tested++;
+	return write_block(c, pr);
 }
 
 static enum capacity_state classify(struct ctx *c, const struct capacity_probe *pr,
@@ -836,7 +851,8 @@ static void conclude(struct ctx *c, bool converged)
 			 "read-backs the fake-card model cannot explain (unstable "
 			 "media, a cache larger than the flush, or aliasing that is "
 			 "not a wraparound)");
-	} else if (bad_found && state_at(c, bad) == CAPACITY_IOERR) {
+	} else if ((bad_found && state_at(c, bad) == CAPACITY_IOERR) ||
+		   r->stopped_keeping) {
 		r->verdict = CAPACITY_DAMAGED;
 	} else if (r->alias_period_bytes) {
 		r->verdict = CAPACITY_WRAPAROUND;
@@ -855,6 +871,10 @@ static void conclude(struct ctx *c, bool converged)
 		r->confidence = !sure ? 0.5 : small_cache(c->p) ? 0.8 : 0.9;
 	else
 		r->confidence = sure ? 0.95 : 0.7;
+	if (r->stopped_keeping)
+		snprintf(r->note, sizeof(r->note), "test positions that had kept their "
+			 "blocks lost them when written again: the card stopped keeping "
+			 "writes during the test (worn out, or turned read-only)");
 	if (r->verdict == CAPACITY_GENUINE && !c->p->comb_covers) {
 		/* a wraparound of a period that is not a power of two could
 		 * have landed the deep flush between the comb's positions */
@@ -1080,6 +1100,70 @@ static int run_passes(struct ctx *c)
 	return rc;
 }
 
+/* recheck_good()'s write: the position's block under the new nonce. */
+static int rewrite_probe(struct ctx *c, struct capacity_probe *pr)
+{
+	pr->rechecked = true;
+	c->r->blocks_rechecked++;
+	return write_block(c, pr);
+}
+
+/* recheck_good()'s read-back: anything but the new block makes the
+ * position bad (its write failing too). */
+static int reread_probe(struct ctx *c, struct capacity_probe *pr)
+{
+	enum capacity_state st = CAPACITY_IOERR;
+	uint64_t claimed;
+	bool filler;
+	int rc = 0;
+
+	if (pr->state != CAPACITY_IOERR) {
+		rc = fp_dev_read_timed(c->d, c->blk, (size_t)c->p->block_bytes,
+				       pr->offset_bytes, NULL);
+		if (rc == 0)
+			st = classify(c, pr, &claimed, &filler);
+	}
+	if (rc && !is_media_error(rc))
+		return rc;
+	if (st != CAPACITY_OWN) {
+		pr->state = st == CAPACITY_IOERR ? CAPACITY_IOERR : CAPACITY_LOST;
+		c->r->stopped_keeping = true;
+	}
+	return 0;
+}
+
+/* A card that stops keeping writes partway through the test (a worn
+ * card turning read-only once some amount was written, silently or with
+ * errors) keeps the blocks written before and loses those written after:
+ * the first bad position is then wherever the test happened to be
+ * writing, and the good ones below it prove only what the card kept,
+ * not what it keeps.  So when a position was found bad, every good one
+ * below it is written again under a fresh nonce, flushed, and read back:
+ * one that loses its new block is bad now (r->stopped_keeping).  A fake's
+ * real flash and a damaged card's sound part keep them. */
+static int recheck_good(struct ctx *c)
+{
+	struct capacity_result *r = c->r;
+	uint64_t good_end, bad;
+	bool bad_found;
+	int rc = 0;
+
+	boundary(c, &good_end, &bad_found, &bad);
+	if (!bad_found || good_end == 0 || r->alias_period_bytes || c->contradiction)
+		return 0;
+	c->nonce = stats_hash64(c->nonce + 1);
+	for (size_t i = 0; rc == 0 && i < r->nprobes; i++)
+		if (counts(c, &r->probes[i]) && r->probes[i].state == CAPACITY_OWN &&
+		    r->probes[i].offset_bytes < bad)
+			rc = rewrite_probe(c, &r->probes[i]);
+	if (rc == 0 && c->flush_bytes)
+		rc = flush_area(c, c->flush_start, c->flush_start + c->flush_bytes);
+	for (size_t i = 0; rc == 0 && i < r->nprobes; i++)
+		if (r->probes[i].rechecked)
+			rc = reread_probe(c, &r->probes[i]);
+	return rc;
+}
+
 /* Whether the verdict's read-backs defeat the cache asked for (capped at
  * a quarter of the device: a larger cache is not credible): the deep
  * flush once it ran, or the round's. */
@@ -1112,6 +1196,8 @@ int capacity_run(struct fp_dev *d, const struct capacity_opts *o,
 	rc = c.blk && c.expect && c.chunk ? 0 : -ENOMEM;
 	if (rc == 0)
 		rc = run_passes(&c);
+	if (rc == 0)
+		rc = recheck_good(&c);
 	r->cache_defeated = cache_defeated(&c);
 	if (rc == 0 || rc == -EAGAIN)
 		conclude(&c, rc == 0);

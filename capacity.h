@@ -115,6 +115,7 @@ struct capacity_probe {
 					 * with a few bits wrong: the write
 					 * reached flash that stores badly
 					 * (worn), it was not dropped */
+	bool rechecked;			/* written again by recheck_good() */
 	unsigned round;
 };
 
@@ -134,6 +135,9 @@ struct capacity_result {
 	bool cache_hid_loss;		/* the deep flush showed lost writes a
 					 * cache had served: the test ran again
 					 * with deep flushes */
+	bool stopped_keeping;		/* a position that had kept its block
+					 * lost it when written again: the card
+					 * stopped keeping writes (worn out) */
 	uint64_t deep_flush_bytes;	/* the deep check's flush, or 0 */
 	unsigned deep_flushes;		/* the deep check's and the second pass's */
 	bool aliasing_seen;		/* some read returned another offset's block */
@@ -141,6 +145,7 @@ struct capacity_result {
 	unsigned flushes;		/* round flushes of the first pass */
 	unsigned rounds;
 	uint64_t blocks_tested;		/* test blocks written */
+	uint64_t blocks_rechecked;	/* good ones written again (recheck) */
 	uint64_t bytes_written;		/* by this run, flushes included */
 	uint64_t io_count;
 	uint64_t elapsed_ns;		/* device time */

@@ -34,8 +34,12 @@ const char *report_capacity_headline(const struct capacity_result *r, char *buf,
 			 real, rep, real);
 		break;
 	case CAPACITY_DAMAGED:
-		snprintf(buf, len, "DAMAGED: bad from about %s (%s verified from the start)",
-			 bad, real);
+		if (r->stopped_keeping)	/* where it failed first says little */
+			snprintf(buf, len, "DAMAGED: it stopped keeping writes during "
+				 "the test (%s verified from the start)", real);
+		else
+			snprintf(buf, len, "DAMAGED: bad from about %s (%s verified "
+				 "from the start)", bad, real);
 		break;
 	default:
 		snprintf(buf, len, "undetermined: %s", r->note[0] ? r->note : "no clear answer");
@@ -100,6 +104,12 @@ void report_capacity_evidence(FILE *out, const struct capacity_result *r)
 			r->cache_defeated ? "" : " (not as large as the cache size asked for)");
 	else
 		fprintf(out, "no cache flush\n");
+	if (r->blocks_rechecked)
+		fprintf(out, "recheck: %" PRIu64 " test block%s that had kept %s data written "
+			"again, then a flush: %s\n", r->blocks_rechecked,
+			r->blocks_rechecked == 1 ? "" : "s",
+			r->blocks_rechecked == 1 ? "its" : "their",
+			r->stopped_keeping ? "some lost it" : "all kept it");
 	fprintf(out, "%s written, %" PRIu64 " I/Os, %s of device time\n",
 		units_format_bytes(r->bytes_written, a, sizeof(a)), r->io_count,
 		units_format_ns((int64_t)r->elapsed_ns, b, sizeof(b)));
@@ -127,6 +137,8 @@ void report_capacity_json(struct json_writer *w, const struct capacity_result *r
 	else
 		json_null(w, "first_bad_bytes");
 	json_uint(w, "blocks_tested", r->blocks_tested);
+	json_uint(w, "blocks_rechecked", r->blocks_rechecked);
+	json_bool(w, "stopped_keeping", r->stopped_keeping);
 	json_uint(w, "bytes_written", r->bytes_written);
 	json_uint(w, "io_count", r->io_count);
 	json_uint(w, "elapsed_ns", r->elapsed_ns);

@@ -673,6 +673,7 @@ static const struct sim_key sim_keys[] = {
 	SIM_KEY("slow", slow, SIM_KEY_RANGE),
 	SIM_KEY("read_retry", read_retry_ns, SIM_KEY_NS),
 	SIM_KEY("ro_after", ro_after_bytes, SIM_KEY_BYTES),
+	SIM_KEY("ro_silent", ro_silent, SIM_KEY_BOOL),
 	SIM_KEY("wear", wear_ns, SIM_KEY_NS),
 	SIM_KEY("write_stall_ppm", write_stall_ppm, SIM_KEY_UINT),
 	SIM_KEY("write_stall", write_stall_ns, SIM_KEY_NS),
@@ -1878,6 +1879,15 @@ static uint64_t sim_wear_ns(struct sim *s)
 	return t;
 }
 
+/* A write a read-only card acknowledges without storing it (ro_silent):
+ * it takes the time of a write to the buffer at most. */
+static int sim_silently_dropped(struct sim *s, size_t len)
+{
+	s->now_ns += sim_noisy(s, s->prof.write_base_ns, 1.0);
+	s->written_bytes += len;
+	return 0;
+}
+
 static int sim_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
 {
 	struct sim *s = priv;
@@ -1888,6 +1898,8 @@ static int sim_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
 
 	if (rc == 0)
 		rc = sim_write_refused(s, len, off);
+	if (rc == -EROFS && s->prof.ro_silent)
+		return sim_silently_dropped(s, len);
 	if (rc < 0)
 		return rc;
 	data = sim_corrupted(s, buf, len, off, &copy);

@@ -139,6 +139,9 @@ struct sim_profile {
 					 * the card turns read-only: the write
 					 * that would pass it and every later
 					 * one fail with EROFS (0 = never) */
+	bool ro_silent;			/* ... or are acknowledged and dropped
+					 * (reads return the old data): a worn
+					 * card whose controller hides it */
 	uint64_t wear_ns;		/* extra time per write for each MiB
 					 * written since the card was opened
 					 * (write latency grows over the run) */
@@ -207,7 +210,8 @@ const struct sim_profile *sim_profile_find(const char *name);
  *     corrupt=START+LEN (writes there are stored with flipped bits),
  *     slow=START+LEN (reads there cost read_retry=TIME more; slow needs
  *     read_retry), ro_after=SIZE (read-only, EROFS, once SIZE bytes were
- *     written), wear=TIME (extra per write per MiB written so far),
+ *     written; ro_silent=1: such writes are dropped silently instead),
+ *     wear=TIME (extra per write per MiB written so far),
  *     write_stall_ppm=N and write_stall=TIME (stalls of writes only);
  *   write buffer (timing only): wbuf=SIZE (bytes absorbed before writes
  *     run at the flash's cost, 0 = none), wbuf_write=TIME (cost per 4 KiB

@@ -381,6 +381,52 @@ START_TEST(test_flush_loss_is_damage)
 }
 END_TEST
 
+/* A worn card turning read-only silently once some amount was written
+ * (sim ro_after with ro_silent; bench/indepcard's ro= with romode=drop):
+ * the blocks written before hold, the later ones are lost, wherever the
+ * test happened to be writing.  Such a card was called damaged with up
+ * to 729 MiB "verified" of a card that keeps nothing any more: the
+ * recheck writes the good positions again and finds that nothing
+ * sticks.  A card turning read-only only after the test's writes shows
+ * nothing (genuine), and a limbo fake's real flash passes the recheck. */
+static const struct {
+	const char *spec;
+	enum capacity_verdict verdict;
+	uint64_t real;
+	bool stopped;
+} stopping_cards[] = {
+	{ "sim:sdhc-4m,ro_after=20M,ro_silent=1", CAPACITY_DAMAGED, 0, true },
+	{ "sim:sdhc-4m,ro_after=40M,ro_silent=1", CAPACITY_DAMAGED, 0, true },
+	{ "sim:sdhc-4m,ro_after=100M,ro_silent=1", CAPACITY_DAMAGED, 0, true },
+	{ "sim:sdhc-4m,ro_after=250M,ro_silent=1", CAPACITY_DAMAGED, 0, true },
+	{ "sim:sdhc-4m,size=4096M,fake=limbo,real=1500M,ro_after=60M,ro_silent=1",
+	  CAPACITY_DAMAGED, 0, true },
+	{ "sim:sdhc-4m,ro_after=2G,ro_silent=1", CAPACITY_GENUINE, GIB, false },
+	{ "sim:sdhc-4m,size=4096M,fake=limbo,real=1500M", CAPACITY_LIMBO, 1500 * MIB, false },
+};
+
+START_TEST(test_card_stopping_to_keep_writes)
+{
+	struct capacity_plan plan;
+	struct capacity_result *r = run_card(stopping_cards[_i].spec, 9,
+					     CAPACITY_DEFAULT_CACHE_BYTES, &plan);
+
+	ck_assert_msg(r->verdict == stopping_cards[_i].verdict && r->confidence >= 0.9,
+		      "%s: %s %.2f (%s)", stopping_cards[_i].spec,
+		      capacity_verdict_name(r->verdict), r->confidence, r->note);
+	ck_assert_uint_le(r->real_bytes, stopping_cards[_i].real);
+	ck_assert_uint_ge(r->real_bytes + MIB, stopping_cards[_i].real);
+	ck_assert_int_eq(r->stopped_keeping, stopping_cards[_i].stopped);
+	/* a card found bad had its good positions written again */
+	ck_assert_int_eq(r->blocks_rechecked > 0,
+			 stopping_cards[_i].verdict != CAPACITY_GENUINE);
+	if (r->stopped_keeping)
+		ck_assert_msg(strstr(r->note, "stopped keeping writes"), "%s", r->note);
+	ck_assert_uint_le(r->bytes_written, plan.max_bytes);
+	free(r);
+}
+END_TEST
+
 START_TEST(test_cards)
 {
 	const struct card_case *c = &cards[_i / NONCES];
@@ -689,11 +735,14 @@ START_TEST(test_plan)
 		ck_assert_msg(found, "no comb position below %llu", (unsigned long long)at);
 	}
 	/* two passes, the second with the deep flush every round, then an odd
-	 * period's measurement and its pass with the deep flush */
+	 * period's measurement and its pass with the deep flush, then the
+	 * recheck */
 	ck_assert_uint_eq(p.max_bytes, 3 * p.max_probes * p.block_bytes +
 			  p.max_rounds * (p.flush_bytes + 2 * p.deep_bytes) + p.deep_bytes -
 			  p.flush_bytes + (CAPACITY_ODD_MAX_CANDIDATES + 1) * p.block_bytes +
-			  2 * p.deep_bytes);
+			  2 * p.deep_bytes +
+			  /* and the recheck of the good positions */
+			  p.max_probes * p.block_bytes + p.deep_bytes);
 	/* another nonce moves the random positions only */
 	o.nonce = 43;
 	ck_assert_int_eq(capacity_plan(n, 512, &o, &q), 0);
@@ -1286,6 +1335,8 @@ Suite *capacity_suite(void)
 	tcase_add_test(an, test_genuine_headline_is_a_sample);
 	tcase_add_loop_test(an, test_flush_loss_is_damage, 0, 3);
 	tests_add_sweep(an, test_cards, NONCES * sizeof(cards) / sizeof(cards[0]));
+	tcase_add_loop_test(an, test_card_stopping_to_keep_writes, 0,
+			    (int)(sizeof(stopping_cards) / sizeof(stopping_cards[0])));
 	tcase_add_loop_test(an, test_large_cache_found, 0,
 			    (int)(sizeof(large_caches) / sizeof(large_caches[0])));
 	tcase_add_loop_test(an, test_flaky_is_undetermined, 0, 2);

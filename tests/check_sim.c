@@ -718,6 +718,26 @@ START_TEST(test_worn_read_only_switch)
 }
 END_TEST
 
+/* ro_silent: past ro_after the writes are acknowledged and dropped, the
+ * old data stays (a worn card whose controller hides that it turned
+ * read-only); earlier writes are kept. */
+START_TEST(test_worn_read_only_silent)
+{
+	struct fp_dev *d = open_spec("seed,ro_after=64K,ro_silent=1" NOISE_OFF);
+
+	wr(d, 8 * MIB, 48 * KIB, 0x11);
+	memset(scratch, 0x33, 32 * KIB);
+	ck_assert_int_eq(fp_dev_write_timed(d, scratch, 32 * KIB, 8 * MIB, NULL), 0);
+	ck_assert_int_eq(fp_dev_write_timed(d, scratch, 512, 10 * MIB, NULL), 0);
+	rd(d, 8 * MIB, 48 * KIB);
+	for (size_t i = 0; i < 48 * KIB; i++)
+		ck_assert_uint_eq(scratch[i], 0x11);
+	rd(d, 10 * MIB, 512);
+	ck_assert_uint_eq(scratch[0], 0);
+	fp_dev_close(d);
+}
+END_TEST
+
 /* eio_write: program failures; the range stays readable and unchanged. */
 START_TEST(test_worn_write_eio)
 {
@@ -1398,6 +1418,7 @@ Suite *sim_suite(void)
 
 	tcase_add_checked_fixture(worn, setup, teardown);
 	tcase_add_test(worn, test_worn_read_only_switch);
+	tcase_add_test(worn, test_worn_read_only_silent);
 	tcase_add_test(worn, test_worn_write_eio);
 	tcase_add_test(worn, test_worn_corrupt_writes);
 	tcase_add_test(worn, test_worn_slow_reads);
