@@ -871,7 +871,7 @@ static void conclude(struct ctx *c, bool converged)
 		r->confidence = !sure ? 0.5 : small_cache(c->p) ? 0.8 : 0.9;
 	else
 		r->confidence = sure ? 0.95 : 0.7;
-	if (r->stopped_keeping)
+	if (r->stopped_keeping && r->verdict == CAPACITY_DAMAGED)
 		snprintf(r->note, sizeof(r->note), "test positions that had kept their "
 			 "blocks lost them when written again: the card stopped keeping "
 			 "writes during the test (worn out, or turned read-only)");
@@ -1108,27 +1108,47 @@ static int rewrite_probe(struct ctx *c, struct capacity_probe *pr)
 	return write_block(c, pr);
 }
 
-/* recheck_good()'s read-back: anything but the new block makes the
- * position bad (its write failing too). */
-static int reread_probe(struct ctx *c, struct capacity_probe *pr)
+/* What the position reads now: its (new) block, anything else (lost), or
+ * an I/O error. */
+static int read_state(struct ctx *c, const struct capacity_probe *pr,
+		      enum capacity_state *st)
 {
-	enum capacity_state st = CAPACITY_IOERR;
 	uint64_t claimed;
 	bool filler;
+	int rc = fp_dev_read_timed(c->d, c->blk, (size_t)c->p->block_bytes,
+				   pr->offset_bytes, NULL);
+
+	*st = CAPACITY_IOERR;
+	if (rc == 0 && classify(c, pr, &claimed, &filler) == CAPACITY_OWN)
+		*st = CAPACITY_OWN;
+	else if (rc == 0)
+		*st = CAPACITY_LOST;
+	return is_media_error(rc) ? 0 : rc;
+}
+
+/* recheck_good()'s read-back: anything but the new block (or a failed
+ * write) makes the position bad, when a second read agrees; a flaky
+ * reader that loses a read now and then is no worn card: undetermined. */
+static int reread_probe(struct ctx *c, struct capacity_probe *pr)
+{
+	enum capacity_state st = CAPACITY_IOERR, again;
 	int rc = 0;
 
-	if (pr->state != CAPACITY_IOERR) {
-		rc = fp_dev_read_timed(c->d, c->blk, (size_t)c->p->block_bytes,
-				       pr->offset_bytes, NULL);
-		if (rc == 0)
-			st = classify(c, pr, &claimed, &filler);
-	}
-	if (rc && !is_media_error(rc))
+	if (pr->state != CAPACITY_IOERR)
+		rc = read_state(c, pr, &st);
+	if (rc || st == CAPACITY_OWN)
 		return rc;
-	if (st != CAPACITY_OWN) {
-		pr->state = st == CAPACITY_IOERR ? CAPACITY_IOERR : CAPACITY_LOST;
-		c->r->stopped_keeping = true;
+	if (pr->state != CAPACITY_IOERR) {
+		rc = read_state(c, pr, &again);
+		if (rc)
+			return rc;
+		if (again != st) {
+			c->contradiction = true;
+			return 0;
+		}
 	}
+	pr->state = st;
+	c->r->stopped_keeping = true;
 	return 0;
 }
 
