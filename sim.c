@@ -646,6 +646,7 @@ static const struct sim_key sim_keys[] = {
 	SIM_KEY("au_cross", au_cross_ns, SIM_KEY_NS),
 	SIM_KEY("erased_fast", erased_reads_fast, SIM_KEY_BOOL),
 	SIM_KEY("fresh", fresh, SIM_KEY_BOOL),
+	SIM_KEY("restart_random", restart_random, SIM_KEY_BOOL),
 	SIM_KEY("write_base", write_base_ns, SIM_KEY_NS),
 	SIM_KEY("write_page", write_page_ns, SIM_KEY_NS),
 	SIM_KEY("gc_page", gc_page_ns, SIM_KEY_NS),
@@ -1629,10 +1630,11 @@ static uint64_t sim_gap_copies(struct sim *s, struct sim_slot *sl,
 /* A write below the write pointer.  Random mode takes it for
  * random_write_ns when the quota allows; otherwise the AU is merged and a
  * new cycle starts (about one AU copy).  A complete cycle closes for just
- * an erase, so rewriting a full AU from its start stays linear. */
+ * an erase, so rewriting a full AU from its start stays linear (unless
+ * restart_random: then it is out of order like any other write). */
 static uint64_t sim_out_of_order(struct sim *s, struct sim_slot *sl)
 {
-	bool complete = sl->nwritten == s->pages_per_au;
+	bool complete = sl->nwritten == s->pages_per_au && !s->prof.restart_random;
 	uint64_t au = sl->au, cost;
 
 	if (!complete && !sl->random && s->nrandom < s->prof.open_au_random) {

@@ -106,6 +106,13 @@ struct sim_profile {
 	uint64_t gc_page_ns;		/* per valid page copied when closing an AU */
 	uint64_t erase_ns;		/* per block erase */
 	uint64_t random_write_ns;	/* extra per out-of-order write in a random-mode AU */
+	bool restart_random;		/* a write to the start of an open AU
+					 * written whole is out of order like
+					 * any other (random mode when the
+					 * quota allows), as a literal reading
+					 * of flash-model.md rule 3 has it;
+					 * default: the full cycle closes for
+					 * an erase and restarts linear */
 	uint64_t fat_random_ns;		/* extra per out-of-order write in the FAT area */
 	unsigned fat_page_pct;		/* FAT-area page program cost, % of write_page_ns */
 
@@ -198,6 +205,7 @@ const struct sim_profile *sim_profile_find(const char *name);
  *     au_cross, write_base, write_page, gc_page, erase_time, random_write,
  *     fat_random, stall;
  *   booleans (1/0, yes/no, true/false, on/off): erased_fast, fresh,
+ *     restart_random,
  *     cache_direct, cache_strict;
  *   capacity: fake=none|wrap|limbo, real=SIZE (the flash behind a fake),
  *     period=SIZE (wrap), cache=SIZE (write cache serving recent writes),

@@ -402,6 +402,15 @@ START_TEST(test_write_cost_fresh_and_random)
 	ck_assert_uint_eq(wr(d, 12 * E, P, 1), p->erase_ns + base + wp);
 	ck_assert_uint_eq(wr(d, 12 * E + P, P, 1), base + wp);
 	fp_dev_close(d);
+
+	/* restart_random: out of order like any other write, random mode
+	 * from then on */
+	d = open_spec("seed,open_random=1,random_write=5ms,restart_random=1" NOISE_OFF);
+	p = sim_profile_of(d);
+	wr(d, 12 * E, E, 1);
+	ck_assert_uint_eq(wr(d, 12 * E, P, 1), base + wp + p->random_write_ns);
+	ck_assert_uint_eq(wr(d, 12 * E + P, P, 1), base + wp + p->random_write_ns);
+	fp_dev_close(d);
 }
 END_TEST
 
