@@ -63,8 +63,14 @@
  * 16 MiB, so that a FAT area of up to 16 MiB from unit 1 stays outside.
  *
  * State between trials: linear trials continue each AU where the last one
- * stopped (and complete the AU before starting it again), so they never
- * write below an open AU's write pointer and never put it into random mode.
+ * stopped, and once its cycle is complete (the rest written in one
+ * request) go on at the start of a spare AU of the area (move_on()), so
+ * they never write below an open AU's write pointer and never put it into
+ * random mode: a card may take a write at the start of an AU it still
+ * holds open, written to its end, as out of order (flash-model.md rule 3
+ * read literally, as bench/indepcard does).  Starting the same AU again
+ * left the one-AU reference in random mode on such cards, every linear
+ * trial faster than it, and the linear count undetermined.
  * Random-mode AUs keep their quota until closed, so before a random trial
  * that does not include every AU a previous one used, "flush" AUs get one
  * small in-order write each: after as many distinct AUs as the pool holds,
@@ -199,6 +205,11 @@ struct ctx {
 	struct stats_rng rng;
 	uint64_t *cursor;		/* test AU: next linear offset (AU-relative) */
 	uint64_t *flush_cursor;
+	uint64_t *test_at;		/* test AU i: the AU it writes now (number
+					 * from start_bytes) */
+	uint64_t *flush_at;
+	uint64_t *spare;		/* AUs of the area not written now: a ring */
+	size_t nspare, spare_next;
 	uint64_t budget_bytes;		/* automatic mode limit */
 	uint64_t bytes0, ns0, io0;	/* device counters at start */
 	uint64_t trials_done;
@@ -331,7 +342,7 @@ static int plan_manual(uint64_t avail, const struct openau_opts *o,
 static int plan_auto(uint64_t avail, const struct openau_opts *o,
 		     uint64_t b, uint32_t sector, struct openau_plan *p)
 {
-	uint64_t e = o->erase_size_bytes, slot = FLASHBENCH_SPACING_AUS / 2;
+	uint64_t e = o->erase_size_bytes, slot = FLASHBENCH_SPACING_AUS / 2, full;
 	unsigned m = o->max_open ? o->max_open : OPENAU_DEFAULT_MAX_OPEN;
 	uint64_t c = first_chunk(e, b, sector);
 
@@ -347,7 +358,9 @@ static int plan_auto(uint64_t avail, const struct openau_opts *o,
 	p->test_aus = m;
 	p->flush_aus = m + 1;
 	p->spacing_bytes = 2 * slot * e;
-	p->end_bytes = p->start_bytes + (2 * (uint64_t)m * slot + 1) * e;
+	/* a smaller slot leaves AUs past the layout: spares too (move_on()) */
+	full = 2 * (uint64_t)m * (FLASHBENCH_SPACING_AUS / 2) + 1;
+	p->end_bytes = p->start_bytes + (avail < full ? avail : full) * e;
 	p->max_bytes = ((uint64_t)BUDGET_AUS_PER_OPEN * m + BUDGET_AUS_EXTRA) * e;
 	p->max_trials = auto_max_trials(m);
 	return 0;
@@ -388,16 +401,72 @@ int openau_plan(uint64_t size, uint32_t sector, const struct openau_opts *o,
 
 static uint64_t test_au_off(const struct ctx *c, unsigned i)
 {
-	return c->p->start_bytes + i * c->p->spacing_bytes;
+	return c->p->start_bytes + c->test_at[i] * c->e;
 }
 
 static uint64_t flush_au_off(const struct ctx *c, unsigned j)
 {
-	uint64_t slot = c->p->spacing_bytes / 2;
+	return c->p->start_bytes + c->flush_at[j] * c->e;
+}
 
-	if (j < c->p->test_aus)
-		return c->p->start_bytes + (2 * (uint64_t)j + 1) * slot;
-	return c->p->start_bytes + 2 * (uint64_t)c->p->test_aus * slot;
+/* Where each AU starts (AU numbers from start_bytes): test AU i at slot
+ * 2i, flush AU j at slot 2j+1, the last flush AU at slot 2m (manual mode:
+ * the test AUs, spacing apart); every other AU of the area is a spare.
+ * 0, or -ENOMEM. */
+static int place_aus(struct ctx *c)
+{
+	const struct openau_plan *p = c->p;
+	uint64_t slot = p->spacing_bytes / 2 / c->e, area = (p->end_bytes - p->start_bytes) / c->e;
+	bool *used = calloc(area, sizeof(*used));
+
+	c->test_at = calloc(p->test_aus + 1, sizeof(uint64_t));
+	c->flush_at = calloc(p->flush_aus + 1, sizeof(uint64_t));
+	c->spare = calloc(area, sizeof(uint64_t));
+	if (!used || !c->test_at || !c->flush_at || !c->spare) {
+		free(used);
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < p->test_aus; i++) {
+		c->test_at[i] = p->manual ? i * p->spacing_bytes / c->e : 2 * i * slot;
+		used[c->test_at[i]] = true;
+	}
+	for (unsigned j = 0; j < p->flush_aus; j++) {
+		c->flush_at[j] = j < p->test_aus ? (2 * (uint64_t)j + 1) * slot
+						 : 2 * (uint64_t)p->test_aus * slot;
+		used[c->flush_at[j]] = true;
+	}
+	for (uint64_t k = 0; k < area && !p->manual; k++)
+		if (!used[k])
+			c->spare[c->nspare++] = k;
+	free(used);
+	return 0;
+}
+
+/* The AU *at has had its cycle completed: the next write goes to the
+ * start of a spare AU instead, the one that has waited longest, and *at
+ * joins the spares.  The card may still hold *at open, with its write
+ * pointer at the end, and take a write at its start as out of order
+ * (random mode, or a collapse), as a literal reading of flash-model.md
+ * section 4 rule 3 has it; by the time it comes back every other spare
+ * was opened, which closes it on any card whose pool is smaller than
+ * that.  Manual mode keeps flashbench's fixed AUs. */
+static void move_on(struct ctx *c, uint64_t *at)
+{
+	uint64_t next;
+
+	if (c->nspare == 0)
+		return;
+	next = c->spare[c->spare_next];
+	c->spare[c->spare_next] = *at;
+	c->spare_next = (c->spare_next + 1) % c->nspare;
+	*at = next;
+}
+
+/* The cycle of test AU i is complete. */
+static void next_test_au(struct ctx *c, unsigned i)
+{
+	c->cursor[i] = 0;
+	move_on(c, &c->test_at[i]);
 }
 
 /* ------------------------------------------------------------------ */
@@ -525,8 +594,8 @@ out:
 
 /* Linear trials continue each AU's cycle; when the next trial does not
  * fit, the rest of the AU is written in one request so the cycle is
- * complete and the card starts the AU afresh (no copies, no random mode)
- * when the trial writes its first chunk again. */
+ * complete (the card closes it later without copies), and the trial goes
+ * on at the start of a spare AU (move_on()). */
 static int linear_room(struct ctx *c, unsigned au, uint64_t need)
 {
 	uint64_t *cur = &c->cursor[au];
@@ -536,7 +605,7 @@ static int linear_room(struct ctx *c, unsigned au, uint64_t need)
 		return 0;
 	if (*cur < c->e)
 		rc = write_at(c, test_au_off(c, au) + *cur, c->e - *cur, NULL);
-	*cur = 0;
+	next_test_au(c, au);
 	return rc;
 }
 
@@ -701,8 +770,10 @@ static int flush_pool(struct ctx *c)
 		uint64_t *cur = &c->flush_cursor[j];
 		int rc;
 
-		if (*cur + len > c->e)
-			*cur = 0;	/* the cycle is complete: restarts cleanly */
+		if (*cur + len > c->e) {	/* complete: on to a spare */
+			*cur = 0;
+			move_on(c, &c->flush_at[j]);
+		}
 		rc = write_at(c, flush_au_off(c, j) + *cur, len, NULL);
 		if (rc < 0)
 			return rc;
@@ -1271,7 +1342,7 @@ static int check_drift(struct ctx *c)
 	rc = flush_pool(c);
 	if (rc == 0)
 		rc = write_at(c, test_au_off(c, 0), c->e, NULL);
-	c->cursor[0] = 0;
+	next_test_au(c, 0);
 	if (rc == 0)
 		rc = test_n(c, OPENAU_LINEAR, 1, &v, &strength);
 	if (rc == 0 && (c->out_of_budget || v != OPENAU_TRIAL_OPEN)) {
@@ -1304,9 +1375,10 @@ static int run_auto(struct ctx *c)
 	 * pointer in its middle: every calibration write below it would be
 	 * out of order (random mode's cost, or a collapse) and spoil the
 	 * reference.  Writing the AU whole first completes its cycle, so
-	 * the first calibration write (warm-up, not used) starts a clean
-	 * one. */
+	 * the first calibration write (warm-up, not used), in a spare AU,
+	 * starts a clean one. */
 	rc = write_at(c, test_au_off(c, 0), c->e, NULL);
+	next_test_au(c, 0);
 	if (rc == 0)
 		rc = calibrate(c, &ok);
 	if (rc < 0 || !ok) {
@@ -1357,6 +1429,9 @@ static void ctx_free(struct ctx *c)
 	free(c->buf);
 	free(c->cursor);
 	free(c->flush_cursor);
+	free(c->test_at);
+	free(c->flush_at);
+	free(c->spare);
 	free(c->slots_small);
 	free(c->slots_big);
 }
@@ -1383,7 +1458,8 @@ int openau_run(struct fp_dev *d, const struct openau_opts *o,
 	c.buf = fp_dev_alloc_buf((size_t)c.e);
 	c.cursor = calloc(p->test_aus + 1, sizeof(uint64_t));
 	c.flush_cursor = calloc(p->flush_aus + 1, sizeof(uint64_t));
-	if (c.buf == NULL || c.cursor == NULL || c.flush_cursor == NULL) {
+	if (c.buf == NULL || c.cursor == NULL || c.flush_cursor == NULL ||
+	    place_aus(&c) < 0) {
 		ctx_free(&c);
 		return -ENOMEM;
 	}
