@@ -127,7 +127,7 @@ $(B)/simfuse: bench/simfuse.c $(LIB_OBJS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -I. $(FUSE_CFLAGS) -o $@ $< $(LIB_OBJS) $(FUSE_LIBS) $(LDLIBS)
 
 # bench/indepcard: a card model written apart from sim.c (bench/indep-align,
-# bench/indep-capacity)
+# bench/indep-capacity, bench/indep-openau)
 $(B)/indepcard: bench/indepcard.c | $(B)
 	@test -n "$(HAVE_FUSE)" || { echo "bench/indepcard needs libfuse3-dev and fuse3 (apt-get install libfuse3-dev fuse3)"; exit 1; }
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(FUSE_CFLAGS) -o $@ $< $(FUSE_LIBS) -lm
@@ -139,8 +139,9 @@ demo: $(B)/flashprobe
 # flashbench's procedures and of the capacity check against f3probe, and
 # flashprobe's I/O overhead against fio; the stability of the verdicts,
 # and the verdicts on simulated cards served in real time (bench/realtime)
-# and on independently modelled ones (bench/indep-align, and the capacity
-# check's on their fakes: bench/indep-capacity).
+# and on independently modelled ones (bench/indep-align, the capacity
+# check's on their fakes: bench/indep-capacity, open-au's counts:
+# bench/indep-openau).
 bench: $(B)/flashprobe $(B)/check_flashprobe $(SIMFUSE)
 	sh bench/align-cost $(CURDIR)/$(B)/flashprobe
 	sh bench/write-cost $(CURDIR)/$(B)/flashprobe
@@ -150,6 +151,7 @@ bench: $(B)/flashprobe $(B)/check_flashprobe $(SIMFUSE)
 	sh bench/realtime $(CURDIR)/$(B)/flashprobe
 	sh bench/indep-align $(CURDIR)/$(B)/flashprobe
 	sh bench/indep-capacity $(CURDIR)/$(B)/flashprobe
+	sh bench/indep-openau $(CURDIR)/$(B)/flashprobe
 	sh bench/stability $(CURDIR)/$(B)/check_flashprobe
 
 # libFuzzer harnesses for the parsers of what users type and of what check
