@@ -420,8 +420,14 @@ START_TEST(test_card_stopping_to_keep_writes)
 	/* a card found bad had its good positions written again */
 	ck_assert_int_eq(r->blocks_rechecked > 0,
 			 stopping_cards[_i].verdict != CAPACITY_GENUINE);
-	if (r->stopped_keeping)
+	if (r->stopped_keeping) {
+		char line[320];
+
 		ck_assert_msg(strstr(r->note, "stopped keeping writes"), "%s", r->note);
+		report_capacity_headline(r, line, sizeof(line));
+		ck_assert_msg(strstr(line, "it stopped keeping writes during the test "
+				     "(nothing verified"), "%s", line);
+	}
 	ck_assert_uint_le(r->bytes_written, plan.max_bytes);
 	free(r);
 }
