@@ -430,21 +430,33 @@ static bool garbled_own(struct ctx *c, const struct capacity_probe *pr)
 	return bits > 0 && bits <= b * 8 / GARBLED_BIT_SHARE;
 }
 
+/* Read the position into c->blk: *st is what it holds (classify()), or
+ * CAPACITY_IOERR when the read failed with a media error.  0, or the
+ * error that stops the test. */
+static int read_block(struct ctx *c, const struct capacity_probe *pr,
+		      enum capacity_state *st, uint64_t *claimed, bool *filler)
+{
+	int rc = fp_dev_read_timed(c->d, c->blk, (size_t)c->p->block_bytes,
+				   pr->offset_bytes, NULL);
+
+	*st = CAPACITY_IOERR;
+	if (rc == 0)
+		*st = classify(c, pr, claimed, filler);
+	return is_media_error(rc) ? 0 : rc;
+}
+
 static int read_probe(struct ctx *c, struct capacity_probe *pr)
 {
-	enum capacity_state st = CAPACITY_IOERR;
+	enum capacity_state st;
 	uint64_t claimed = 0;
 	bool filler = false;
 	int rc;
 
 	if (pr->first == CAPACITY_IOERR && pr->state == CAPACITY_IOERR)
 		return 0;	/* its write failed */
-	rc = fp_dev_read_timed(c->d, c->blk, (size_t)c->p->block_bytes, pr->offset_bytes,
-			       NULL);
-	if (rc && !is_media_error(rc))
+	rc = read_block(c, pr, &st, &claimed, &filler);
+	if (rc)
 		return rc;
-	if (rc == 0)
-		st = classify(c, pr, &claimed, &filler);
 	pr->garbled = st == CAPACITY_LOST && garbled_own(c, pr);
 	/* each position is written once: reading it differently later has no
 	 * explanation in the model (unstable media or reader, a cache larger
@@ -1115,30 +1127,25 @@ static int read_state(struct ctx *c, const struct capacity_probe *pr,
 {
 	uint64_t claimed;
 	bool filler;
-	int rc = fp_dev_read_timed(c->d, c->blk, (size_t)c->p->block_bytes,
-				   pr->offset_bytes, NULL);
+	int rc = read_block(c, pr, st, &claimed, &filler);
 
-	*st = CAPACITY_IOERR;
-	if (rc == 0 && classify(c, pr, &claimed, &filler) == CAPACITY_OWN)
-		*st = CAPACITY_OWN;
-	else if (rc == 0)
+	if (*st == CAPACITY_FOREIGN)
 		*st = CAPACITY_LOST;
-	return is_media_error(rc) ? 0 : rc;
+	return rc;
 }
 
-/* recheck_good()'s read-back: anything but the new block (or a failed
- * write) makes the position bad, when a second read agrees; a flaky
+/* recheck_good()'s read-back: a failed write, or anything but the new
+ * block when a second read agrees, makes the position bad; a flaky
  * reader that loses a read now and then is no worn card: undetermined. */
 static int reread_probe(struct ctx *c, struct capacity_probe *pr)
 {
-	enum capacity_state st = CAPACITY_IOERR, again;
-	int rc = 0;
+	enum capacity_state st, again;
+	int rc;
 
-	if (pr->state != CAPACITY_IOERR)
+	if (pr->state != CAPACITY_IOERR) {	/* else the write failed */
 		rc = read_state(c, pr, &st);
-	if (rc || st == CAPACITY_OWN)
-		return rc;
-	if (pr->state != CAPACITY_IOERR) {
+		if (rc || st == CAPACITY_OWN)
+			return rc;
 		rc = read_state(c, pr, &again);
 		if (rc)
 			return rc;
@@ -1146,8 +1153,8 @@ static int reread_probe(struct ctx *c, struct capacity_probe *pr)
 			c->contradiction = true;
 			return 0;
 		}
+		pr->state = st;
 	}
-	pr->state = st;
 	c->r->stopped_keeping = true;
 	return 0;
 }

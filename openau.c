@@ -462,11 +462,12 @@ static void move_on(struct ctx *c, uint64_t *at)
 	*at = next;
 }
 
-/* The cycle of test AU i is complete. */
-static void next_test_au(struct ctx *c, unsigned i)
+/* An AU's cycle is complete: its next write goes to the start of a
+ * spare (cursor: its next linear offset, at: where it is). */
+static void next_cycle(struct ctx *c, uint64_t *cursor, uint64_t *at)
 {
-	c->cursor[i] = 0;
-	move_on(c, &c->test_at[i]);
+	*cursor = 0;
+	move_on(c, at);
 }
 
 /* ------------------------------------------------------------------ */
@@ -605,7 +606,19 @@ static int linear_room(struct ctx *c, unsigned au, uint64_t need)
 		return 0;
 	if (*cur < c->e)
 		rc = write_at(c, test_au_off(c, au) + *cur, c->e - *cur, NULL);
-	next_test_au(c, au);
+	next_cycle(c, cur, &c->test_at[au]);
+	return rc;
+}
+
+/* Test AU 0, the one-AU trials', written whole: whatever wrote it before
+ * may have left a cycle open with its write pointer in the middle, and
+ * every write below it would be out of order (random mode's cost, or a
+ * collapse).  The next one-AU trial starts a clean cycle in a spare. */
+static int complete_reference(struct ctx *c)
+{
+	int rc = write_at(c, test_au_off(c, 0), c->e, NULL);
+
+	next_cycle(c, &c->cursor[0], &c->test_at[0]);
 	return rc;
 }
 
@@ -770,10 +783,8 @@ static int flush_pool(struct ctx *c)
 		uint64_t *cur = &c->flush_cursor[j];
 		int rc;
 
-		if (*cur + len > c->e) {	/* complete: on to a spare */
-			*cur = 0;
-			move_on(c, &c->flush_at[j]);
-		}
+		if (*cur + len > c->e)	/* complete: on to a spare */
+			next_cycle(c, cur, &c->flush_at[j]);
 		rc = write_at(c, flush_au_off(c, j) + *cur, len, NULL);
 		if (rc < 0)
 			return rc;
@@ -1341,8 +1352,7 @@ static int check_drift(struct ctx *c)
 	c->out_of_budget = false;
 	rc = flush_pool(c);
 	if (rc == 0)
-		rc = write_at(c, test_au_off(c, 0), c->e, NULL);
-	next_test_au(c, 0);
+		rc = complete_reference(c);
 	if (rc == 0)
 		rc = test_n(c, OPENAU_LINEAR, 1, &v, &strength);
 	if (rc == 0 && (c->out_of_budget || v != OPENAU_TRIAL_OPEN)) {
@@ -1370,15 +1380,9 @@ static int run_auto(struct ctx *c)
 
 	set_count(lin, 0, OPENAU_UNDETERMINED, 0);
 	set_count(rnd, 0, OPENAU_UNDETERMINED, 0);
-	/* Whatever wrote the card before (the capacity check in probe, a
-	 * file system) may have left the reference AU open with a write
-	 * pointer in its middle: every calibration write below it would be
-	 * out of order (random mode's cost, or a collapse) and spoil the
-	 * reference.  Writing the AU whole first completes its cycle, so
-	 * the first calibration write (warm-up, not used), in a spare AU,
-	 * starts a clean one. */
-	rc = write_at(c, test_au_off(c, 0), c->e, NULL);
-	next_test_au(c, 0);
+	/* whatever wrote the card before (the capacity check in probe, a
+	 * file system) must not spoil the calibration */
+	rc = complete_reference(c);
 	if (rc == 0)
 		rc = calibrate(c, &ok);
 	if (rc < 0 || !ok) {

@@ -34,11 +34,10 @@ const char *report_capacity_headline(const struct capacity_result *r, char *buf,
 			 real, rep, real);
 		break;
 	case CAPACITY_DAMAGED:
-		if (r->real_bytes == 0)
-			snprintf(real, sizeof(real), "nothing");
 		if (r->stopped_keeping)	/* where it failed first says little */
 			snprintf(buf, len, "DAMAGED: it stopped keeping writes during "
-				 "the test (%s verified from the start)", real);
+				 "the test (%s verified from the start)",
+				 r->real_bytes ? real : "nothing");
 		else if (r->real_bytes == 0)
 			snprintf(buf, len, "DAMAGED: bad from the start (nothing verified)");
 		else
