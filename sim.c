@@ -9,7 +9,8 @@
  * Writes (model section 4): every AU (= erase block here) is erased (no
  * valid pages), partially valid or fully valid.  An LRU pool of at most
  * open_au_linear AUs is open; an open AU has a write pointer (bytes, so
- * 4 KiB writes inside an 8 KiB page stay in order) and a bitmap of the
+ * 4 KiB writes inside an 8 KiB page stay in order; whole pages with
+ * page_wp) and a bitmap of the
  * pages programmed or copied in the current cycle.
  *   - in order (off >= wp): forward gaps copy their valid pages (linear
  *     mode), then the touched pages are programmed (a partial page costs
@@ -647,6 +648,7 @@ static const struct sim_key sim_keys[] = {
 	SIM_KEY("erased_fast", erased_reads_fast, SIM_KEY_BOOL),
 	SIM_KEY("fresh", fresh, SIM_KEY_BOOL),
 	SIM_KEY("restart_random", restart_random, SIM_KEY_BOOL),
+	SIM_KEY("page_wp", page_wp, SIM_KEY_BOOL),
 	SIM_KEY("write_base", write_base_ns, SIM_KEY_NS),
 	SIM_KEY("write_page", write_page_ns, SIM_KEY_NS),
 	SIM_KEY("gc_page", gc_page_ns, SIM_KEY_NS),
@@ -1648,6 +1650,17 @@ static uint64_t sim_out_of_order(struct sim *s, struct sim_slot *sl)
 	return cost;
 }
 
+/* Move a write pointer past a write ending at end (AU-relative): to the
+ * byte, or with page_wp to the end of the last page it touched, so that
+ * the rest of that page counts as written. */
+static void sim_advance_wp(const struct sim *s, uint64_t *wp, uint64_t end)
+{
+	if (s->prof.page_wp)
+		end = (end + s->unit_bytes - 1) / s->unit_bytes * s->unit_bytes;
+	if (end > *wp)
+		*wp = end;
+}
+
 /* Write [start, end) (AU-relative bytes) of normal AU au. */
 static int sim_write_normal(struct sim *s, uint64_t au, uint64_t start,
 			    uint64_t end, uint64_t *cost)
@@ -1669,8 +1682,7 @@ static int sim_write_normal(struct sim *s, uint64_t au, uint64_t start,
 	*cost += (p1 - p0) * p->write_page_ns;
 	for (uint64_t pg = p0; pg < p1; pg++)
 		sim_slot_mark(sl, pg);
-	if (end > sl->wp_bytes)
-		sl->wp_bytes = end;
+	sim_advance_wp(s, &sl->wp_bytes, end);
 	return sim_mark_valid(s, &s->aus[au], p0, p1);
 }
 
@@ -1685,8 +1697,7 @@ static int sim_write_fat(struct sim *s, uint64_t au, uint64_t start,
 
 	if (start < *wp)
 		*cost += p->fat_random_ns;
-	if (end > *wp)
-		*wp = end;
+	sim_advance_wp(s, wp, end);
 	*cost += (p1 - p0) * p->write_page_ns * p->fat_page_pct / 100;
 	return sim_mark_valid(s, &s->aus[au], p0, p1);
 }

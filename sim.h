@@ -113,6 +113,13 @@ struct sim_profile {
 					 * of flash-model.md rule 3 has it;
 					 * default: the full cycle closes for
 					 * an erase and restarts linear */
+	bool page_wp;			/* the write pointer moves in whole
+					 * pages: a write into a page already
+					 * programmed in this cycle (4 KiB
+					 * after 4 KiB inside a 16 KiB page)
+					 * is out of order, as a literal
+					 * reading of rules 1 and 3 has it;
+					 * default: bytes */
 	uint64_t fat_random_ns;		/* extra per out-of-order write in the FAT area */
 	unsigned fat_page_pct;		/* FAT-area page program cost, % of write_page_ns */
 
@@ -205,7 +212,7 @@ const struct sim_profile *sim_profile_find(const char *name);
  *     au_cross, write_base, write_page, gc_page, erase_time, random_write,
  *     fat_random, stall;
  *   booleans (1/0, yes/no, true/false, on/off): erased_fast, fresh,
- *     restart_random,
+ *     restart_random, page_wp,
  *     cache_direct, cache_strict;
  *   capacity: fake=none|wrap|limbo, real=SIZE (the flash behind a fake),
  *     period=SIZE (wrap), cache=SIZE (write cache serving recent writes),

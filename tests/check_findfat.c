@@ -122,7 +122,8 @@ static double gen_costs(struct stats_rng *g, struct sim_profile *p)
  * span 1-32 units from unit 0 or 1 (the ends of both ranges are always in
  * the table).  Unit sizes 128 KiB-8 MiB (non-powers of two too), pools of
  * 1-6 open units with up to 2 random, all costs scaled by one factor over
- * two decades, jitter 0-30 %.  Cards keeping more units open than the
+ * two decades, jitter 0-30 %, every third card with its write pointer in
+ * whole pages (sim page_wp).  Cards keeping more units open than the
  * finder interleaves, and areas whose small random writes are not at least
  * twice as fast as a unit copy, are marked ambiguous. */
 static void gen_profile(unsigned i, struct sim_profile *p)
@@ -184,6 +185,7 @@ static void gen_profile(unsigned i, struct sim_profile *p)
 	p->stall_ns = (uint64_t)(uni(&g, 5, 20) * MS * scale);
 	p->location_pct = 1;
 	p->seed = i + 1;
+	p->page_wp = i % 3 == 2;
 
 	/* an area must stand out by twice a unit copy to be decidable */
 	fat_ns = p->write_base_ns + p->fat_random_ns +
@@ -194,7 +196,8 @@ static void gen_profile(unsigned i, struct sim_profile *p)
 
 /* Case i of the many-open table: cards whose 16-64 open units all take
  * random writes (nothing collapses), units 128 KiB-24 MiB (3*2^n too),
- * costs over two decades, jitter 0-30 %.  Two cards in three have a FAT
+ * costs over two decades, jitter 0-30 %, every other card with its write
+ * pointer in whole pages (sim page_wp).  Two cards in three have a FAT
  * area of 1 unit up to 16 MiB (at most 32 units) from unit 0 or 1 that
  * differs from the rest as a FAT area does: small random writes at least
  * FAT_FASTER times faster, or page programs (small in-order and whole-unit
@@ -238,6 +241,7 @@ static void gen_many_open(unsigned i, struct sim_profile *p)
 	p->stall_ns = (uint64_t)(uni(&g, 5, 20) * MS * scale);
 	p->location_pct = 1;
 	p->seed = i + 1;
+	p->page_wp = i % 2 == 1;
 	if (i % 3 == 0)
 		return;
 

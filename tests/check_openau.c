@@ -164,7 +164,8 @@ static void check_card(const struct sim_profile *p, uint64_t seed,
  * undetermined),
  * jitter 0-30 %, stalls and per-location noise; every third card takes a
  * write to the start of an AU written whole as out of order (sim
- * restart_random).  Every AMBIGUOUS_EVERY-th
+ * restart_random), and every other keeps its write pointer in whole
+ * pages (sim page_wp).  Every AMBIGUOUS_EVERY-th
  * card is made undecidable by timing: collection costs only 3-15 % of an
  * AU write, or the per-command overhead 10-40 % of it. */
 static void gen_profile(unsigned i, struct sim_profile *p)
@@ -216,6 +217,8 @@ static void gen_profile(unsigned i, struct sim_profile *p)
 	/* a third take the start of a full AU as out of order (random
 	 * mode), as a literal reading of the model does */
 	p->restart_random = i % 3 == 1;
+	/* half keep the write pointer in whole pages (sim page_wp) */
+	p->page_wp = i % 2 == 0;
 	p->read_base_ns = 500000;
 	p->read_page_ns = 100000;
 	p->seed = 1000 + i;
@@ -250,7 +253,8 @@ END_TEST
  * FAT area of up to 16 MiB at unit 0 or 1 (or none), open AUs 1-8 with
  * random 0..open, costs over two decades, jitter 0-20 %.  Random mode
  * costs 1-15 % of a collapse (one AU copy: 64 page copies and an erase;
- * every other card restarts a full AU in random mode, sim restart_random),
+ * every other card restarts a full AU in random mode, sim restart_random,
+ * and half keep the write pointer in whole pages, sim page_wp),
  * which on 64 pages is up to ~30 % of writing the AU; cards where it
  * costs more than 10 % of a collapse are marked ambiguous (random mode
  * and a collapse are then only 4x apart). */
@@ -282,6 +286,7 @@ static void gen_legacy(unsigned i, struct sim_profile *p)
 	p->jitter_pct = (unsigned)stats_rng_below(&g, 21);
 	p->seed = 500 + i;
 	p->restart_random = i % 2 == 1;
+	p->page_wp = i % 4 < 2;
 	p->ambiguous = share > 0.10;
 }
 

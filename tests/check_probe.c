@@ -91,9 +91,8 @@ static void check_advice(const struct sim_profile *p, const struct probe_result 
 			  g->sector_bytes, a->part_start_bytes);
 }
 
-START_TEST(test_probe_every_profile)
+static void check_profile(const struct sim_profile *p)
 {
-	const struct sim_profile *p = &sim_profiles[_i];
 	struct fp_dev *d;
 	struct probe_result *r = probe_card(p, true, &d);
 	const struct geometry *g = &r->geo;
@@ -126,7 +125,8 @@ START_TEST(test_probe_every_profile)
 	if (!g->erase.bytes) {
 		/* no erase size: the write tests must not run on a guess */
 		ck_assert(!r->openau_done && !r->findfat_done);
-		ck_assert_uint_eq(fp_dev_bytes_written(d), r->capacity.bytes_written);
+		ck_assert_uint_eq(fp_dev_bytes_written(d),
+				  r->capacity.bytes_written + r->auwrite.bytes_written);
 		goto out;
 	}
 	ck_assert(r->openau_done && r->findfat_done);
@@ -144,6 +144,26 @@ START_TEST(test_probe_every_profile)
 out:
 	fp_dev_close(d);
 	free(r);
+}
+
+START_TEST(test_probe_every_profile)
+{
+	check_profile(&sim_profiles[_i]);
+}
+END_TEST
+
+/* Every built-in card with its write pointer in whole pages (sim
+ * page_wp, as bench/indepcard and a literal reading of flash-model.md
+ * have it) is held to the same account.  The write-based AU search is
+ * undetermined there on pages above 4 KiB (design.md, Known debts), so
+ * nopattern, whose erase block only the writes show (it is marked
+ * ambiguous), then has none and runs no write test. */
+START_TEST(test_probe_page_granular_write_pointer)
+{
+	struct sim_profile p = sim_profiles[_i];
+
+	p.page_wp = true;
+	check_profile(&p);
 }
 END_TEST
 
@@ -618,6 +638,10 @@ Suite *probe_suite(void)
 		n++;
 	tcase_set_timeout(tc, 120);
 	tests_add_sweep(tc, test_probe_every_profile, n);
+	/* every other card (nopattern among them): the sweep above has them all */
+	for (size_t i = 0; i < n; i += 2 * TESTS_SWEEP_STRIDE)
+		tcase_add_loop_test(tc, test_probe_page_granular_write_pointer,
+				    (int)i, (int)i + 1);
 	tcase_add_test(tc, test_probe_read_only);
 	tcase_add_test(tc, test_probe_quick_capacity);
 	tcase_add_test(tc, test_probe_skips_writes_without_erase_size);

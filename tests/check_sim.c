@@ -411,6 +411,25 @@ START_TEST(test_write_cost_fresh_and_random)
 	ck_assert_uint_eq(wr(d, 12 * E, P, 1), base + wp + p->random_write_ns);
 	ck_assert_uint_eq(wr(d, 12 * E + P, P, 1), base + wp + p->random_write_ns);
 	fp_dev_close(d);
+
+	/* page_wp: the second half of a page after its first half is out of
+	 * order (the byte pointer above took it in order), a write at the
+	 * next page is not, and neither is a page's start after a gap */
+	d = open_spec("seed,open_random=1,random_write=5ms,page_wp=1" NOISE_OFF);
+	p = sim_profile_of(d);
+	ck_assert(p->page_wp);
+	wr(d, 12 * E, E, 1);
+	ck_assert_uint_eq(wr(d, 13 * E, P / 2, 1), p->erase_ns + base + wp);
+	ck_assert_uint_eq(wr(d, 13 * E + P, P / 2, 1), base + wp);
+	ck_assert_uint_eq(wr(d, 13 * E + P + P / 2, P / 2, 1),
+			  base + wp + p->random_write_ns);
+	fp_dev_close(d);
+	d = open_spec("seed,page_wp=1" NOISE_OFF);
+	p = sim_profile_of(d);
+	wr(d, 12 * E, E, 1);
+	ck_assert_uint_eq(wr(d, 13 * E, P / 2, 1), p->erase_ns + base + wp);
+	ck_assert_uint_eq(wr(d, 13 * E + 3 * P, P, 1), 2 * p->gc_page_ns + base + wp);
+	fp_dev_close(d);
 }
 END_TEST
 
