@@ -127,7 +127,7 @@ $(B)/simfuse: bench/simfuse.c $(LIB_OBJS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -I. $(FUSE_CFLAGS) -o $@ $< $(LIB_OBJS) $(FUSE_LIBS) $(LDLIBS)
 
 # bench/indepcard: a card model written apart from sim.c (bench/indep-align,
-# bench/indep-capacity, bench/indep-openau)
+# bench/indep-capacity, bench/indep-openau, bench/indep-ausearch)
 $(B)/indepcard: bench/indepcard.c | $(B)
 	@test -n "$(HAVE_FUSE)" || { echo "bench/indepcard needs libfuse3-dev and fuse3 (apt-get install libfuse3-dev fuse3)"; exit 1; }
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(FUSE_CFLAGS) -o $@ $< $(FUSE_LIBS) -lm
@@ -141,7 +141,7 @@ demo: $(B)/flashprobe
 # and the verdicts on simulated cards served in real time (bench/realtime)
 # and on independently modelled ones (bench/indep-align, the capacity
 # check's on their fakes: bench/indep-capacity, open-au's counts:
-# bench/indep-openau).
+# bench/indep-openau, the write-based AU search's: bench/indep-ausearch).
 bench: $(B)/flashprobe $(B)/check_flashprobe $(SIMFUSE)
 	sh bench/align-cost $(CURDIR)/$(B)/flashprobe
 	sh bench/write-cost $(CURDIR)/$(B)/flashprobe
@@ -152,6 +152,7 @@ bench: $(B)/flashprobe $(B)/check_flashprobe $(SIMFUSE)
 	sh bench/indep-align $(CURDIR)/$(B)/flashprobe
 	sh bench/indep-capacity $(CURDIR)/$(B)/flashprobe
 	sh bench/indep-openau $(CURDIR)/$(B)/flashprobe
+	sh bench/indep-ausearch $(CURDIR)/$(B)/flashprobe
 	sh bench/stability $(CURDIR)/$(B)/check_flashprobe
 
 # libFuzzer harnesses for the parsers of what users type and of what check

@@ -16,15 +16,20 @@
  * 32, 64, 96 KiB and at every candidate (128 KiB, 192 KiB, 256 KiB, 384 KiB,
  * ... ascending) each cost base + k x gap inside the AU, k being the copy
  * cost per skipped byte (estimated from the previous points, so a card 10x
- * faster or slower gives the same ratios).
+ * faster or slower gives the same ratios).  Those offsets are for 4 KiB
+ * chunks; a larger chunk (a page, auwrite_chunk_for_page) scales them all:
+ * a card that keeps its write pointer in whole pages (rule 3 read
+ * literally) takes the calibration's second 4 KiB write inside a 16 KiB
+ * page as out of order, which spoils the base.
  *
  * How it is decided: a point is "opened" when its cost above the base is
  * below 0.35 of the expected gap copy, "inside" above 0.6, unclear in
  * between, and too weak to judge when the expected copy is not well above
  * the base cost and its jitter.  The first opened candidate D is the AU if
  * 1.5 D is inside, 2 D opened and 2.5 D inside again (so neither D/2 nor
- * 2 D fits), and every smaller candidate e dividing D is excluded by a
- * pair test in D's fourth unit (or a later one): a write at a multiple
+ * 2 D fits), and every smaller size e dividing D (2^n and 3 * 2^n from
+ * 128 KiB, below the first candidate too) is excluded by a pair test in
+ * D's fourth unit (or a later one): a write at a multiple
  * of e there, right after one a short gap g before it, costs the copy of
  * g, neither nothing (an AU start) nor the closing of some half-written AU
  * that can hide an AU start from the sweep.  An opening write still costs
@@ -81,13 +86,15 @@
  * times what an opening write cost (its erase). */
 #define OPENING_MARGIN 2.5
 #define WEAK_BASES 2.0
-/* The pair test's short gap: a multiple of 32 KiB; its write must cost
- * 0.6-1.7 times the gap's copy. */
-#define PAIR_GAP_GRAIN (32 * KIB)
+/* The pair test's short gap: a multiple of PAIR_GAP_GRAINS grains
+ * (32 KiB with 4 KiB chunks); its write must cost 0.6-1.7 times the
+ * gap's copy. */
+#define PAIR_GAP_GRAINS 8
 #define PAIR_RATIO_MAX 1.7
-/* At least 64 KiB: a gap of a few pages copies whole pages only, so much
- * shorter gaps cost visibly less per byte than the long ones k came from. */
-#define PAIR_GAP_MIN (64 * KIB)
+/* At least 16 grains (64 KiB of 4 KiB chunks): a gap of a few pages
+ * copies whole pages only, so much shorter gaps cost visibly less per
+ * byte than the long ones k came from. */
+#define PAIR_GAP_MIN_GRAINS 16
 /* A write faster than any gap-free write of the calibration can be did
  * not reach the flash as they did: a write buffer absorbed it, and an
  * absorbed write looks like an AU start (no gap copy).  "Faster" is below
@@ -101,7 +108,13 @@
 #define ABSORBED_OF_BASE 0.5
 #define WEAK_SPREADS 2.0
 
-static const uint64_t pre_points[] = { 32 * KIB, 64 * KIB, 96 * KIB };
+/* The search's offsets are in grains (4 KiB, or the chunk when larger:
+ * with a page-sized chunk the search is the 4 KiB one scaled, so that
+ * every write starts its own page): the pre points at 8, 16 and 24, the
+ * first candidate at 32 (128 KiB). */
+#define GRAIN_BYTES (4 * KIB)
+static const uint64_t pre_points[] = { 8, 16, 24 };
+#define MIN_AU_GRAINS 32
 
 struct ctx {
 	struct fp_dev *d;
@@ -128,12 +141,12 @@ const char *auwrite_class_name(enum auwrite_class c)
 	return (unsigned)c < sizeof(names) / sizeof(names[0]) ? names[c] : "?";
 }
 
-/* The candidates in ascending order: 2^n and 3 * 2^n from 128 KiB. */
-static size_t candidates(uint64_t max, uint64_t *out, size_t cap)
+/* The candidates in ascending order: 2^n and 3 * 2^n from min. */
+static size_t candidates(uint64_t min, uint64_t max, uint64_t *out, size_t cap)
 {
 	size_t n = 0;
 
-	for (uint64_t v = AUWRITE_MIN_AU; v <= max && n < cap; v *= 2) {
+	for (uint64_t v = min; v <= max && n < cap; v *= 2) {
 		out[n++] = v;
 		if (v + v / 2 <= max && n < cap)
 			out[n++] = v + v / 2;
@@ -156,18 +169,37 @@ static uint64_t common_multiple(uint64_t max)
 	return 3 * largest_pow2_at_most(max);
 }
 
+/* The sweep's candidates, the confirmation's three points and a pair
+ * (two writes) for each size from AUWRITE_MIN_AU below the one
+ * confirmed: at most three writes per size from AUWRITE_MIN_AU, with a
+ * chunk of any size. */
 static unsigned max_points(uint64_t max)
 {
 	uint64_t c[AUWRITE_MAX_POINTS];
 
 	return CALIBRATION_WRITES + (unsigned)(sizeof(pre_points) / sizeof(pre_points[0])) +
-	       3 * (unsigned)candidates(max, c, AUWRITE_MAX_POINTS) + 3;
+	       3 * (unsigned)candidates(AUWRITE_MIN_AU, max, c, AUWRITE_MAX_POINTS) + 3;
+}
+
+static bool power_of_two(uint64_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+uint64_t auwrite_chunk_for_page(uint64_t page_bytes)
+{
+	if (page_bytes > GRAIN_BYTES && page_bytes <= AUWRITE_MAX_CHUNK &&
+	    power_of_two(page_bytes))
+		return page_bytes;
+	if (page_bytes && page_bytes <= GRAIN_BYTES)
+		return 0;
+	return AUWRITE_UNKNOWN_PAGE_CHUNK;
 }
 
 int auwrite_plan(uint64_t size, uint32_t sector, const struct auwrite_opts *o,
 		 struct auwrite_plan *p)
 {
-	uint64_t max, chunk, flush;
+	uint64_t max, chunk, flush, grain;
 
 	if (!o || !p || sector == 0)
 		return -EINVAL;
@@ -176,10 +208,14 @@ int auwrite_plan(uint64_t size, uint32_t sector, const struct auwrite_opts *o,
 	chunk = o->chunk_bytes ? o->chunk_bytes :
 		sector > DEFAULT_CHUNK_BYTES ? sector : DEFAULT_CHUNK_BYTES;
 	flush = o->flush_bytes ? o->flush_bytes : DEFAULT_FLUSH_BYTES;
+	/* a chunk above 4 KiB is a page: the offsets scale with it */
+	grain = chunk > GRAIN_BYTES ? chunk : GRAIN_BYTES;
 	if (max < MIN_SEARCH_BYTES || max > AUWRITE_MAX_AU || chunk % sector ||
-	    chunk > pre_points[0] / 4 || flush % sector || flush % FLUSH_REQUEST_BYTES)
+	    (chunk > GRAIN_BYTES && auwrite_chunk_for_page(chunk) != chunk) ||
+	    MIN_AU_GRAINS * grain > max || flush % sector || flush % FLUSH_REQUEST_BYTES)
 		return -EINVAL;
-	for (; max >= MIN_SEARCH_BYTES; max = largest_pow2_at_most(max - 1)) {
+	for (; max >= MIN_SEARCH_BYTES && max >= MIN_AU_GRAINS * grain;
+	     max = largest_pow2_at_most(max - 1)) {
 		uint64_t a = common_multiple(max);
 		uint64_t site = (FAT_SKIP_BYTES + flush + a - 1) / a * a;
 
@@ -192,6 +228,8 @@ int auwrite_plan(uint64_t size, uint32_t sector, const struct auwrite_opts *o,
 		return -ENOSPC;
 	p->max_au_bytes = max;
 	p->chunk_bytes = chunk;
+	p->grain_bytes = grain;
+	p->min_au_bytes = MIN_AU_GRAINS * grain;
 	p->flush_bytes = flush;
 	p->start_bytes = p->site_bytes - flush;
 	p->end_bytes = p->site_bytes + SPAN_FACTOR * max;
@@ -420,19 +458,20 @@ static int pair_inside(struct ctx *c, uint64_t at, uint64_t g, double k, bool *o
 }
 
 /* The short gap: its copy must stand above the jitter and well above
- * what an opening costs, in whole 32 KiB, at least PAIR_GAP_MIN. */
+ * what an opening costs, in whole PAIR_GAP_GRAINS grains, at least
+ * PAIR_GAP_MIN_GRAINS. */
 static uint64_t pair_gap(const struct ctx *c, double k)
 {
 	const struct auwrite_result *r = c->r;
 	double need = WEAK_BASES * (double)r->base_ns + WEAK_SPREADS * c->spread_ns;
-
+	uint64_t step = PAIR_GAP_GRAINS * c->p->grain_bytes;
+	uint64_t min = PAIR_GAP_MIN_GRAINS * c->p->grain_bytes;
 	uint64_t g;
 
 	if (OPENING_MARGIN * opening_excess(r) > need)
 		need = OPENING_MARGIN * opening_excess(r);
-	g = ((uint64_t)(need / k) + c->p->chunk_bytes + PAIR_GAP_GRAIN - 1) /
-	    PAIR_GAP_GRAIN * PAIR_GAP_GRAIN;
-	return g > PAIR_GAP_MIN ? g : PAIR_GAP_MIN;
+	g = ((uint64_t)(need / k) + c->p->chunk_bytes + step - 1) / step * step;
+	return g > min ? g : min;
 }
 
 #define PAIR_UNITS 16
@@ -456,19 +495,23 @@ static uint64_t pair_place(uint64_t d, uint64_t e, uint64_t g, uint64_t chunk,
 	return 0;
 }
 
-/* Every candidate below d that divides it is excluded by a pair test
- * (else the AU could be that candidate, its starts hidden or too weak to
- * see), and 1.5 d and 2.5 d were inside.  The pairs' places are chosen
- * from the largest divisor down (d/2 has just one per unit, at its
- * middle) in d's units from the fourth on, then written in ascending
- * order. */
-static int smaller_excluded(struct ctx *c, const uint64_t *cand, size_t ncand,
-			    uint64_t d, bool *out)
+/* Every size 2^n and 3 * 2^n from AUWRITE_MIN_AU below d that divides
+ * it is excluded by a pair test (else the AU could be that size, its
+ * starts hidden or too weak to see), and 1.5 d and 2.5 d were inside.
+ * With chunks above 4 KiB the sweep starts above AUWRITE_MIN_AU, and an
+ * AU below its first candidate then shows as a multiple of itself (a
+ * 256 KiB AU as 768 KiB): the pairs test those sizes too.  The pairs'
+ * places are chosen from the largest divisor down (d/2 has just one per
+ * unit, at its middle) in d's units from the fourth on, then written in
+ * ascending order. */
+static int smaller_excluded(struct ctx *c, uint64_t d, bool *out)
 {
 	double k = c->r->copy_ns_per_byte;
 	uint64_t at[AUWRITE_MAX_POINTS], limit[PAIR_UNITS], g, chunk = c->p->chunk_bytes;
 	uint64_t span = c->p->end_bytes - c->p->site_bytes;
 	unsigned units = span / d < PAIR_UNITS ? (unsigned)(span / d) : PAIR_UNITS;
+	uint64_t cand[AUWRITE_MAX_POINTS];
+	size_t ncand = candidates(AUWRITE_MIN_AU, d - 1, cand, AUWRITE_MAX_POINTS);
 	size_t n = 0;
 
 	*out = halves_inside(c->r, d) && k > 0;
@@ -478,7 +521,7 @@ static int smaller_excluded(struct ctx *c, const uint64_t *cand, size_t ncand,
 	for (unsigned u = 0; u < units; u++)
 		limit[u] = (u + 1) * d - chunk;
 	for (size_t i = ncand; i-- > 0;) {
-		if (cand[i] >= d || d % cand[i])
+		if (d % cand[i])
 			continue;
 		at[n] = pair_place(d, cand[i], g, chunk, limit, units);
 		if (!at[n]) {
@@ -528,12 +571,13 @@ static int confirm(struct ctx *c, uint64_t d, double *conf)
 static int search(struct ctx *c)
 {
 	uint64_t cand[AUWRITE_MAX_POINTS];
-	size_t ncand = candidates(c->p->max_au_bytes, cand, AUWRITE_MAX_POINTS);
+	size_t ncand = candidates(c->p->min_au_bytes, c->p->max_au_bytes, cand,
+				  AUWRITE_MAX_POINTS);
 	const struct auwrite_point *pt;
 	int rc = calibrate(c);
 
 	for (size_t i = 0; !rc && i < sizeof(pre_points) / sizeof(pre_points[0]); i++)
-		rc = measure(c, pre_points[i], &pt);
+		rc = measure(c, pre_points[i] * c->p->grain_bytes, &pt);
 	for (size_t i = 0; !rc && i < ncand; i++) {
 		bool excluded = false;
 		double conf = 1;
@@ -546,7 +590,7 @@ static int search(struct ctx *c)
 		if (rc < 0)
 			return rc;
 		if (rc == 0)
-			rc = smaller_excluded(c, cand, ncand, cand[i], &excluded);
+			rc = smaller_excluded(c, cand[i], &excluded);
 		if (rc < 0)
 			return rc;
 		if (rc > 0 || !excluded) {

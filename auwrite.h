@@ -3,8 +3,8 @@
  * Writes a few small chunks at increasing offsets inside one announced
  * area and times them: inside an AU a forward gap costs a copy of the
  * skipped pages; where a write opens the next AU at its start nothing is
- * copied.  The first candidate size (2^n and 3*2^n, 128 KiB to 64 MiB)
- * where the gap cost vanishes, confirmed one and two AUs further, is the
+ * copied.  The first candidate size (2^n and 3*2^n, 128 KiB to 64 MiB,
+ * from 32 chunks with chunks above 4 KiB) where the gap cost vanishes, confirmed one and two AUs further, is the
  * AU.  See auwrite.c for the method.  The analyzer never prints and keeps
  * no globals; the caller backs the area up (session_protect) first.
  *
@@ -20,8 +20,10 @@
 
 struct fp_dev;
 
-#define AUWRITE_MIN_AU (128u * 1024u)
+#define AUWRITE_MIN_AU (128u * 1024u)	/* with the default 4 KiB chunk */
 #define AUWRITE_MAX_AU (64u * 1024u * 1024u)
+#define AUWRITE_MAX_CHUNK (64u * 1024u)
+#define AUWRITE_UNKNOWN_PAGE_CHUNK (16u * 1024u)	/* the common page today */
 #define AUWRITE_MAX_POINTS 96
 
 /* Progress: done and total in timed writes (total is an upper bound). */
@@ -30,7 +32,10 @@ typedef void (*auwrite_progress_fn)(void *arg, uint64_t done, uint64_t total);
 struct auwrite_opts {
 	uint64_t max_au_bytes;		/* largest candidate (0 = 64 MiB); lowered
 					 * by the plan when the device is small */
-	uint64_t chunk_bytes;		/* timed write size (0 = 4 KiB or a sector) */
+	uint64_t chunk_bytes;		/* timed write size (0 = 4 KiB or a sector;
+					 * give the page, when known, on cards
+					 * whose write pointer moves in whole
+					 * pages: see auwrite_chunk_for_page) */
 	uint64_t flush_bytes;		/* sequential write before the site (0 = 16 MiB) */
 	auwrite_progress_fn progress;
 	void *progress_arg;
@@ -44,6 +49,10 @@ struct auwrite_plan {
 					 * every candidate */
 	uint64_t max_au_bytes;		/* largest candidate searched */
 	uint64_t chunk_bytes;
+	uint64_t grain_bytes;		/* the search's offsets (pre points, first
+					 * candidate, pair gaps) are multiples of
+					 * it: 4 KiB, or the chunk when larger */
+	uint64_t min_au_bytes;		/* smallest candidate: 32 grains */
 	uint64_t flush_bytes;
 	uint64_t max_bytes;		/* upper bound of bytes written */
 	unsigned max_points;		/* upper bound of timed writes */
@@ -94,5 +103,17 @@ int auwrite_run(struct fp_dev *d, const struct auwrite_opts *o,
 
 /* "calibration", "inside", "opened", "unclear", "weak". */
 const char *auwrite_class_name(enum auwrite_class c);
+
+/* The chunk for a card whose page (from the read test, 0 = none) is
+ * page_bytes, so that every timed write starts a page of its own (a card
+ * that keeps its write pointer in whole pages takes a 4 KiB write after
+ * 4 KiB inside one page as out of order): the page when it is a power of
+ * two above 4 KiB and at most AUWRITE_MAX_CHUNK; 0 (the default, 4 KiB)
+ * for pages up to 4 KiB, whose cards have AUs from 128 KiB; else, with
+ * no page or an odd one, AUWRITE_UNKNOWN_PAGE_CHUNK.  On the generated
+ * cards of tests/check_auwrite.c 16 KiB chunks find 33 AUs of 60 where
+ * the write pointer moves in pages (4 KiB ones: 22) and 66 of 120
+ * where it moves in bytes (4 KiB ones: 70), none wrong. */
+uint64_t auwrite_chunk_for_page(uint64_t page_bytes);
 
 #endif

@@ -1031,7 +1031,7 @@ static const struct measurement align_measurement = {
  * own announced area (the session allows writes: these are write tests).
  * Exit 4 only when it is undetermined too. */
 static int au_from_writes(const struct cli *c, struct session *s,
-			  const char *why, uint64_t *out)
+			  const char *why, uint64_t page, uint64_t *out)
 {
 	struct auwrite_result *r = calloc(1, sizeof(*r));
 	struct auwrite_opts o;
@@ -1042,6 +1042,7 @@ static int au_from_writes(const struct cli *c, struct session *s,
 	if (!r)
 		return fail(FP_EXIT_FAILURE, "out of memory");
 	auwrite_opts_default(&o);
+	o.chunk_bytes = auwrite_chunk_for_page(page);
 	if (show_progress(c)) {
 		o.progress = progress_line;
 		o.progress_arg = "au-search";
@@ -1092,7 +1093,8 @@ static int erase_size_for(const struct cli *c, struct session *s, uint64_t *out)
 	if (ret)
 		ret = align_error(c, s->dev, ret);
 	else if (!*out)
-		ret = au_from_writes(c, s, r->note[0] ? r->note : "no clear step", out);
+		ret = au_from_writes(c, s, r->note[0] ? r->note : "no clear step",
+				     r->page_size_bytes, out);
 	else
 		note(c, "erase block %s measured by the alignment test (confidence %.2f)",
 		     units_format_bytes(*out, buf, sizeof(buf)), r->erase_confidence);

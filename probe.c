@@ -174,6 +174,9 @@ static int run_auwrite(struct fp_dev *d, const struct probe_opts *o,
 	int ret;
 
 	auwrite_opts_default(&ao);
+	/* whole pages per timed write, for cards whose write pointer moves
+	 * in pages */
+	ao.chunk_bytes = auwrite_chunk_for_page(r->align.page_size_bytes);
 	if (o->progress) {
 		ao.progress = forward_progress;
 		ao.progress_arg = &pp;
