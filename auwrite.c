@@ -181,15 +181,16 @@ static unsigned max_points(uint64_t max)
 	       3 * (unsigned)candidates(AUWRITE_MIN_AU, max, c, AUWRITE_MAX_POINTS) + 3;
 }
 
-static bool power_of_two(uint64_t v)
+/* A chunk larger than the grain is a page, and becomes the grain: a
+ * power of two up to AUWRITE_MAX_CHUNK. */
+static bool page_chunk(uint64_t v)
 {
-	return v && !(v & (v - 1));
+	return v > GRAIN_BYTES && v <= AUWRITE_MAX_CHUNK && !(v & (v - 1));
 }
 
 uint64_t auwrite_chunk_for_page(uint64_t page_bytes)
 {
-	if (page_bytes > GRAIN_BYTES && page_bytes <= AUWRITE_MAX_CHUNK &&
-	    power_of_two(page_bytes))
+	if (page_chunk(page_bytes))
 		return page_bytes;
 	if (page_bytes && page_bytes <= GRAIN_BYTES)
 		return 0;
@@ -211,7 +212,7 @@ int auwrite_plan(uint64_t size, uint32_t sector, const struct auwrite_opts *o,
 	/* a chunk above 4 KiB is a page: the offsets scale with it */
 	grain = chunk > GRAIN_BYTES ? chunk : GRAIN_BYTES;
 	if (max < MIN_SEARCH_BYTES || max > AUWRITE_MAX_AU || chunk % sector ||
-	    (chunk > GRAIN_BYTES && auwrite_chunk_for_page(chunk) != chunk) ||
+	    (chunk > GRAIN_BYTES && !page_chunk(chunk)) ||
 	    MIN_AU_GRAINS * grain > max || flush % sector || flush % FLUSH_REQUEST_BYTES)
 		return -EINVAL;
 	for (; max >= MIN_SEARCH_BYTES && max >= MIN_AU_GRAINS * grain;

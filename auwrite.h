@@ -4,8 +4,9 @@
  * area and times them: inside an AU a forward gap costs a copy of the
  * skipped pages; where a write opens the next AU at its start nothing is
  * copied.  The first candidate size (2^n and 3*2^n, 128 KiB to 64 MiB,
- * from 32 chunks with chunks above 4 KiB) where the gap cost vanishes, confirmed one and two AUs further, is the
- * AU.  See auwrite.c for the method.  The analyzer never prints and keeps
+ * from 32 chunks with chunks above 4 KiB) where the gap cost vanishes,
+ * confirmed one and two AUs further, is the AU.  See auwrite.c for the
+ * method.  The analyzer never prints and keeps
  * no globals; the caller backs the area up (session_protect) first.
  *
  * Use: auwrite_opts_default(), auwrite_plan() (pure: the area and the

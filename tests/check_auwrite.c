@@ -461,13 +461,30 @@ static void tally_card(unsigned i, bool page_wp, bool page_chunk, struct tally *
 		      (unsigned long long)r.au_bytes, (unsigned long long)p.erase_bytes);
 }
 
+/* How many generated cards a test runs: a sample, or all under
+ * FLASHPROBE_LONG. */
+static unsigned generated_cards(void)
+{
+	return getenv("FLASHPROBE_LONG") ? N_LONG : N_GENERATED / TESTS_SWEEP_STRIDE;
+}
+
+/* Tally cards first, first + step, ... below generated_cards(); returns
+ * how many. */
+static unsigned tally_cards(unsigned first, unsigned step, bool page_wp,
+			    bool page_chunk, struct tally *t)
+{
+	unsigned m = 0;
+
+	for (unsigned k = first; k < generated_cards(); k += step, m++)
+		tally_card(k, page_wp, page_chunk, t);
+	return m;
+}
+
 START_TEST(test_generated)
 {
-	unsigned n = getenv("FLASHPROBE_LONG") ? N_LONG : N_GENERATED / TESTS_SWEEP_STRIDE;
 	struct tally t = { 0 };
+	unsigned n = tally_cards(0, 1, false, false, &t);
 
-	for (unsigned k = 0; k < n; k++)
-		tally_card(k, false, false, &t);
 	fprintf(stderr, "auwrite: %u generated cards: %u right, %u undetermined, "
 		"%u wrong; %.1f MiB and %.1f s of device time per card\n", n, t.right,
 		t.undetermined, t.wrong, (double)t.bytes / n / (double)MiB,
@@ -489,14 +506,10 @@ END_TEST
  * more than a third), and is never wrong either. */
 START_TEST(test_generated_page_wp)
 {
-	unsigned n = getenv("FLASHPROBE_LONG") ? N_LONG : N_GENERATED / TESTS_SWEEP_STRIDE;
 	struct tally t4 = { 0 }, tp = { 0 };
-	unsigned m = 0;
+	unsigned m = tally_cards(0, 2, true, false, &t4);
 
-	for (unsigned k = 0; k < n; k += 2, m++) {
-		tally_card(k, true, false, &t4);
-		tally_card(k, true, true, &tp);
-	}
+	tally_cards(0, 2, true, true, &tp);
 	fprintf(stderr, "auwrite: %u generated cards, page-granular write pointer: "
 		"4 KiB chunks %u right, %u undetermined, %u wrong; page chunks "
 		"%u right, %u undetermined, %u wrong\n", m, t4.right,
@@ -513,12 +526,9 @@ END_TEST
  * of test_generated, the others): the scaled search is as sound there. */
 START_TEST(test_generated_page_chunks)
 {
-	unsigned n = getenv("FLASHPROBE_LONG") ? N_LONG : N_GENERATED / TESTS_SWEEP_STRIDE;
 	struct tally t = { 0 };
-	unsigned m = 0;
+	unsigned m = tally_cards(1, 2, false, true, &t);
 
-	for (unsigned k = 1; k < n; k += 2, m++)
-		tally_card(k, false, true, &t);
 	fprintf(stderr, "auwrite: %u generated cards with page-sized chunks: %u right, "
 		"%u undetermined, %u wrong\n", m, t.right, t.undetermined, t.wrong);
 	ck_assert_uint_eq(t.wrong, 0);
