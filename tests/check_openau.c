@@ -1317,6 +1317,47 @@ START_TEST(test_at_least_needs_bytes)
 }
 END_TEST
 
+/* Random mode's own cost is a constant per write, not a share of the AU:
+ * on a fast eMMC-like card with 12 MiB AUs, 20 ms per write is a quarter of
+ * T_AU, where a collapse could start.  With more AUs open than the search
+ * tests, no linear collapse shows what a collapse costs here, so the slow
+ * one-AU random trial cannot say "linear only" with confidence (it said 0
+ * at 0.99 for a card with two random AUs); with a pool the search
+ * exhausts, the linear collapse tells the two apart both ways. */
+START_TEST(test_random_mode_without_linear_collapse)
+{
+	static const struct {
+		const char *pool;
+		unsigned lin, rnd;
+		enum expect e;
+	} cases[] = {
+		{ "open_linear=40,open_random=2", 40, 2, EXPECT_NOT_WRONG },
+		{ "open_linear=40,open_random=0", 40, 0, EXPECT_NOT_WRONG },
+		{ "open_linear=4,open_random=2", 4, 2, EXPECT_RIGHT },
+		{ "open_linear=4,open_random=0", 4, 0, EXPECT_RIGHT },
+	};
+	char spec[256], err[256] = "";
+	struct sim_profile p;
+	struct openau_plan plan;
+	struct openau_result *r;
+
+	snprintf(spec, sizeof(spec), "seed,size=3G,subau=0,erase=12M,page=16K,"
+		 "%s,write_base=100us,write_page=100us,gc_page=300us,"
+		 "random_write=20ms,fat=0", cases[_i].pool);
+	ck_assert_msg(sim_profile_parse(spec, &p, err, sizeof(err)) == 0, "%s", err);
+	r = run_auto(&p, 1, &plan);
+	check_count(spec, "linear", &r->linear, cases[_i].lin, plan.max_open,
+		    EXPECT_RIGHT);
+	check_count(spec, "random", &r->random, cases[_i].rnd, plan.max_open,
+		    cases[_i].e);
+	if (cases[_i].e == EXPECT_NOT_WRONG) {
+		ck_assert_int_eq(r->random.bound, OPENAU_EXACT);
+		ck_assert_msg(strstr(r->note, "no linear collapse"), "%s", r->note);
+	}
+	free(r);
+}
+END_TEST
+
 /* FNV-1a 64 of [start, end) of d. */
 static uint64_t dev_sum_range(struct fp_dev *d, uint64_t start, uint64_t end)
 {
@@ -1485,6 +1526,7 @@ Suite *openau_suite(void)
 			    (int)(sizeof(worn_cards) / sizeof(worn_cards[0])));
 	tcase_add_loop_test(cards, test_write_buffer, 0, (int)wbuf_case_count());
 	tcase_add_test(cards, test_at_least_needs_bytes);
+	tcase_add_loop_test(cards, test_random_mode_without_linear_collapse, 0, 4);
 	tcase_set_timeout(cards, TIMEOUT_S);
 	suite_add_tcase(s, cards);
 
