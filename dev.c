@@ -452,7 +452,16 @@ int fp_dev_node_stat(const struct fp_dev *d, struct stat *st)
 	return -ENOTSUP;
 }
 
+uint64_t fp_dev_node_birth_ns(const struct fp_dev *d)
+{
+	for (; d != NULL; d = fp_dev_inner(d)) {
+		const struct dev_real *r = fp_dev_priv_if(d, &dev_real_ops);
 
+		if (r != NULL)
+			return util_birth_ns(r->fd, "", AT_EMPTY_PATH);
+	}
+	return 0;
+}
 
 static int dev_open_flags(enum fp_open_mode mode, bool is_block)
 {

@@ -139,6 +139,8 @@ uint64_t fp_dev_now_ns(struct fp_dev *d);
  * for a simulated card. */
 struct stat;
 int fp_dev_node_stat(const struct fp_dev *d, struct stat *st);
+/* The birth time of that node (util_birth_ns()), 0 when unknown. */
+uint64_t fp_dev_node_birth_ns(const struct fp_dev *d);
 
 /* A backend's own state, when d is a device of that backend (ops is the
  * backend's table), else NULL: how a backend recognises its devices

@@ -37,6 +37,7 @@ enum {
 	H_SIZE = 24, H_MAJOR = 32, H_MINOR = 36, H_FDEV = 40, H_FINO = 48,
 	H_CREATED = 56, H_RECMAX = 64, H_PATH = 72,
 	H_SERIAL = H_PATH + JR_PATH_MAX, H_LINK = H_SERIAL + JR_SERIAL_MAX,
+	H_FBIRTH = H_LINK + JR_LINK_MAX,	/* 0 in journals before it */
 	H_CRC = JR_STATIC_BYTES - 4,
 };
 
@@ -48,7 +49,7 @@ enum {
 	S_FLAGS = S_FP + JR_FP_MAX * 16, S_CRC = JR_SLOT_BYTES - 4,
 };
 _Static_assert(S_FLAGS + 4 <= S_CRC, "fingerprints and flags fit a slot");
-_Static_assert(H_LINK + JR_LINK_MAX <= H_CRC, "static header fits");
+_Static_assert(H_FBIRTH + 8 <= H_CRC, "static header fits");
 
 /* Record field offsets. */
 enum {
@@ -207,10 +208,22 @@ int jr_open_trusted(const char *path, int flags, int *fdp, char *err,
 
 /* ---- device identity ---- */
 
-/* Identity of what path names, given its stat (size and sector size
- * are left 0). */
+/* The birth time of the file behind loop device major:minor, 0 when it
+ * is none or has no name left to ask. */
+static uint64_t loop_file_birth_ns(unsigned major, unsigned minor)
+{
+	struct loopfile f;
+
+	if (loopfile_data(sysfs_roots_default.sys, major, minor, &f) != 1 ||
+	    !f.named || f.rdev != 0)
+		return 0;
+	return util_birth_ns(AT_FDCWD, f.path, 0);
+}
+
+/* Identity of what path names, given its stat and birth time (size and
+ * sector size are left 0); a loop device's is its file's. */
 static int identity_of_node(const char *path, const struct stat *st,
-			    struct jr_identity *id)
+			    uint64_t birth_ns, struct jr_identity *id)
 {
 	char real[PATH_MAX];
 
@@ -222,7 +235,9 @@ static int identity_of_node(const char *path, const struct stat *st,
 		id->major = major(st->st_rdev);
 		id->minor = minor(st->st_rdev);
 		if (loopfile_serial(sysfs_roots_default.sys, id->major, id->minor,
-				    id->serial, sizeof(id->serial)) <= 0)
+				    id->serial, sizeof(id->serial)) > 0)
+			id->file_birth_ns = loop_file_birth_ns(id->major, id->minor);
+		else
 			sysfs_device_serial(sysfs_roots_default.sys, path,
 					    id->serial, sizeof(id->serial));
 		return 0;
@@ -231,6 +246,7 @@ static int identity_of_node(const char *path, const struct stat *st,
 		id->kind = FP_DEV_FILE;
 		id->file_dev = (uint64_t)st->st_dev;
 		id->file_ino = (uint64_t)st->st_ino;
+		id->file_birth_ns = birth_ns;
 		return 0;
 	}
 	return -ENOTBLK;
@@ -249,7 +265,7 @@ int jr_identity_of_path(const char *path, struct jr_identity *id)
 	}
 	if (stat(path, &st) != 0)
 		return -errno;
-	return identity_of_node(path, &st, id);
+	return identity_of_node(path, &st, util_birth_ns(AT_FDCWD, path, 0), id);
 }
 
 /* The device's identity from the descriptor it holds where it has one:
@@ -263,7 +279,8 @@ int jr_identity_of_dev(struct fp_dev *d, struct jr_identity *id)
 	if (fp_dev_node_stat(d, &st) == 0) {
 		memset(id, 0, sizeof(*id));
 		util_copy_str(id->path, sizeof(id->path), fp_dev_path(d));
-		rc = identity_of_node(fp_dev_path(d), &st, id);
+		rc = identity_of_node(fp_dev_path(d), &st,
+				      fp_dev_node_birth_ns(d), id);
 	} else {
 		rc = jr_identity_of_path(fp_dev_path(d), id);
 	}
@@ -282,6 +299,17 @@ static bool same_serial(const char *a, const char *b)
 	return n == loopfile_serial_key_len(b) && memcmp(a, b, n) == 0;
 }
 
+/* An inode number is reused as soon as its file is deleted: a new image
+ * made under the old name often gets it (ext4), and a blank one matches
+ * the old one's fingerprint too.  Their birth times differ; a journal
+ * written before they were recorded, or a file system without them,
+ * leaves only the number. */
+static bool same_birth(const struct jr_identity *a, const struct jr_identity *b)
+{
+	return a->file_birth_ns == 0 || b->file_birth_ns == 0 ||
+	       a->file_birth_ns == b->file_birth_ns;
+}
+
 /* The same device, whatever its size: a serial beats a device number
  * (numbers change when a card is plugged in again). */
 bool jr_same_device(const struct jr_identity *a, const struct jr_identity *b)
@@ -292,10 +320,11 @@ bool jr_same_device(const struct jr_identity *a, const struct jr_identity *b)
 	case FP_DEV_SIM:
 		return strcmp(a->path, b->path) == 0;
 	case FP_DEV_FILE:
-		return a->file_dev == b->file_dev && a->file_ino == b->file_ino;
+		return a->file_dev == b->file_dev && a->file_ino == b->file_ino &&
+		       same_birth(a, b);
 	default:
 		if (a->serial[0] != '\0' && b->serial[0] != '\0')
-			return same_serial(a->serial, b->serial);
+			return same_serial(a->serial, b->serial) && same_birth(a, b);
 		return a->major == b->major && a->minor == b->minor;
 	}
 }
@@ -354,12 +383,20 @@ static void device_difference(const struct jr_identity *w,
 	else if (w->kind == FP_DEV_SIM)
 		fp_errf(buf, len, "it is the simulated card '%s', the journal's "
 		    "was '%s'", h->path, w->path);
+	else if (w->kind == FP_DEV_FILE && w->file_dev == h->file_dev &&
+		 w->file_ino == h->file_ino)
+		fp_errf(buf, len, "it is a file made at another time under the "
+		    "journal's inode number %" PRIu64 ": the journal's file was "
+		    "deleted", h->file_ino);
 	else if (w->kind == FP_DEV_FILE)
 		fp_errf(buf, len, "it is inode %" PRIu64 " on file system %u:%u "
 		    "now, the journal's was inode %" PRIu64 " on %u:%u: "
 		    "another file", h->file_ino, major((dev_t)h->file_dev),
 		    minor((dev_t)h->file_dev), w->file_ino,
 		    major((dev_t)w->file_dev), minor((dev_t)w->file_dev));
+	else if (w->serial[0] != '\0' && same_serial(w->serial, h->serial))
+		fp_errf(buf, len, "its file was made at another time under the "
+		    "journal's inode number: the journal's file was deleted");
 	else if (w->serial[0] != '\0' && h->serial[0] != '\0')
 		fp_errf(buf, len, "its serial is '%s', the journal's is '%s'",
 		    h->serial, w->serial);
@@ -404,6 +441,7 @@ void jr_static_encode(const struct jr_header *h, unsigned char *b)
 	put32(b + H_MINOR, id->minor);
 	put64(b + H_FDEV, id->file_dev);
 	put64(b + H_FINO, id->file_ino);
+	put64(b + H_FBIRTH, id->file_birth_ns);
 	put64(b + H_CREATED, h->created_unix);
 	put32(b + H_RECMAX, h->record_max);
 	put_str(b + H_PATH, JR_PATH_MAX, id->path);
@@ -441,6 +479,7 @@ static int static_decode(const unsigned char *b, struct jr_header *h,
 	id->minor = get32(b + H_MINOR);
 	id->file_dev = get64(b + H_FDEV);
 	id->file_ino = get64(b + H_FINO);
+	id->file_birth_ns = get64(b + H_FBIRTH);
 	h->created_unix = get64(b + H_CREATED);
 	h->record_max = get32(b + H_RECMAX);
 	get_str(id->path, b + H_PATH, JR_PATH_MAX);

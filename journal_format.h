@@ -7,7 +7,9 @@
  *         version, header length, device identity (kind, sector size,
  *         size, device number or file dev/inode, path, serial/CID/WWID or
  *         loop backing file), creation time, largest record, pointer
- *         path; CRC32C of the rest in its last 4 bytes.
+ *         path, a regular file's birth time (0 in journals written before
+ *         it was recorded: then unknown); CRC32C of the rest in its last
+ *         4 bytes.
  *   2048  commit slot A, 512 bytes \  rewritten at every commit, the two
  *   2560  commit slot B, 512 bytes /  alternating, each with its own CRC
  *   3072  zero up to 4096
@@ -65,6 +67,8 @@ struct jr_identity {
 	uint64_t size_bytes;
 	uint32_t major, minor;		/* block devices */
 	uint64_t file_dev, file_ino;	/* regular files */
+	uint64_t file_birth_ns;		/* a file's (a loop device's file's)
+					 * birth, 0: unknown */
 	char path[JR_PATH_MAX];
 	char serial[JR_SERIAL_MAX];	/* serial, CID, WWID, loop file */
 };

@@ -1,10 +1,13 @@
 /* util.c - see util.h. */
+#define _GNU_SOURCE	/* statx() */
 #define _FILE_OFFSET_BITS 64
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -122,4 +125,15 @@ void util_dir_of(const char *path, char *dir, size_t len)
 		snprintf(dir, len, "/");
 	else
 		snprintf(dir, len, "%.*s", (int)(slash - path), path);
+}
+
+uint64_t util_birth_ns(int dirfd, const char *path, int flags)
+{
+	struct statx stx;
+
+	if (statx(dirfd, path, flags, STATX_BTIME, &stx) != 0 ||
+	    !(stx.stx_mask & STATX_BTIME) || stx.stx_btime.tv_sec < 0)
+		return 0;
+	return (uint64_t)stx.stx_btime.tv_sec * 1000000000u +
+	       stx.stx_btime.tv_nsec;
 }

@@ -63,4 +63,10 @@ ssize_t util_pread_full(int fd, void *buf, size_t n, uint64_t off);
 int util_write_full(int fd, const void *buf, size_t n);
 int util_pwrite_full(int fd, const void *buf, size_t n, uint64_t off);
 
+/* When the file was created, in ns since the epoch (statx's birth time;
+ * dirfd, path and flags as statx takes them: "" and AT_EMPTY_PATH for the
+ * file open as dirfd), or 0 where the file system keeps none.  A file
+ * deleted and made again under the same inode number has another. */
+uint64_t util_birth_ns(int dirfd, const char *path, int flags);
+
 #endif

@@ -30,10 +30,12 @@
 #include "errmsg.h"
 #include "durable.h"
 #include "journal.h"
+#include "journal_format.h"
 #include "safety.h"
 #include "sim.h"
 #include "stats.h"
 #include "testutil.h"
+#include "util.h"
 #include "tests.h"
 
 #define MIB (1024u * 1024u)
@@ -269,6 +271,63 @@ START_TEST(test_roundtrip_sim)
 					    start, NULL), 0);
 	fp_dev_close(jd);
 	fp_dev_close(d);
+}
+END_TEST
+
+/* An image deleted after a crash and made again under its name gets the
+ * old inode number at once on ext4, and when both are blank the
+ * fingerprint matches too: a restore replayed the old journal over the
+ * new file's data, on the image and on a loop device over it.  Only the
+ * birth time tells them apart.  The journal's birth of file is moved back
+ * a second, as the deleted file's would be: the restore onto node refuses
+ * it and writes nothing; put back, the same journal restores. */
+static void check_reborn_refused(const char *node, const char *file,
+				 const char *test)
+{
+	uint64_t birth = util_birth_ns(AT_FDCWD, file, 0), before, crashed;
+	struct journal_restore_report rep;
+	unsigned char hdr[JR_STATIC_BYTES];
+	char path[PATH_MAX], err[512] = "";
+	struct fp_dev *d = NULL;
+	struct jr_header h;
+	int fd;
+
+	if (birth == 0) {
+		tu_skip(test, "the file system keeps no birth times");
+		return;
+	}
+	before = tu_checksum(node);
+	ck_assert_msg(fp_dev_open_path(node, FP_OPEN_WRITE, &d, err, sizeof(err)) == 0,
+		      "%s", err);
+	jpath(path, sizeof(path), "reborn.journal");
+	crashed = crashed_run(d, path, 2 * MIB, 3 * MIB);
+	ck_assert_int_eq(jr_header_read(path, true, &fd, &h, err, sizeof(err)), 0);
+	ck_assert_uint_eq(h.id.file_birth_ns, birth);
+	h.id.file_birth_ns = birth - 1000000000u;
+	jr_static_encode(&h, hdr);
+	ck_assert_int_eq(pwrite(fd, hdr, sizeof(hdr), 0), (ssize_t)sizeof(hdr));
+	ck_assert_int_eq(journal_restore(path, d, 0, NULL, NULL, &rep, err, sizeof(err)),
+			 -FP_EREFUSED);
+	ck_assert_msg(strstr(err, "made at another time"), "%s", err);
+	ck_assert_uint_eq(dev_sum(d), crashed);
+	ck_assert(exists(path));
+	h.id.file_birth_ns = birth;
+	jr_static_encode(&h, hdr);
+	ck_assert_int_eq(pwrite(fd, hdr, sizeof(hdr), 0), (ssize_t)sizeof(hdr));
+	close(fd);
+	ck_assert_msg(journal_restore(path, d, 0, NULL, NULL, &rep, err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_uint_eq(dev_sum(d), before);
+	fp_dev_close(d);
+}
+
+START_TEST(test_reborn_inode_refused)
+{
+	char *img = bf_image_in(test_dir, 8u * MIB, 23);
+
+	ck_assert_ptr_nonnull(img);
+	check_reborn_refused(img, img, "journal/test_reborn_inode_refused");
+	free(img);
 }
 END_TEST
 
@@ -1916,6 +1975,15 @@ static void ext4_setup(void)
 		bf_mkfs(&scene, scene.dev);
 }
 
+START_TEST(test_loop_reborn_inode_refused)
+{
+	ck_assert_msg(scene.dev != NULL && scene.why[0] == '\0', "setup: %s",
+		      scene.why);
+	check_reborn_refused(scene.dev, scene.image,
+			     "journal/test_loop_reborn_inode_refused");
+}
+END_TEST
+
 /* A real block device with a file system: scribble over its first 8 MiB
  * (superblock, group descriptors, inode tables), die, be found by the
  * next run, restore: the whole device is as before. */
@@ -2045,6 +2113,7 @@ Suite *journal_suite(void)
 	tcase_add_test(tc, test_roundtrip_sim);
 	tcase_add_test(tc, test_roundtrip_file);
 	tcase_add_test(tc, test_replaced_image_refused);
+	tcase_add_test(tc, test_reborn_inode_refused);
 	tcase_add_test(tc, test_on_the_fly);
 	tcase_add_test(tc, test_card_swapped_mid_test);
 	tcase_add_test(tc, test_card_swapped_sharing_blank);
@@ -2094,6 +2163,7 @@ Suite *journal_suite(void)
 		return s;
 	}
 	add_scene(s, "journal-loop-roundtrip", ext4_setup, test_loop_roundtrip);
+	add_scene(s, "journal-loop-reborn", ext4_setup, test_loop_reborn_inode_refused);
 	add_mem_scene(s);
 	add_scene(s, "journal-on-device-fs", fs_setup,
 		  test_journal_on_mounted_disk);
