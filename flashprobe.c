@@ -1596,7 +1596,12 @@ static int run_restore(const struct cli *c)
 	if (ret)
 		return fail(status_for_error(ret, STAGE_REPLAY), "restore of '%s' from '%s' failed: %s",
 			    device, journal, err[0] ? err : strerror(-ret));
-	if (rep.nothing_written)
+	if (rep.spent)
+		printf("journal '%s' had been replayed onto '%s' and verified already "
+		       "(the run that did it stopped before deleting it): nothing to "
+		       "restore; %s\n", journal, device, rep.deleted ?
+		       "the journal was deleted" : "the journal was kept");
+	else if (rep.nothing_written)
 		printf("the test of '%s' had written nothing yet: nothing to restore; "
 		       "%s\n", device, rep.deleted ? "the journal was deleted"
 						    : "the journal was kept");
@@ -1608,7 +1613,7 @@ static int run_restore(const struct cli *c)
 		printf("note: %s\n", rep.note);
 	/* a journal left after its data was put back would, restored again,
 	 * undo whatever the card holds by then */
-	if (!rep.deleted && !rep.nothing_written)
+	if (!rep.deleted && !rep.nothing_written && !rep.spent)
 		return fail(FP_EXIT_FAILURE, "the journal '%s' could not be deleted: delete "
 			    "it by hand before using the card; restoring it again would undo "
 			    "every change made to the card since", journal);

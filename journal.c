@@ -164,6 +164,14 @@ static int check_durable(const char *journal_path, const char *dir, char *err,
 	return -EINVAL;
 }
 
+static bool has_control_char(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return true;
+	return false;
+}
+
 int journal_check_location(const char *journal_path, const char *device,
 			   char *err, size_t errlen)
 {
@@ -179,6 +187,12 @@ int journal_check_location(const char *journal_path, const char *device,
 		fp_errf(err, errlen, "the journal path is longer than %d bytes",
 		    PATH_MAX - 1);
 		return -ENAMETOOLONG;
+	}
+	if (has_control_char(journal_path)) {
+		fp_errf(err, errlen, "the journal path holds a control character "
+		    "(a newline?); the pointer file that finds the journal keeps "
+		    "one path per line: choose another");
+		return -EINVAL;
 	}
 	if (devspec_is_sim(device))
 		return 0;	/* its data lives only as long as the process */

@@ -73,6 +73,8 @@ struct journal_restore_report {
 	uint64_t area_lo, area_hi;	/* what the test may have written */
 	bool damaged;			/* journal failed its checks (forced) */
 	bool nothing_written;		/* no commit: the device is as it was */
+	bool spent;			/* replayed and verified before, by a
+					 * run stopped before deleting it */
 	bool fingerprint_forced;	/* fingerprint mismatch overridden */
 	bool identity_forced;		/* identity mismatch overridden */
 	bool deleted;			/* journal (and pointer link) removed */

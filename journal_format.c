@@ -624,8 +624,23 @@ int jr_header_parse(int fd, const char *path, struct jr_header *h,
 		h->slots_problem = "the journal is cut short inside its header";
 	} else {
 		slots_decode(b, h);
+		h->spent = memcmp(b + JR_SPENT_OFFSET, JR_SPENT_MAGIC, 8) == 0;
 	}
 	return 0;
+}
+
+int jr_mark_spent(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	int rc;
+
+	if (fd < 0)
+		return -errno;
+	rc = util_pwrite_full(fd, JR_SPENT_MAGIC, 8, JR_SPENT_OFFSET);
+	if (rc == 0 && fdatasync(fd) != 0)
+		rc = -errno;
+	close(fd);
+	return rc;
 }
 
 int jr_header_read(const char *path, bool writable, int *fdp,
@@ -721,11 +736,14 @@ int jr_default_name(const char *device, char *buf, size_t len)
  * lines, then the CRC32C of everything before the crc line. */
 static int pointer_format(const struct jr_pointer *p, char *buf, size_t len)
 {
-	int n = snprintf(buf, len, JR_POINTER_MAGIC "journal=%s\ndevice=%s\n"
+	int n, m;
+
+	/* one field per line: a path with a newline would cut its line */
+	if (strchr(p->journal, '\n') != NULL || strchr(p->device, '\n') != NULL)
+		return -EINVAL;
+	n = snprintf(buf, len, JR_POINTER_MAGIC "journal=%s\ndevice=%s\n"
 			 "area=%" PRIu64 " %" PRIu64 "\n", p->journal,
 			 p->device, p->area_lo, p->area_hi);
-	int m;
-
 	if (n < 0 || (size_t)n >= len)
 		return -ENAMETOOLONG;
 	m = snprintf(buf + n, len - (size_t)n, "crc=%08x\n",

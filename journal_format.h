@@ -12,7 +12,9 @@
  *         4 bytes.
  *   2048  commit slot A, 512 bytes \  rewritten at every commit, the two
  *   2560  commit slot B, 512 bytes /  alternating, each with its own CRC
- *   3072  zero up to 4096
+ *   3072  zero up to 4096, but for the "spent" mark: JR_SPENT_MAGIC
+ *         written (and fsync'ed) here once the journal was replayed and
+ *         verified, before it is deleted
  *   4096  records: a 40-byte header (magic "FPJR", type, sequence number,
  *         offset, length, CRC32C of the data, CRC32C of the header),
  *         then the data of a data record.
@@ -59,6 +61,8 @@ struct fp_dev;
 #define JR_FP_MAX 16			/* fingerprint blocks */
 #define JR_FP_BLOCK_BYTES 4096u
 #define JR_POINTER_MAGIC "FPPOINTER 2\n"
+#define JR_SPENT_OFFSET 3072u
+#define JR_SPENT_MAGIC "FPSPENT1"		/* 8 bytes, no terminator */
 
 /* What identifies the device a journal belongs to. */
 struct jr_identity {
@@ -111,6 +115,7 @@ struct jr_header {
 	/* from the commit slots (header_read) */
 	enum jr_slots_state slots;
 	struct jr_slot slot;		/* the newest valid one */
+	bool spent;			/* replayed and verified: delete it */
 	const char *slots_problem;	/* JR_SLOTS_DAMAGED: why */
 };
 
@@ -134,6 +139,12 @@ bool jr_record_decode(const unsigned char *b, struct jr_record *r);
  * that it is a regular file of ours that nobody else may write, and read
  * its header and commit slots.  A damaged static header is -EBADMSG;
  * damaged slots only set h->slots.  err names the file. */
+/* Marks the journal at path spent (durably): its data is back on the
+ * device.  Done before it is deleted, so that a run killed between the
+ * two does not leave a journal that a later restore would replay again,
+ * over whatever the card holds by then.  0 or a negative errno. */
+int jr_mark_spent(const char *path);
+
 int jr_header_read(const char *path, bool writable, int *fdp,
 		   struct jr_header *h, char *err, size_t errlen);
 /* The same on an open journal file. */

@@ -749,10 +749,15 @@ int jr_delete_journal(const char *path, const char *pointer)
 		    jr_abs_path(path, jabs, sizeof(jabs)) == 0 &&
 		    pointer_names(pointer, jabs, &p);
 
-	/* The device is back as it was: a pointer that outlives its journal
-	 * (killed between the two unlinks) must not tell of a lost journal
-	 * whose data may be on the device.  An empty area says "nothing
-	 * there", and the next run removes it quietly. */
+	/* The device is back as it was: a journal that outlives this (killed
+	 * before the unlink) must not be replayed again, over what the card
+	 * holds by then; one that cannot be marked cannot be unlinked
+	 * either, and the caller says so. */
+	jr_mark_spent(path);
+	/* A pointer that outlives its journal (killed between the two
+	 * unlinks) must not tell of a lost journal whose data may be on the
+	 * device.  An empty area says "nothing there", and the next run
+	 * removes it quietly. */
 	if (ours && p.journal[0] != '\0') {
 		p.area_lo = p.area_hi = 0;
 		jr_pointer_write(pointer, &p);
@@ -946,6 +951,15 @@ int jr_restore_locked(int fd, const char *path, struct fp_dev *dev,
 		forced_header(dev, &h);
 		rc = 0;
 	}
+	if (rc == 0 && h.spent) {
+		/* its data went back and was verified: once more would undo
+		 * whatever was written to the card since */
+		rep->spent = true;
+		if (!(flags & JOURNAL_RESTORE_KEEP) &&
+		    jr_delete_journal(path, h.link) == 0)
+			rep->deleted = true;
+		return 0;
+	}
 	if (rc == 0)
 		rc = check_identity(path, &h, dev, flags, rep, err, errlen);
 	if (rc < 0)
@@ -1119,6 +1133,17 @@ struct pending_query {
 	char own_name[NAME_MAX + 1];
 };
 
+/* A spent journal (replayed and verified, its deletion cut short) is no
+ * test's: removed unless a run still holds it (it is deleting it). */
+static bool spent_removed(const char *path, const struct jr_header *h)
+{
+	if (!h->spent)
+		return false;
+	if (!journal_in_use(path, NULL, 0))
+		jr_delete_journal(path, h->link);
+	return true;
+}
+
 /* JOURNAL_PENDING_ALIAS when the journal in h is of another node that
  * reaches the device's data, else whether it is the device's own. */
 static int pending_match(const struct jr_header *h,
@@ -1143,6 +1168,8 @@ static int pending_pointer(const char *path, const struct jr_pointer *p,
 
 	if (jr_header_read(p->journal, false, &fd, &h, NULL, 0) == 0) {
 		close(fd);
+		if (spent_removed(p->journal, &h))
+			return 0;
 		hit = pending_match(&h, q);
 		if (hit)
 			util_copy_str(found, foundlen, p->journal);
@@ -1208,6 +1235,8 @@ static int pending_in(const char *dir, const char *name,
 				       errlen);
 	if (jr_header_read(path, false, &fd, &h, NULL, 0) == 0) {
 		close(fd);
+		if (spent_removed(path, &h))
+			return 0;
 		hit = pending_match(&h, q);
 		if (hit != JOURNAL_PENDING_OWN && own) {
 			snprintf(found, foundlen, "%s",

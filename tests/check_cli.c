@@ -112,6 +112,10 @@ static const struct bad_case {
 	{ { "open-au", "--runtime=1", "sim:seed", NULL }, "--runtime only applies to bench" },
 	{ { "list-sims", "--seed=1", NULL }, "--seed only applies to" },
 	{ { "restore", "--journal=x", "sim:seed", NULL }, "--journal only applies to" },
+	/* the pointer file keeps one path per line: a newline would cut it
+	 * and leave a pointer to a "lost" journal */
+	{ { "open-au", "--write", "--journal=/var/tmp/j\nk", "sim:seed", NULL },
+	  "holds a control character" },
 	/* sizes are binary: a decimal-looking unit is refused with the fix */
 	{ { "align", "--blocksize=4MB", "sim:seed", NULL }, "use 4M or 4MiB (binary units)" },
 	{ { "bench", "--runtime=0", "sim:seed", NULL }, "out of range (1ms to 86400s)" },

@@ -1617,6 +1617,49 @@ END_TEST
 
 /* ---- finding unfinished journals ---- */
 
+/* A restore killed after it put the data back and verified it, before
+ * it deleted the journal (jr_delete_journal() marks it spent first): the
+ * card is then used, and the next run must neither ask for a restore nor
+ * replay the journal over what was written since.  Both the restore by
+ * the journal's name and the search by the device's drop it. */
+START_TEST(test_spent_journal_not_replayed)
+{
+	char *img = bf_image_in(test_dir, 4u * MIB, 27);
+	char def[PATH_MAX], found[PATH_MAX], err[512] = "";
+	struct journal_restore_report rep;
+	struct fp_dev *d = NULL;
+	uint64_t used;
+
+	ck_assert_ptr_nonnull(img);
+	ck_assert_int_eq(journal_default_path(img, def, sizeof(def), err,
+					      sizeof(err)), 0);
+	ck_assert_int_eq(fp_dev_open_path(img, FP_OPEN_WRITE, &d, err,
+					  sizeof(err)), 0);
+	for (int by_search = 0; by_search < 2; by_search++) {
+		crashed_run(d, def, 0, 2 * MIB);
+		ck_assert_msg(journal_restore(def, d, JOURNAL_RESTORE_KEEP, NULL, NULL,
+					      &rep, err, sizeof(err)) == 0, "%s", err);
+		ck_assert_int_eq(jr_mark_spent(def), 0);	/* then killed */
+		scribble(d, MIB / 2, 3 * MIB / 2, 7 + by_search);	/* the user's data */
+		fp_dev_end_write_area(d);
+		used = dev_sum(d);
+		if (by_search) {
+			ck_assert_int_eq(journal_find_pending(img, found, sizeof(found),
+							      err, sizeof(err)), 0);
+		} else {
+			ck_assert_msg(journal_restore(def, d, 0, NULL, NULL, &rep, err,
+						      sizeof(err)) == 0, "%s", err);
+			ck_assert(rep.spent && rep.deleted && rep.restored_bytes == 0);
+		}
+		ck_assert_uint_eq(dev_sum(d), used);
+		ck_assert(!exists(def));
+	}
+	fp_dev_close(d);
+	unlink(img);
+	free(img);
+}
+END_TEST
+
 START_TEST(test_find_pending_default_path)
 {
 	char *img = bf_image_in(test_dir, 4u * MIB, 25);
@@ -2147,6 +2190,7 @@ Suite *journal_suite(void)
 	tcase_add_test(tc, test_interrupt_stops_io);
 	tcase_add_test(tc, test_interrupt_during_backup);
 	tcase_add_test(tc, test_find_pending_default_path);
+	tcase_add_test(tc, test_spent_journal_not_replayed);
 	tcase_add_test(tc, test_find_pending_custom_path);
 	tcase_add_test(tc, test_journal_is_not_the_image);
 	tcase_add_test(tc, test_journal_in_memory_refused);
