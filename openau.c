@@ -144,6 +144,17 @@
  * SEEN_OF_COL of it (half: a collapse smaller than that is not expected). */
 #define COL_MIN_OF_COL 0.4
 #define COL_CLEAR_OF_COL 0.7
+/* A one-AU random trial that collapses copies nearly the whole AU on
+ * every write (its writes step down a few chunks at a time): on the
+ * simulator's linear-only cards at 0.83-1.05 of the linear collapse.
+ * Random mode's own cost is a constant per write (about 9 ms on the
+ * Kingston of flash-model.md) that reaches half of a cheap collapse on an
+ * AU of 32-64 pages (bench/indepcard: 0.6 of it read as linear only at
+ * 0.89).  So against the linear reference a collapse counts only from
+ * RAND_COL_MIN_OF_COL of the linear one, clear from RAND_COL_CLEAR_OF_COL;
+ * in between the random count is undetermined. */
+#define RAND_COL_MIN_OF_COL 0.7
+#define RAND_COL_CLEAR_OF_COL 0.8
 #define SEEN_OF_COL 0.5
 /* Random mode against the linear reference must cost clearly less than
  * any slowdown the linear trials showed: at most this share of the
@@ -925,6 +936,8 @@ static enum openau_verdict classify(const struct ctx *c,
 			return *strength > 0 ? OPENAU_TRIAL_OPEN
 					     : OPENAU_TRIAL_UNCLEAR;
 		}
+		col_min = fmax(col_min, RAND_COL_MIN_OF_COL * c->x_lin_col);
+		col_clear = fmax(col_clear, RAND_COL_CLEAR_OF_COL * c->x_lin_col);
 	} else if (d <= lim) {
 		*strength = res_open * open_strength(d, z);
 		return *strength > 0 ? OPENAU_TRIAL_OPEN : OPENAU_TRIAL_UNCLEAR;
