@@ -1543,7 +1543,7 @@ static int refuse_alias_restore(const char *device, const char *journal)
  * status says 128+N once it is done. */
 static int run_restore(const struct cli *c)
 {
-	char journal[PATH_MAX], device[PATH_MAX], err[512] = "";
+	char journal[PATH_MAX], device[PATH_MAX], err[1024] = "";
 	struct journal_restore_report rep;
 	struct stat st;
 	struct fp_dev *d;

@@ -201,7 +201,9 @@ int journal_restore(const char *journal_path, struct fp_dev *dev,
  * file names a journal that no longer exists (err says which range of
  * the device may hold test data and how to go on), -FP_EREFUSED when
  * the journal named after device is another device's (a card swapped
- * after a crash, an image replaced: err says so, found names it), or a
+ * after a crash, an image replaced: err says so, found names it) or when
+ * device has none but holds the data of a journal whose image is gone
+ * (moved: found names it, and restore --force replays it), or a
  * negative errno. */
 #define JOURNAL_PENDING_OWN	1
 #define JOURNAL_PENDING_ALIAS	2

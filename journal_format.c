@@ -629,6 +629,14 @@ int jr_header_parse(int fd, const char *path, struct jr_header *h,
 	return 0;
 }
 
+bool jr_is_journal_name(const char *name)
+{
+	size_t n = strlen(name), sl = strlen(".journal");
+
+	return strncmp(name, "flashprobe-", 11) == 0 && n > sl &&
+	       strcmp(name + n - sl, ".journal") == 0;
+}
+
 int jr_mark_spent(const char *path)
 {
 	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);

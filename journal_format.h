@@ -139,6 +139,16 @@ bool jr_record_decode(const unsigned char *b, struct jr_record *r);
  * that it is a regular file of ours that nobody else may write, and read
  * its header and commit slots.  A damaged static header is -EBADMSG;
  * damaged slots only set h->slots.  err names the file. */
+/* Whether a directory entry's name is a journal's or a pointer's. */
+bool jr_is_journal_name(const char *name);
+
+/* An unfinished journal whose device (an image, or a loop device's file)
+ * is gone from its path and whose fingerprinted data the device at path
+ * device holds: -FP_EREFUSED with its path in found and the reason in err
+ * (journal_orphan.c), else 0. */
+int jr_find_orphan(const char *device, char *found, size_t foundlen,
+		   char *err, size_t errlen);
+
 /* Marks the journal at path spent (durably): its data is back on the
  * device.  Done before it is deleted, so that a run killed between the
  * two does not leave a journal that a later restore would replay again,

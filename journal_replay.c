@@ -1116,14 +1116,6 @@ int journal_restore(const char *journal_path, struct fp_dev *dev,
 
 /* ---- finding journals ---- */
 
-static bool journal_name(const char *name)
-{
-	size_t n = strlen(name), sl = strlen(".journal");
-
-	return strncmp(name, "flashprobe-", 11) == 0 && n > sl &&
-	       strcmp(name + n - sl, ".journal") == 0;
-}
-
 /* What journal_find_pending() looks for: the device's identity, its node
  * (for journals of other names over the same data) and the name its own
  * journal has. */
@@ -1266,7 +1258,7 @@ static int pending_dir(const char *dir, const struct pending_query *q,
 	if (d == NULL)
 		return errno == ENOENT || errno == EACCES ? 0 : -errno;
 	while (hit == 0 && (e = readdir(d)) != NULL) {
-		if (journal_name(e->d_name))
+		if (jr_is_journal_name(e->d_name))
 			hit = pending_in(dir, e->d_name, q, found, foundlen, err,
 					 errlen);
 		if (hit == -FP_EREFUSED) {
@@ -1335,6 +1327,10 @@ int journal_find_pending(const char *device, char *found, size_t foundlen,
 	if (rc < 0 && rc != -FP_ELOST && rc != -FP_EREFUSED)
 		fp_errf(err, errlen, "cannot look for journals in '%s': %s",
 		    dirs[i], strerror(-rc));
+	/* none of its own: a journal whose image is gone may be this
+	 * device's all the same, the image moved */
+	if (rc == 0 && hit == 0)
+		return jr_find_orphan(device, found, foundlen, err, errlen);
 	return rc == 0 || rc == JOURNAL_PENDING_ALIAS ? hit : rc;
 }
 

@@ -1066,6 +1066,64 @@ START_TEST(test_unverifiable_device_refused)
 }
 END_TEST
 
+/* A pending journal, then the image moved to another file system (a copy
+ * and an unlink: another inode, another name).  Its journal names a file
+ * that is gone; the search by identity found nothing, so restore said
+ * "nothing to restore" (status 0) and a new test was allowed over the
+ * test data only that journal can put back.  Now both are refused (3)
+ * with the way out, an image of the same size with other data outside
+ * the test's area (find-fat writes the first 64 MiB of 128) is not taken
+ * for it, and restore --force puts the moved image back as it was
+ * before the test. */
+START_TEST(test_moved_image_keeps_its_journal)
+{
+	char *img = new_image(AU_SEARCH_IMG_BYTES, 113);
+	char *moved = new_image(AU_SEARCH_IMG_BYTES, 114);
+	char *other = new_image(AU_SEARCH_IMG_BYTES, 115);
+	const char *const args[] = { "find-fat", "--write", "-e", "1M", img, NULL };
+	const char *const again[] = { "find-fat", "--write", "-e", "1M", moved, NULL };
+	struct tu_child ch;
+	struct run_result r;
+	uint64_t before = tu_checksum(img), crashed, sum_other = tu_checksum(other);
+
+	ck_assert_int_eq(tu_spawn(&ch, args, 2048 + 2 * (40 + MIB + 40) + 2048), 0);
+	ck_assert_int_eq(tu_wait(&ch, &r), SIGXFSZ);
+	tu_run_free(&r);
+	ck_assert_msg(journal_size() > 0, "no pending journal");
+	ck_assert_int_eq(tu_copy_sparse(img, moved, 0), 0);
+	ck_assert_int_eq(unlink(img), 0);
+	crashed = tu_checksum(moved);
+	ck_assert_uint_ne(crashed, before);
+	tu_run(&r, (const char *const[]){ "restore", moved, NULL });
+	ck_assert_msg(r.status == 3 && strstr(r.err, "no longer there") &&
+		      strstr(r.err, "restore --force") && strstr(r.err, moved) &&
+		      strstr(r.err, "read as they did"),
+		      "restore of the moved image: "
+		      "status %d, '%s' '%s'", r.status, r.out, r.err);
+	tu_run_free(&r);
+	tu_run(&r, again);
+	ck_assert_msg(r.status == 3 && strstr(r.err, "no longer there"),
+		      "a test of the moved image: status %d, '%s'", r.status, r.err);
+	tu_run_free(&r);
+	ck_assert_uint_eq(tu_checksum(moved), crashed);
+	/* same size, other data where the test never wrote */
+	tu_run(&r, (const char *const[]){ "restore", other, NULL });
+	ck_assert_msg(r.status == 0 && strstr(r.err, "nothing to restore"),
+		      "another image: status %d, '%s' '%s'", r.status, r.out, r.err);
+	tu_run_free(&r);
+	ck_assert_uint_eq(tu_checksum(other), sum_other);
+	tu_run(&r, (const char *const[]){ "restore", "--force", moved, NULL });
+	ck_assert_msg(r.status == 0 && strstr(r.out, "restored"), "restore --force: "
+		      "status %d, '%s' '%s'", r.status, r.out, r.err);
+	tu_run_free(&r);
+	ck_assert_uint_eq(tu_checksum(moved), before);
+	ck_assert_int_eq(journal_size(), -1);
+	free(other);
+	free(moved);
+	free(img);
+}
+END_TEST
+
 /* A pending journal (find-fat --write killed by RLIMIT_FSIZE after two
  * saved blocks), then the image replaced by another file: restoring onto
  * it is refused (3) and writes nothing. */
@@ -1533,6 +1591,7 @@ Suite *datasafety_suite(void)
 	tcase_add_test(img, test_other_writer_image);
 	tcase_add_loop_test(img, test_exit_status, 0, NCASES(status_cases));
 	tcase_add_test(img, test_restore_other_identity_refused);
+	tcase_add_test(img, test_moved_image_keeps_its_journal);
 	tcase_add_loop_test(img, test_swapped_card_image, 0, NCASES(swap_cases));
 	tcase_add_test(img, test_journal_link_to_device);
 	tcase_add_test(img, test_pointer_outlives_journal);

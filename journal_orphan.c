@@ -1,0 +1,184 @@
+/* journal_orphan.c - unfinished journals whose device is gone, matched to
+ * a device by their data.
+ *
+ * An image moved to another file system after a crash (a copy, then an
+ * unlink: a new inode), or copied elsewhere and the original deleted, is
+ * no longer the file its journal names, and the search by identity
+ * (journal_find_pending()) found nothing: "nothing to restore" (status 0)
+ * while the image still held the test's data, and a new test of it was
+ * allowed.  Such a journal names a file that is no longer at its path.
+ * When the device asked about has its size and the blocks it
+ * fingerprinted outside the test's area read the same there (a test that
+ * covered the whole image left none to compare: then size alone), that
+ * device may well be the image moved: the search refuses it (a test would
+ * overwrite what only that journal can put back), and "restore --force"
+ * replays it.  Blank images fingerprint alike, so an unrelated image of
+ * the same size can be taken for the moved one: it is refused too, which
+ * costs a message and a choice, never data.
+ */
+#define _GNU_SOURCE
+#define _FILE_OFFSET_BITS 64
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dev.h"
+#include "errmsg.h"
+#include "journal.h"
+#include "journal_format.h"
+#include "loopfile.h"
+#include "util.h"
+
+/* Whether the file at path is no longer the one with identity (dev, ino,
+ * birth): gone, or another file in its place. */
+static bool file_left(const char *path, uint64_t dev, uint64_t ino,
+		      uint64_t birth_ns)
+{
+	struct stat st;
+	uint64_t now;
+
+	if (stat(path, &st) != 0)
+		return true;
+	if ((uint64_t)st.st_dev != dev || (uint64_t)st.st_ino != ino)
+		return true;
+	now = util_birth_ns(AT_FDCWD, path, 0);
+	return birth_ns != 0 && now != 0 && now != birth_ns;
+}
+
+/* The journal's device is an image file (or the file behind a loop
+ * device) that is no longer where the journal says; its path into was. */
+static bool device_gone(const struct jr_identity *id, char *was, size_t len)
+{
+	const char *open_paren = strstr(id->serial, " (");
+	char path[PATH_MAX];
+	struct stat node;
+	size_t n;
+
+	util_copy_str(was, len, id->path);
+	if (id->kind == FP_DEV_FILE)
+		return file_left(id->path, id->file_dev, id->file_ino,
+				 id->file_birth_ns);
+	if (id->kind != FP_DEV_BLOCK || open_paren == NULL ||
+	    loopfile_serial_node(id->serial, &node) != 1 ||
+	    !S_ISREG(node.st_mode))
+		return false;
+	/* "loop:ino=DEV:INO (PATH)": the name it was attached by */
+	n = strlen(open_paren + 2);
+	if (n == 0 || n >= sizeof(path) || open_paren[2 + n - 1] != ')')
+		return false;
+	memcpy(path, open_paren + 2, n - 1);
+	path[n - 1] = '\0';
+	util_copy_str(was, len, path);
+	return file_left(path, (uint64_t)node.st_dev, (uint64_t)node.st_ino,
+			 id->file_birth_ns);
+}
+
+/* Whether the device open as fd (size bytes) may hold the journal's
+ * data: its size, and every fingerprinted block outside the test's area
+ * as the journal saw it; *same counts those blocks. */
+static bool data_matches(const struct jr_header *h, int fd, uint64_t size,
+			 unsigned *same)
+{
+	const struct jr_slot *s = &h->slot;
+	uint32_t sector = h->id.sector_bytes;
+	size_t block = (size_t)((JR_FP_BLOCK_BYTES + sector - 1) / sector * sector);
+	unsigned char *buf;
+	bool all = true;
+
+	*same = 0;
+	if (h->slots != JR_SLOTS_OK || h->spent || h->id.size_bytes != size)
+		return false;
+	buf = malloc(block);
+	if (buf == NULL)
+		return false;
+	for (uint32_t i = 0; all && i < s->nfp; i++) {
+		const struct jr_fingerprint *f = &s->fp[i];
+
+		if (f->offset + block > s->area_lo && f->offset < s->area_hi)
+			continue;	/* the test may have written it */
+		all = util_pread_full(fd, buf, block, f->offset) == (ssize_t)block &&
+		      jr_fnv1a64(buf, block) == f->hash;
+		*same += all;
+	}
+	free(buf);
+	return all;
+}
+
+/* The journal at dir/name (following a pointer file), read into h. */
+static bool read_journal(const char *dir, const char *name, char *path,
+			 size_t len, struct jr_header *h)
+{
+	struct jr_pointer p;
+	int fd;
+
+	if ((size_t)snprintf(path, len, "%s/%s", dir, name) >= len)
+		return false;
+	if (jr_pointer_read(path, &p) == 1)
+		util_copy_str(path, len, p.journal);
+	if (jr_header_read(path, false, &fd, h, NULL, 0) != 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+/* The first orphan in dir whose data the device open as fd may hold: its
+ * path into found, its device's former path into was, the blocks
+ * compared into same. */
+static bool orphan_in(const char *dir, int fd, uint64_t size, char *found,
+		      size_t foundlen, char *was, size_t waslen, unsigned *same)
+{
+	struct jr_header h;
+	char path[PATH_MAX];
+	struct dirent *e;
+	bool hit = false;
+	DIR *d = opendir(dir);
+
+	if (d == NULL)
+		return false;
+	while (!hit && (e = readdir(d)) != NULL)
+		hit = jr_is_journal_name(e->d_name) &&
+		      read_journal(dir, e->d_name, path, sizeof(path), &h) &&
+		      device_gone(&h.id, was, waslen) &&
+		      data_matches(&h, fd, size, same);
+	closedir(d);
+	if (hit)
+		util_copy_str(found, foundlen, path);
+	return hit;
+}
+
+int jr_find_orphan(const char *device, char *found, size_t foundlen,
+		   char *err, size_t errlen)
+{
+	const char *dirs[JOURNAL_STATE_DIRS_MAX];
+	size_t ndirs = journal_state_dirs(dirs);
+	char was[PATH_MAX] = "";
+	unsigned same = 0;
+	bool hit = false;
+	off_t size;
+	int fd = open(device, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+
+	if (fd < 0)
+		return 0;	/* the caller's own open says why */
+	size = lseek(fd, 0, SEEK_END);
+	for (size_t i = 0; size > 0 && !hit && i < ndirs; i++)
+		hit = orphan_in(dirs[i], fd, (uint64_t)size, found, foundlen,
+				was, sizeof(was), &same);
+	close(fd);
+	if (!hit)
+		return 0;
+	fp_errf(err, errlen, "no journal of its own, but it may be '%s' moved or "
+	    "copied, still holding test data: that file is no longer there, and "
+	    "its unfinished journal '%s' is of this size%s.  If it is, run "
+	    "'flashprobe restore --force %s'; if not, move that journal away; "
+	    "nothing was written", was, found, same > 0 ?
+	    " (and the blocks its test did not write read as they did then)" :
+	    " (its test covered it all: nothing else to compare)", device);
+	return -FP_EREFUSED;
+}
