@@ -224,7 +224,8 @@ int journal_device_of(const char *journal_path, char *device, size_t len,
 /* What a JOURNAL_PENDING_ALIAS match means, for the refusals of a test
  * and of "restore DEVICE": "'DEVICE' shares its data with 'OTHER', whose
  * test left the unfinished journal 'JOURNAL': run 'flashprobe restore
- * JOURNAL'" (that journal restores through its own node, named in it). */
+ * JOURNAL'" (that journal restores through its own node, named in it),
+ * or, while a running test holds that journal, that it is being tested. */
 void journal_describe_alias(const char *device, const char *journal,
 			    char *buf, size_t len);
 

@@ -1361,12 +1361,17 @@ int journal_device_of(const char *journal_path, char *device, size_t len,
 void journal_describe_alias(const char *device, const char *journal,
 			    char *buf, size_t len)
 {
-	char other[PATH_MAX] = "?";
+	char other[PATH_MAX] = "?", who[64];
 
 	journal_device_of(journal, other, sizeof(other), NULL, 0);
-	snprintf(buf, len, "'%s' shares its data with '%s', whose test left the "
-		 "unfinished journal '%s': run 'flashprobe restore %s'", device, other,
-		 journal, journal);
+	if (journal_in_use(journal, who, sizeof(who)))
+		snprintf(buf, len, "'%s' shares its data with '%s', which %s is "
+			 "testing now (journal '%s'): wait for it to finish; it puts "
+			 "the data back itself", device, other, who, journal);
+	else
+		snprintf(buf, len, "'%s' shares its data with '%s', whose test left "
+			 "the unfinished journal '%s': run 'flashprobe restore %s'",
+			 device, other, journal, journal);
 }
 
 bool journal_in_use(const char *path, char *who, size_t wholen)

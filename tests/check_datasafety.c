@@ -416,6 +416,32 @@ START_TEST(test_restore_refused_during_test)
 }
 END_TEST
 
+/* restore of an image while a --write test of the loop device over it
+ * runs: refused (status 3) as that test's, which is running, not as a
+ * journal left behind to restore by hand; the test restores the image. */
+START_TEST(test_restore_alias_during_test)
+{
+	uint64_t before;
+	static const char *const extra[] = { "--write", "--offset=8M", NULL };
+	struct run_result r, f;
+	struct tu_child ch;
+
+	require_loop();
+	before = tu_checksum(loop.image);
+	start_bench(&ch, extra, loop.dev, 0);
+	tu_run(&r, (const char *const[]){ "restore", loop.image, NULL });
+	tu_wait(&ch, &f);
+	ck_assert_msg(r.status == 3 && strstr(r.err, "testing now") &&
+		      !strstr(r.err, "left the unfinished journal"),
+		      "restore during a test of its loop device: status %d, '%s' '%s'",
+		      r.status, r.out, r.err);
+	ck_assert_msg(f.status == 0, "the test: status %d, '%s'", f.status, f.err);
+	ck_assert_uint_eq(tu_checksum(loop.image), before);
+	tu_run_free(&r);
+	tu_run_free(&f);
+}
+END_TEST
+
 /* ==== item 3: SIGPIPE, and the report after the restore ==== */
 
 /* Notes to a closed pipe (flashprobe ... 2>&1 >/dev/null | head -1): the
@@ -1613,6 +1639,7 @@ Suite *datasafety_suite(void)
 	tcase_add_unchecked_fixture(blk, loop_setup, loop_teardown);
 	tcase_add_checked_fixture(blk, work_setup, NULL);
 	tcase_add_test(blk, test_second_writer_loop);
+	tcase_add_test(blk, test_restore_alias_during_test);
 	tcase_add_test(blk, test_other_writer_loop);
 	tcase_add_test(blk, test_output_on_loop);
 	tcase_add_loop_test(blk, test_stream_on_loop, 0, NCASES(stream_cases));
