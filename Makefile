@@ -153,6 +153,7 @@ bench: $(B)/flashprobe $(B)/check_flashprobe $(SIMFUSE)
 	sh bench/indep-capacity $(CURDIR)/$(B)/flashprobe
 	sh bench/indep-openau $(CURDIR)/$(B)/flashprobe
 	sh bench/indep-ausearch $(CURDIR)/$(B)/flashprobe
+	sh bench/indep-probe $(CURDIR)/$(B)/flashprobe
 	sh bench/stability $(CURDIR)/$(B)/check_flashprobe
 
 # libFuzzer harnesses for the parsers of what users type and of what check
