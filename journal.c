@@ -1179,7 +1179,7 @@ int journal_finish(struct fp_dev *jdev, unsigned flags,
 	cut_torn_tail(j);
 	if (!j->dirty) {
 		/* The device was never written: nothing to put back. */
-		rc = jr_delete_journal(j->path, j->pointer_path);
+		rc = jr_delete_journal(j->fd, j->path, j->pointer_path);
 		rep->deleted = rc == 0;
 		rep->nothing_written = true;
 		return 0;

@@ -637,17 +637,23 @@ bool jr_is_journal_name(const char *name)
 	       strcmp(name + n - sl, ".journal") == 0;
 }
 
-int jr_mark_spent(const char *path)
+int jr_mark_spent(int fd, const char *path)
 {
-	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	int wfd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	struct stat a, b;
 	int rc;
 
-	if (fd < 0)
+	if (wfd < 0)
 		return -errno;
-	rc = util_pwrite_full(fd, JR_SPENT_MAGIC, 8, JR_SPENT_OFFSET);
-	if (rc == 0 && fdatasync(fd) != 0)
+	if (fstat(fd, &a) != 0 || fstat(wfd, &b) != 0 || a.st_dev != b.st_dev ||
+	    a.st_ino != b.st_ino) {
+		close(wfd);
+		return -ESTALE;
+	}
+	rc = util_pwrite_full(wfd, JR_SPENT_MAGIC, 8, JR_SPENT_OFFSET);
+	if (rc == 0 && fdatasync(wfd) != 0)
 		rc = -errno;
-	close(fd);
+	close(wfd);
 	return rc;
 }
 

@@ -152,8 +152,10 @@ int jr_find_orphan(const char *device, char *found, size_t foundlen,
 /* Marks the journal at path spent (durably): its data is back on the
  * device.  Done before it is deleted, so that a run killed between the
  * two does not leave a journal that a later restore would replay again,
- * over whatever the card holds by then.  0 or a negative errno. */
-int jr_mark_spent(const char *path);
+ * over whatever the card holds by then.  Only when path still names the
+ * file open as fd (the one the caller checked and locked): -ESTALE when
+ * another file took its name.  0 or a negative errno. */
+int jr_mark_spent(int fd, const char *path);
 
 int jr_header_read(const char *path, bool writable, int *fdp,
 		   struct jr_header *h, char *err, size_t errlen);
@@ -222,7 +224,10 @@ int jr_restore_locked(int fd, const char *path, struct fp_dev *dev,
 		      fp_progress_fn progress, void *progress_arg,
 		      struct journal_restore_report *rep, char *err,
 		      size_t errlen);
-/* Remove the journal and, if it still names it, its pointer file. */
-int jr_delete_journal(const char *path, const char *pointer);
+/* Remove the journal open as fd (checked and locked by the caller) from
+ * path, marked spent first, and, if it still names it, its pointer file;
+ * -ESTALE, touching nothing, when path names another file by now (a new
+ * test's journal). */
+int jr_delete_journal(int fd, const char *path, const char *pointer);
 
 #endif

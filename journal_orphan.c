@@ -128,29 +128,35 @@ static bool read_journal(const char *dir, const char *name, char *path,
 	return true;
 }
 
-/* The first orphan in dir whose data the device open as fd may hold: its
- * path into found, its device's former path into was, the blocks
- * compared into same. */
-static bool orphan_in(const char *dir, int fd, uint64_t size, char *found,
-		      size_t foundlen, char *was, size_t waslen, unsigned *same)
+/* How many orphans in dir the device open as fd may hold the data of;
+ * the first one's path into found (when found is empty), its device's
+ * former path into was, the blocks compared into same. */
+static unsigned orphans_in(const char *dir, int fd, uint64_t size, char *found,
+			   size_t foundlen, char *was, size_t waslen,
+			   unsigned *same)
 {
+	char path[PATH_MAX], gone[PATH_MAX];
 	struct jr_header h;
-	char path[PATH_MAX];
 	struct dirent *e;
-	bool hit = false;
+	unsigned hits = 0, n;
 	DIR *d = opendir(dir);
 
 	if (d == NULL)
-		return false;
-	while (!hit && (e = readdir(d)) != NULL)
-		hit = jr_is_journal_name(e->d_name) &&
-		      read_journal(dir, e->d_name, path, sizeof(path), &h) &&
-		      device_gone(&h.id, was, waslen) &&
-		      data_matches(&h, fd, size, same);
+		return 0;
+	while ((e = readdir(d)) != NULL) {
+		if (!jr_is_journal_name(e->d_name) ||
+		    !read_journal(dir, e->d_name, path, sizeof(path), &h) ||
+		    !device_gone(&h.id, gone, sizeof(gone)) ||
+		    !data_matches(&h, fd, size, &n))
+			continue;
+		if (hits++ == 0 && found[0] == '\0') {
+			util_copy_str(found, foundlen, path);
+			util_copy_str(was, waslen, gone);
+			*same = n;
+		}
+	}
 	closedir(d);
-	if (hit)
-		util_copy_str(found, foundlen, path);
-	return hit;
+	return hits;
 }
 
 int jr_find_orphan(const char *device, char *found, size_t foundlen,
@@ -159,20 +165,32 @@ int jr_find_orphan(const char *device, char *found, size_t foundlen,
 	const char *dirs[JOURNAL_STATE_DIRS_MAX];
 	size_t ndirs = journal_state_dirs(dirs);
 	char was[PATH_MAX] = "";
-	unsigned same = 0;
-	bool hit = false;
+	unsigned same = 0, hits = 0;
 	off_t size;
 	int fd = open(device, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+
+	found[0] = '\0';
 
 	if (fd < 0)
 		return 0;	/* the caller's own open says why */
 	size = lseek(fd, 0, SEEK_END);
-	for (size_t i = 0; size > 0 && !hit && i < ndirs; i++)
-		hit = orphan_in(dirs[i], fd, (uint64_t)size, found, foundlen,
-				was, sizeof(was), &same);
+	for (size_t i = 0; size > 0 && i < ndirs; i++)
+		hits += orphans_in(dirs[i], fd, (uint64_t)size, found, foundlen,
+				   was, sizeof(was), &same);
 	close(fd);
-	if (!hit)
+	if (hits == 0)
 		return 0;
+	if (hits > 1) {
+		/* --force would replay one of them, maybe another image's */
+		fp_errf(err, errlen, "no journal of its own, but %u unfinished "
+		    "journals whose images are gone (the first '%s', of '%s') "
+		    "fit its size and data, and --force cannot tell which: if it "
+		    "is one of those images moved, put it back under its old name "
+		    "and run 'flashprobe restore --force' on it there; nothing was "
+		    "written", hits, found, was);
+		found[0] = '\0';
+		return -FP_EREFUSED;
+	}
 	fp_errf(err, errlen, "no journal of its own, but it may be '%s' moved or "
 	    "copied, still holding test data: that file is no longer there, and "
 	    "its unfinished journal '%s' is of this size%s.  If it is, run "

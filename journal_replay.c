@@ -741,7 +741,7 @@ static bool pointer_names(const char *pointer, const char *jabs,
 	return strcmp(target, jabs) == 0;
 }
 
-int jr_delete_journal(const char *path, const char *pointer)
+int jr_delete_journal(int fd, const char *path, const char *pointer)
 {
 	char jabs[PATH_MAX];
 	struct jr_pointer p;
@@ -752,8 +752,11 @@ int jr_delete_journal(const char *path, const char *pointer)
 	/* The device is back as it was: a journal that outlives this (killed
 	 * before the unlink) must not be replayed again, over what the card
 	 * holds by then; one that cannot be marked cannot be unlinked
-	 * either, and the caller says so. */
-	jr_mark_spent(path);
+	 * either, and the caller says so.  Another file under its name (a
+	 * new test's journal, made after this one was found spent and
+	 * removed by another run) is left alone. */
+	if (jr_mark_spent(fd, path) == -ESTALE)
+		return -ESTALE;
 	/* A pointer that outlives its journal (killed between the two
 	 * unlinks) must not tell of a lost journal whose data may be on the
 	 * device.  An empty area says "nothing there", and the next run
@@ -808,7 +811,7 @@ static const char *failed_list(const struct journal_restore_report *rep,
 /* The outcome, as errno and one line: anything left undone keeps the
  * journal and is an error, so that no partial restore looks like a
  * success. */
-static int restore_outcome(const char *path, struct fp_dev *dev,
+static int restore_outcome(int fd, const char *path, struct fp_dev *dev,
 			   const struct jr_header *h, const struct jr_scan *s,
 			   bool header_changed, unsigned flags,
 			   struct journal_restore_report *rep, char *err,
@@ -857,7 +860,7 @@ static int restore_outcome(const char *path, struct fp_dev *dev,
 		return -EBADMSG;
 	}
 	if (!(flags & JOURNAL_RESTORE_KEEP) &&
-	    jr_delete_journal(path, h->link) == 0)
+	    jr_delete_journal(fd, path, h->link) == 0)
 		rep->deleted = true;
 	return 0;
 }
@@ -951,12 +954,13 @@ int jr_restore_locked(int fd, const char *path, struct fp_dev *dev,
 		forced_header(dev, &h);
 		rc = 0;
 	}
-	if (rc == 0 && h.spent) {
+	if (rc == 0 && h.spent && known == NULL) {
 		/* its data went back and was verified: once more would undo
-		 * whatever was written to the card since */
+		 * whatever was written to the card since (a test's own journal
+		 * is never spent: a mark there is not its own, and ignored) */
 		rep->spent = true;
 		if (!(flags & JOURNAL_RESTORE_KEEP) &&
-		    jr_delete_journal(path, h.link) == 0)
+		    jr_delete_journal(fd, path, h.link) == 0)
 			rep->deleted = true;
 		return 0;
 	}
@@ -976,7 +980,7 @@ int jr_restore_locked(int fd, const char *path, struct fp_dev *dev,
 		/* no commit: the test never wrote the device */
 		rc = 0;
 		if (!(flags & JOURNAL_RESTORE_KEEP) &&
-		    jr_delete_journal(path, h.link) == 0)
+		    jr_delete_journal(fd, path, h.link) == 0)
 			rep->deleted = true;
 		goto out;
 	}
@@ -993,7 +997,7 @@ int jr_restore_locked(int fd, const char *path, struct fp_dev *dev,
 		rc = replay_all(fd, &h, &s, dev, progress, progress_arg, rep,
 				buf, vbuf);
 	if (rc == 0)
-		rc = restore_outcome(path, dev, &h, &s, header_changed, flags,
+		rc = restore_outcome(fd, path, dev, &h, &s, header_changed, flags,
 				     rep, err, errlen);
 	else if (!err[0])
 		fp_errf(err, errlen, "cannot read journal '%s': %s", path,
@@ -1126,13 +1130,20 @@ struct pending_query {
 };
 
 /* A spent journal (replayed and verified, its deletion cut short) is no
- * test's: removed unless a run still holds it (it is deleting it). */
+ * test's: removed unless a run holds it (it is deleting it), and only
+ * the file that was read spent and is locked here. */
 static bool spent_removed(const char *path, const struct jr_header *h)
 {
+	struct jr_header now;
+	int fd;
+
 	if (!h->spent)
 		return false;
-	if (!journal_in_use(path, NULL, 0))
-		jr_delete_journal(path, h->link);
+	if (jr_header_read(path, false, &fd, &now, NULL, 0) != 0)
+		return true;
+	if (now.spent && flock(fd, LOCK_EX | LOCK_NB) == 0)
+		jr_delete_journal(fd, path, now.link);
+	close(fd);
 	return true;
 }
 

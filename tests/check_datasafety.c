@@ -1150,6 +1150,59 @@ START_TEST(test_moved_image_keeps_its_journal)
 }
 END_TEST
 
+/* Two images crashed in find-fat (which covers all of 64 MiB: nothing to
+ * compare but the size; a test of the second image had to come before
+ * the first was moved, as any image of that size is taken for the moved
+ * one then) and both moved: either fits both journals, and
+ * restore --force put each one's data on the other.  Refused (3) while
+ * both are there; with the other journal moved away, --force restores. */
+START_TEST(test_two_moved_images_refused)
+{
+	char *img[2], *moved[2], journal[2][PATH_MAX + 300], away[PATH_MAX + 310];
+	const char *args[] = { "find-fat", "--write", "-e", "1M", NULL, NULL };
+	uint64_t before[2], crashed[2];
+	struct tu_child ch;
+	struct run_result r;
+
+	for (int i = 0; i < 2; i++) {
+		img[i] = new_image(IMG_BYTES, 120 + (uint64_t)i);
+		moved[i] = new_image(IMG_BYTES, 122 + (uint64_t)i);
+		before[i] = tu_checksum(img[i]);
+		args[4] = img[i];
+		ck_assert_int_eq(tu_spawn(&ch, args, 2048 + 2 * (40 + MIB + 40) + 2048), 0);
+		ck_assert_int_eq(tu_wait(&ch, &r), SIGXFSZ);
+		tu_run_free(&r);
+		ck_assert_int_eq(journal_default_path(img[i], journal[i], sizeof(journal[i]),
+						      NULL, 0), 0);
+	}
+	for (int i = 0; i < 2; i++) {	/* moved once both crashed */
+		ck_assert_int_eq(tu_copy_sparse(img[i], moved[i], 0), 0);
+		ck_assert_int_eq(unlink(img[i]), 0);
+		crashed[i] = tu_checksum(moved[i]);
+	}
+	tu_run(&r, (const char *const[]){ "restore", "--force", moved[1], NULL });
+	ck_assert_msg(r.status == 3 && strstr(r.err, "2 unfinished journals"),
+		      "restore --force with two candidates: status %d, '%s' '%s'",
+		      r.status, r.out, r.err);
+	tu_run_free(&r);
+	ck_assert_uint_eq(tu_checksum(moved[0]), crashed[0]);
+	ck_assert_uint_eq(tu_checksum(moved[1]), crashed[1]);
+	snprintf(away, sizeof(away), "%s.away", journal[0]);
+	ck_assert_int_eq(rename(journal[0], away), 0);
+	tu_run(&r, (const char *const[]){ "restore", "--force", moved[1], NULL });
+	ck_assert_msg(r.status == 0, "restore --force of one: status %d, '%s'", r.status,
+		      r.err);
+	tu_run_free(&r);
+	ck_assert_uint_eq(tu_checksum(moved[1]), before[1]);
+	ck_assert_uint_eq(tu_checksum(moved[0]), crashed[0]);
+	unlink(away);
+	for (int i = 0; i < 2; i++) {
+		free(img[i]);
+		free(moved[i]);
+	}
+}
+END_TEST
+
 /* A pending journal (find-fat --write killed by RLIMIT_FSIZE after two
  * saved blocks), then the image replaced by another file: restoring onto
  * it is refused (3) and writes nothing. */
@@ -1618,6 +1671,7 @@ Suite *datasafety_suite(void)
 	tcase_add_loop_test(img, test_exit_status, 0, NCASES(status_cases));
 	tcase_add_test(img, test_restore_other_identity_refused);
 	tcase_add_test(img, test_moved_image_keeps_its_journal);
+	tcase_add_test(img, test_two_moved_images_refused);
 	tcase_add_loop_test(img, test_swapped_card_image, 0, NCASES(swap_cases));
 	tcase_add_test(img, test_journal_link_to_device);
 	tcase_add_test(img, test_pointer_outlives_journal);

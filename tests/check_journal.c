@@ -1639,7 +1639,11 @@ START_TEST(test_spent_journal_not_replayed)
 		crashed_run(d, def, 0, 2 * MIB);
 		ck_assert_msg(journal_restore(def, d, JOURNAL_RESTORE_KEEP, NULL, NULL,
 					      &rep, err, sizeof(err)) == 0, "%s", err);
-		ck_assert_int_eq(jr_mark_spent(def), 0);	/* then killed */
+		int fd = open(def, O_RDONLY);
+
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(jr_mark_spent(fd, def), 0);	/* then killed */
+		close(fd);
 		scribble(d, MIB / 2, 3 * MIB / 2, 7 + by_search);	/* the user's data */
 		fp_dev_end_write_area(d);
 		used = dev_sum(d);
@@ -1654,6 +1658,63 @@ START_TEST(test_spent_journal_not_replayed)
 		ck_assert_uint_eq(dev_sum(d), used);
 		ck_assert(!exists(def));
 	}
+	fp_dev_close(d);
+	unlink(img);
+	free(img);
+}
+END_TEST
+
+/* The spent mark and the deletion go to the file the caller checked and
+ * locked, never to whatever holds its name by then: a restore that found
+ * a spent journal while another run removed it and a new test created
+ * its own journal there marked that one spent and deleted it (the test
+ * then skipped its replay: its writes stayed, status 0).  And a test's
+ * own journal marked spent by someone else is replayed all the same. */
+START_TEST(test_spent_mark_only_on_its_file)
+{
+	char *img = bf_image_in(test_dir, 4u * MIB, 28);
+	char path[PATH_MAX], old[PATH_MAX + 8], def[PATH_MAX], err[512] = "";
+	struct journal_restore_report rep;
+	struct fp_dev *d = NULL, *jd;
+	struct jr_header h;
+	uint64_t before;
+	int fd_old, fd;
+
+	ck_assert_ptr_nonnull(img);
+	ck_assert_int_eq(journal_default_path(img, def, sizeof(def), err, sizeof(err)), 0);
+	before = tu_checksum(img);
+	ck_assert_int_eq(fp_dev_open_path(img, FP_OPEN_WRITE, &d, err, sizeof(err)), 0);
+	jpath(path, sizeof(path), "spent-name.journal");
+	snprintf(old, sizeof(old), "%s.old", path);
+	crashed_run(d, path, 0, MIB);
+	fd_old = open(path, O_RDONLY);
+	ck_assert_int_ge(fd_old, 0);
+	ck_assert_int_eq(rename(path, old), 0);		/* removed by another run */
+	ck_assert_msg(journal_restore(old, d, 0, NULL, NULL, &rep, err, sizeof(err)) == 0,
+		      "%s", err);
+	unlink(def);		/* its pointer named the old name */
+	crashed_run(d, path, MIB, 2 * MIB);		/* the new test's journal */
+	ck_assert_int_eq(jr_delete_journal(fd_old, path, ""), -ESTALE);
+	ck_assert_int_eq(jr_mark_spent(fd_old, path), -ESTALE);
+	close(fd_old);
+	ck_assert_int_eq(jr_header_read(path, false, &fd, &h, err, sizeof(err)), 0);
+	close(fd);
+	ck_assert(!h.spent);
+	ck_assert_msg(journal_restore(path, d, 0, NULL, NULL, &rep, err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_uint_eq(dev_sum(d), before);
+	/* a running test's own journal, marked by someone else */
+	jd = jopen(d, path);
+	ck_assert_int_eq(journal_backup_area(jd, 0, MIB, err, sizeof(err)), 0);
+	scribble(jd, 0, MIB, 5);
+	fd = open(path, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(jr_mark_spent(fd, path), 0);
+	close(fd);
+	ck_assert_msg(journal_finish(jd, 0, NULL, NULL, &rep, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_gt(rep.restored_bytes, 0);
+	fp_dev_close(jd);
+	ck_assert_uint_eq(dev_sum(d), before);
 	fp_dev_close(d);
 	unlink(img);
 	free(img);
@@ -2191,6 +2252,7 @@ Suite *journal_suite(void)
 	tcase_add_test(tc, test_interrupt_during_backup);
 	tcase_add_test(tc, test_find_pending_default_path);
 	tcase_add_test(tc, test_spent_journal_not_replayed);
+	tcase_add_test(tc, test_spent_mark_only_on_its_file);
 	tcase_add_test(tc, test_find_pending_custom_path);
 	tcase_add_test(tc, test_journal_is_not_the_image);
 	tcase_add_test(tc, test_journal_in_memory_refused);
