@@ -1962,6 +1962,20 @@ static void open_closed_streams(void)
 			_exit(FP_EXIT_FAILURE);	/* nowhere safe to say so */
 }
 
+/* A relative state directory names another place from every working
+ * directory: a restore run elsewhere said "nothing to restore" while the
+ * journal waited where the test ran. */
+static int check_state_dir_env(void)
+{
+	const char *env = getenv(JOURNAL_STATE_ENV);
+
+	if (env != NULL && env[0] != '\0' && env[0] != '/')
+		return fail(FP_EXIT_USAGE, "%s='%s' is not an absolute path: journals "
+			    "there would not be found from another directory",
+			    JOURNAL_STATE_ENV, env);
+	return FP_EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
 	struct cli c = { 0 };
@@ -1972,6 +1986,8 @@ int main(int argc, char **argv)
 
 	if (ret)
 		return ret < 0 ? FP_EXIT_OK : ret;
+	if ((ret = check_state_dir_env()))
+		return ret;
 	if (c.svg && !strcmp(c.svg, "-") && (ret = claim_stdout_for_svg()))
 		return ret;
 	configure_realtime(&c);

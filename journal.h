@@ -84,7 +84,8 @@ struct journal_restore_report {
 /* Where the journal of device goes by default: $FLASHPROBE_STATE_DIR, else
  * /var/lib/flashprobe (created 0700 when missing), else /var/tmp; named
  * flashprobe-<major>-<minor>.journal for block devices,
- * flashprobe-<sanitized path>.journal for files and simulated cards.
+ * flashprobe-<sanitized path>-<hash of the path>.journal for files and
+ * simulated cards (two paths that sanitize alike keep apart).
  * Returns 0, -ENAMETOOLONG, or the stat error of device. */
 int journal_default_path(const char *device, char *buf, size_t len,
 			 char *err, size_t errlen);

@@ -717,11 +717,11 @@ static void sanitized_name(const char *path, char *buf, size_t len)
 		s[n++] = ok ? *p : '_';
 	}
 	s[n] = '\0';
-	if (strlen(path) > JR_NAME_MAX)
-		snprintf(buf, len, "flashprobe-%s-%016llx.journal", s,
-			 (unsigned long long)jr_fnv1a64(path, strlen(path)));
-	else
-		snprintf(buf, len, "flashprobe-%s.journal", s);
+	/* "img/a.img" and "img_a.img" sanitize alike: the hash of the whole
+	 * path keeps their journals apart (one was refused as having the
+	 * other's, and --force replayed it onto it) */
+	snprintf(buf, len, "flashprobe-%s-%016llx.journal", s,
+		 (unsigned long long)jr_fnv1a64(path, strlen(path)));
 }
 
 int jr_default_name(const char *device, char *buf, size_t len)

@@ -38,6 +38,7 @@
 #include "journal.h"
 #include "util.h"
 #include "journal_format.h"
+#include "loopfile.h"
 #include "procfd.h"
 #include "units.h"
 
@@ -1147,6 +1148,36 @@ static bool spent_removed(const char *path, const struct jr_header *h)
 	return true;
 }
 
+/* The regular file behind an identity (an image, or a loop device's
+ * file): its device, inode and birth; false for anything else. */
+static bool file_behind(const struct jr_identity *id, struct stat *st,
+			uint64_t *birth_ns)
+{
+	*birth_ns = id->file_birth_ns;
+	if (id->kind == FP_DEV_FILE) {
+		st->st_dev = (dev_t)id->file_dev;
+		st->st_ino = (ino_t)id->file_ino;
+		return true;
+	}
+	return id->kind == FP_DEV_BLOCK &&
+	       loopfile_serial_node(id->serial, st) == 1 && S_ISREG(st->st_mode);
+}
+
+/* The journal's file and the device's (or the file behind either loop
+ * device) have one inode number but were made at different times: the
+ * journal's was deleted and its number given to a new file, which shares
+ * nothing with it. */
+static bool reborn_inode(const struct jr_identity *journal,
+			 const struct jr_identity *device)
+{
+	struct stat a, b;
+	uint64_t ba, bb;
+
+	return file_behind(journal, &a, &ba) && file_behind(device, &b, &bb) &&
+	       a.st_dev == b.st_dev && a.st_ino == b.st_ino && ba != 0 &&
+	       bb != 0 && ba != bb;
+}
+
 /* JOURNAL_PENDING_ALIAS when the journal in h is of another node that
  * reaches the device's data, else whether it is the device's own. */
 static int pending_match(const struct jr_header *h,
@@ -1154,6 +1185,8 @@ static int pending_match(const struct jr_header *h,
 {
 	if (jr_same_device(&h->id, &q->want))
 		return JOURNAL_PENDING_OWN;
+	if (reborn_inode(&h->id, &q->want))
+		return 0;
 	return jr_shares_data(&h->id, &q->node) ? JOURNAL_PENDING_ALIAS : 0;
 }
 

@@ -137,6 +137,29 @@ START_TEST(test_bad_input)
 }
 END_TEST
 
+/* A relative FLASHPROBE_STATE_DIR is refused (2) before anything runs: a
+ * restore from another directory said "nothing to restore" while the
+ * journal waited where the test ran. */
+START_TEST(test_relative_state_dir)
+{
+	const char *old = getenv("FLASHPROBE_STATE_DIR");
+	char *keep = old ? strdup(old) : NULL;
+	struct run_result r;
+
+	ck_assert_int_eq(setenv("FLASHPROBE_STATE_DIR", "state", 1), 0);
+	run(&r, (const char *const[]){ "restore", "sim:seed", NULL });
+	if (keep) {
+		setenv("FLASHPROBE_STATE_DIR", keep, 1);
+		free(keep);
+	} else {
+		unsetenv("FLASHPROBE_STATE_DIR");
+	}
+	ck_assert_msg(r.status == 2 && strstr(r.err, "not an absolute path"),
+		      "status %d, '%s'", r.status, r.err);
+	tu_run_free(&r);
+}
+END_TEST
+
 /* A device too small for align's reads is a usage error that says so,
  * with the block size the user gave or without one when none was given
  * (it said "blocksize 0"). */
@@ -1065,6 +1088,7 @@ Suite *cli_suite(void)
 	else
 		tu_skip("cli/invocation: bash completion", "no bash");
 	tcase_add_test(tc, test_align_device_too_small);
+	tcase_add_test(tc, test_relative_state_dir);
 	tcase_add_loop_test(tc, test_bad_input, 0,
 			    (int)(sizeof(bad_cases) / sizeof(bad_cases[0])));
 	tcase_add_test(tc, test_align_text_on_sim);

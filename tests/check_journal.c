@@ -1721,6 +1721,82 @@ START_TEST(test_spent_mark_only_on_its_file)
 }
 END_TEST
 
+/* "DIR/img/a.img" and "DIR/img_a.img" sanitize to the same name: their
+ * journals shared it, a test of one was refused as having the other's,
+ * and restore --force replayed that onto it.  The hash keeps them apart. */
+START_TEST(test_default_names_keep_apart)
+{
+	char dir[PATH_MAX], a[PATH_MAX + 16], b[PATH_MAX + 16];
+	char ja[PATH_MAX], jb[PATH_MAX], err[256] = "";
+	char *ia, *ib;
+
+	jpath(dir, sizeof(dir), "img");
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	ia = bf_image_in(dir, MIB, 29);
+	ib = bf_image_in(test_dir, MIB, 30);
+	ck_assert(ia && ib);
+	snprintf(a, sizeof(a), "%s/a.img", dir);
+	snprintf(b, sizeof(b), "%s/img_a.img", test_dir);
+	ck_assert_int_eq(rename(ia, a), 0);
+	ck_assert_int_eq(rename(ib, b), 0);
+	ck_assert_int_eq(journal_default_path(a, ja, sizeof(ja), err, sizeof(err)), 0);
+	ck_assert_int_eq(journal_default_path(b, jb, sizeof(jb), err, sizeof(err)), 0);
+	ck_assert_str_ne(ja, jb);
+	unlink(a);
+	unlink(b);
+	rmdir(dir);
+	free(ia);
+	free(ib);
+}
+END_TEST
+
+/* An image crashed and deleted; a new image under another name gets its
+ * inode number (ext4 gives it at once; here the journal is made to name
+ * the new file's inode, with the birth a second earlier).  The new image
+ * was taken for a node sharing the old one's data: its tests and restore
+ * refused, with no way out.  Now it has no pending journal. */
+START_TEST(test_reborn_inode_not_an_alias)
+{
+	char *old = bf_image_in(test_dir, 8u * MIB, 31), *fresh = bf_image_in(test_dir, 8u * MIB, 32);
+	char def[PATH_MAX], found[PATH_MAX], err[512] = "";
+	unsigned char hdr[JR_STATIC_BYTES];
+	struct fp_dev *d = NULL;
+	struct jr_header h;
+	struct stat st;
+	uint64_t birth;
+	int fd;
+
+	ck_assert(old && fresh);
+	birth = util_birth_ns(AT_FDCWD, fresh, 0);
+	if (birth == 0) {
+		tu_skip("journal/test_reborn_inode_not_an_alias", "the file system keeps "
+			"no birth times");
+		goto out;
+	}
+	ck_assert_int_eq(journal_default_path(old, def, sizeof(def), err, sizeof(err)), 0);
+	ck_assert_int_eq(fp_dev_open_path(old, FP_OPEN_WRITE, &d, err, sizeof(err)), 0);
+	crashed_run(d, def, 2 * MIB, 3 * MIB);
+	fp_dev_close(d);
+	ck_assert_int_eq(unlink(old), 0);
+	ck_assert_int_eq(stat(fresh, &st), 0);
+	ck_assert_int_eq(jr_header_read(def, true, &fd, &h, err, sizeof(err)), 0);
+	h.id.file_dev = (uint64_t)st.st_dev;
+	h.id.file_ino = (uint64_t)st.st_ino;
+	h.id.file_birth_ns = birth - 1000000000u;
+	jr_static_encode(&h, hdr);
+	ck_assert_int_eq(pwrite(fd, hdr, sizeof(hdr), 0), (ssize_t)sizeof(hdr));
+	close(fd);
+	ck_assert_msg(journal_find_pending(fresh, found, sizeof(found), err, sizeof(err)) == 0,
+		      "%s", err);
+	unlink(def);
+out:
+	unlink(old);
+	unlink(fresh);
+	free(old);
+	free(fresh);
+}
+END_TEST
+
 START_TEST(test_find_pending_default_path)
 {
 	char *img = bf_image_in(test_dir, 4u * MIB, 25);
@@ -2253,6 +2329,8 @@ Suite *journal_suite(void)
 	tcase_add_test(tc, test_find_pending_default_path);
 	tcase_add_test(tc, test_spent_journal_not_replayed);
 	tcase_add_test(tc, test_spent_mark_only_on_its_file);
+	tcase_add_test(tc, test_default_names_keep_apart);
+	tcase_add_test(tc, test_reborn_inode_not_an_alias);
 	tcase_add_test(tc, test_find_pending_custom_path);
 	tcase_add_test(tc, test_journal_is_not_the_image);
 	tcase_add_test(tc, test_journal_in_memory_refused);
