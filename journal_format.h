@@ -135,10 +135,6 @@ void jr_slot_encode(const struct jr_slot *s, unsigned char *b);
 void jr_record_encode(const struct jr_record *r, unsigned char *b);
 bool jr_record_decode(const unsigned char *b, struct jr_record *r);
 
-/* Open a journal (O_RDWR when writable, else read-only) after checking
- * that it is a regular file of ours that nobody else may write, and read
- * its header and commit slots.  A damaged static header is -EBADMSG;
- * damaged slots only set h->slots.  err names the file. */
 /* Whether a directory entry's name is a journal's or a pointer's. */
 bool jr_is_journal_name(const char *name);
 
@@ -157,6 +153,10 @@ int jr_find_orphan(const char *device, char *found, size_t foundlen,
  * another file took its name.  0 or a negative errno. */
 int jr_mark_spent(int fd, const char *path);
 
+/* Open a journal (O_RDWR when writable, else read-only) after checking
+ * that it is a regular file of ours that nobody else may write, and read
+ * its header and commit slots.  A damaged static header is -EBADMSG;
+ * damaged slots only set h->slots.  err names the file. */
 int jr_header_read(const char *path, bool writable, int *fdp,
 		   struct jr_header *h, char *err, size_t errlen);
 /* The same on an open journal file. */
