@@ -186,8 +186,15 @@
 #define ALIGN_ALL_CONF_SCALE 3.0
 /* A size's diff is the mean of its positions' diffs without the fifth
  * at each end (a position in a slow spot or with an unlucky stall moves
- * it little); its standard error is about this much above a plain mean's
- * (1.03 for Gaussian spread, a little more for flatter ones). */
+ * it little).  Its standard error comes from the winsorized spread
+ * (stats_trimmed_sigma, about 1.07 sigma for Gaussian spread), here
+ * divided by ALIGN_TRIMMED_SE_FACTOR to give the spread between
+ * positions in sigma's terms, which the error multiplies back.  The MAD
+ * was used before: it collapses when the positions split into two
+ * groups, some crossing a step and some not (a card that reads
+ * never-written units cheaply, after the capacity check wrote a few of
+ * them at powers of two), and the few sizes whose positions mostly landed
+ * on written units looked certain (32 MiB reported for 2 MiB). */
 #define ALIGN_POSITION_TRIM 0.2
 #define ALIGN_TRIMMED_SE_FACTOR 1.1
 /* a median of n values is about as precise as a mean of n / this many */
@@ -541,7 +548,8 @@ static void estimate_group(struct align_state *st, struct align_group *g,
 		g->nused++;
 	}
 	g->d = stats_trimmed_mean(g->diff, g->nused, ALIGN_POSITION_TRIM);
-	g->sigma = stats_mad_sigma(g->diff, g->nused);
+	g->sigma = stats_trimmed_sigma(g->diff, g->nused, ALIGN_POSITION_TRIM) /
+		   ALIGN_TRIMMED_SE_FACTOR;
 	g->within = within_noise(st, g, e);
 }
 

@@ -127,6 +127,34 @@ double stats_trimmed_mean(const double *v, size_t n, double trim)
 	return r;
 }
 
+/* The winsorized standard deviation (the share trim at each end set to
+ * the nearest value kept) over the share kept: the trimmed mean's
+ * standard error is this over sqrt(n) (Tukey and McLaughlin).  Unlike the
+ * MAD it does not collapse when the values split into two groups of
+ * nearly equal size (half of them far from the rest): the trimmed mean
+ * then lies between the groups and is as uncertain as their distance. */
+double stats_trimmed_sigma(const double *v, size_t n, double trim)
+{
+	size_t cut = (size_t)(trim * (double)n), kept;
+	double *s, mean, ss = 0.0;
+
+	if (v == NULL || n < 2 || 2 * cut >= n)
+		return 0.0;
+	s = stats_sorted_copy(v, n);
+	if (s == NULL)
+		return NAN;
+	for (size_t i = 0; i < cut; i++) {
+		s[i] = s[cut];
+		s[n - 1 - i] = s[n - 1 - cut];
+	}
+	mean = stats_mean(s, n);
+	for (size_t i = 0; i < n; i++)
+		ss += (s[i] - mean) * (s[i] - mean);
+	free(s);
+	kept = n - 2 * cut;
+	return sqrt(ss / (double)(n - 1)) * (double)n / (double)kept;
+}
+
 double stats_mean(const double *v, size_t n)
 {
 	double sum = 0.0;

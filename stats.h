@@ -19,6 +19,10 @@ double stats_min(const double *v, size_t n);
 double stats_max(const double *v, size_t n);
 double stats_mean(const double *v, size_t n);
 double stats_trimmed_mean(const double *v, size_t n, double trim);
+/* The spread behind stats_trimmed_mean's error: that error is about this
+ * over sqrt(n) (winsorized standard deviation over the share kept).  n < 2
+ * returns 0. */
+double stats_trimmed_sigma(const double *v, size_t n, double trim);
 
 /* Median absolute deviation scaled by 1.4826, so it estimates the standard
  * deviation for normal data.  n < 2 returns 0. */

@@ -75,6 +75,34 @@ START_TEST(test_trimmed_mean)
 }
 END_TEST
 
+/* The trimmed mean's spread: near sigma on normal data, unmoved by a
+ * wild value past the trimmed share, and large when the values split in
+ * two groups, where the MAD sees only the larger group. */
+START_TEST(test_trimmed_sigma)
+{
+	const double split[] = { 20, 0, 20, 0, 20, 20, 0 };
+	const double wild[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 1e6 };
+	const double tame[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 };
+	static double v[20000];
+	struct stats_rng r;
+
+	ck_assert_double_lt(stats_mad_sigma(split, 7), 1e-9);
+	/* winsorized (one each end): {0,0,0,20,20,20,20}, sd 10.69, over 5/7 */
+	ck_assert_double_eq_tol(stats_trimmed_sigma(split, 7, 0.2),
+				sqrt((3 * pow(80 / 7.0, 2) + 4 * pow(60 / 7.0, 2)) / 6) * 7 / 5,
+				1e-9);
+	ck_assert_double_eq_tol(stats_trimmed_sigma(wild, 10, 0.2),
+				stats_trimmed_sigma(tame, 10, 0.2), TOL);
+	ck_assert_double_eq_tol(stats_trimmed_sigma(split, 1, 0.2), 0.0, TOL);
+	ck_assert_double_eq_tol(stats_trimmed_sigma(split, 7, 0.5), 0.0, TOL);
+	stats_rng_seed(&r, 7);
+	for (size_t i = 0; i < 20000; i++)
+		v[i] = 5.0 * stats_rng_normal(&r);
+	/* normal data: the 20 % trimmed mean's error is 1.07 sigma / sqrt(n) */
+	ck_assert_double_eq_tol(stats_trimmed_sigma(v, 20000, 0.2), 5.0 * 1.07, 0.15);
+}
+END_TEST
+
 START_TEST(test_mad_sigma)
 {
 	/* median 3, |deviations| {2,1,0,1,97}, MAD 1: the outlier is ignored */
@@ -333,6 +361,7 @@ Suite *stats_suite(void)
 	tcase_add_test(tc, test_median_min_max_mean);
 	tcase_add_test(tc, test_trimmed_mean);
 	tcase_add_test(tc, test_mad_sigma);
+	tcase_add_test(tc, test_trimmed_sigma);
 	tcase_add_test(tc, test_mad_sigma_normal);
 	tcase_add_test(tc, test_sort_inplace);
 	tcase_add_test(tc, test_percentile_ns);
