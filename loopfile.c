@@ -107,6 +107,23 @@ static void add_window(const char *diskdir, char *window, size_t len)
 		snprintf(window + n, len - n, "+%s+%s", offset, limit);
 }
 
+/* Appends the window partition dir is of its disk: a loop device over a
+ * partition of a loop device reads that part of the file, and two equal
+ * partitions (an A/B layout) are two devices, not one. */
+static void add_partition_window(const char *dir, char *window, size_t len)
+{
+	char start[32] = "", size[32] = "";
+	unsigned long long s, z;
+	size_t n = strlen(window);
+
+	if (sysfs_read_attr(dir, "start", start, sizeof(start)) != 0 ||
+	    sysfs_read_attr(dir, "size", size, sizeof(size)) != 0 ||
+	    sscanf(start, "%llu", &s) != 1 || sscanf(size, "%llu", &z) != 1)
+		snprintf(window + n, len - n, "+part?");	/* unknown: no match */
+	else	/* sysfs counts 512-byte sectors whatever the device's */
+		snprintf(window + n, len - n, "+%llu+%llu", s * 512, z * 512);
+}
+
 int loopfile_data(const char *root, unsigned major, unsigned minor,
 		  struct loopfile *f)
 {
@@ -120,8 +137,10 @@ int loopfile_data(const char *root, unsigned major, unsigned minor,
 
 		if (rc < 0)
 			return rc;
-		if (sysfs_is_partition(dir))
+		if (sysfs_is_partition(dir)) {
+			add_partition_window(dir, window, sizeof(window));
 			*strrchr(dir, '/') = '\0';
+		}
 		rc = loopfile_backing(dir, &next);
 		if (rc < 0)
 			return rc;

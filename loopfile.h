@@ -23,8 +23,9 @@ struct loopfile {
 	dev_t rdev;		/* its device number when it is a block device */
 	bool named;		/* path leads to this very file now */
 	char path[PATH_MAX];
-	char window[96];	/* "+OFFSET+SIZELIMIT" of each loop device in
-				 * the chain that shows a window, top first */
+	char window[160];	/* "+OFFSET+SIZE" of each loop device in the
+				 * chain that shows a window and of each
+				 * partition on the way, top first */
 };
 
 /* What the loop device whose sysfs disk directory is diskdir reads: 1 and
@@ -44,8 +45,9 @@ int loopfile_data(const char *root, unsigned major, unsigned minor,
 
 /* A loop device's serial for the journal, naming where its chain of loop
  * devices ends: "loop:ino=DEV:INO (NAME)" for a file, "loop:blk=MAJ:MIN
- * (NAME)" for a disk, "loop+OFFSET+SIZELIMIT:..." when loop devices on
- * the way show windows of it; NAME only while it leads there.  1, 0 when major:minor is no loop device, or a negative errno. */
+ * (NAME)" for a disk, "loop+OFFSET+SIZE:..." when loop devices or
+ * partitions on the way show windows of it; NAME only while it leads
+ * there.  1, 0 when major:minor is no loop device, or a negative errno. */
 int loopfile_serial(const char *root, unsigned major, unsigned minor,
 		    char *buf, size_t len);
 

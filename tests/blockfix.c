@@ -124,17 +124,23 @@ static bool wait_path(const char *path, int ms)
 }
 
 /* One partition entry (type 0x83, LBA start and count) + 55 AA. */
-static bool write_mbr(const char *image, uint64_t size_bytes)
+/* An MBR with nparts Linux partitions of equal size from 1 MiB on. */
+static bool write_mbr(const char *image, uint64_t size_bytes, unsigned nparts)
 {
 	unsigned char mbr[512] = { 0 };
-	uint32_t start = 2048, count = (uint32_t)(size_bytes / 512) - start;
+	uint32_t count = ((uint32_t)(size_bytes / 512) - 2048) / nparts;
 	int fd = open(image, O_WRONLY);
 	bool ok;
 
-	mbr[446 + 4] = 0x83;
-	for (int i = 0; i < 4; i++) {
-		mbr[446 + 8 + i] = (unsigned char)(start >> (8 * i));
-		mbr[446 + 12 + i] = (unsigned char)(count >> (8 * i));
+	for (unsigned p = 0; p < nparts && p < 4; p++) {
+		unsigned char *e = mbr + 446 + 16 * p;
+		uint32_t start = 2048 + p * count;
+
+		e[4] = 0x83;
+		for (int i = 0; i < 4; i++) {
+			e[8 + i] = (unsigned char)(start >> (8 * i));
+			e[12 + i] = (unsigned char)(count >> (8 * i));
+		}
 	}
 	mbr[510] = 0x55;
 	mbr[511] = 0xaa;
@@ -146,18 +152,24 @@ static bool write_mbr(const char *image, uint64_t size_bytes)
 	return ok;
 }
 
-bool bf_image(struct bf_scene *s, uint64_t size_bytes, bool with_mbr)
+bool bf_image_parts(struct bf_scene *s, uint64_t size_bytes, unsigned nparts)
 {
 	s->image = tu_make_image(size_bytes, 77);
 	if (s->image == NULL) {
 		snprintf(s->why, sizeof(s->why), "cannot make an image file");
 		return false;
 	}
-	if (with_mbr && !write_mbr(s->image, size_bytes)) {
+	s->nparts = nparts;
+	if (nparts && !write_mbr(s->image, size_bytes, nparts)) {
 		snprintf(s->why, sizeof(s->why), "cannot write an MBR");
 		return false;
 	}
 	return true;
+}
+
+bool bf_image(struct bf_scene *s, uint64_t size_bytes, bool with_mbr)
+{
+	return bf_image_parts(s, size_bytes, with_mbr ? 1 : 0);
 }
 
 static bool find_partition(struct bf_scene *s)
@@ -165,7 +177,9 @@ static bool find_partition(struct bf_scene *s)
 	char sys[128];
 	const char *name = strrchr(s->dev, '/') + 1;
 
-	snprintf(sys, sizeof(sys), "/sys/class/block/%sp1", name);
+	/* the last partition: the kernel and partx add them in order */
+	snprintf(sys, sizeof(sys), "/sys/class/block/%sp%u", name,
+		 s->nparts > 1 ? s->nparts : 1);
 	/* Kernels without the MBR parser do not scan; partx adds the
 	 * partition with BLKPG from user space. */
 	if (!wait_path(sys, 500) && bf_have("partx"))

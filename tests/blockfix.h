@@ -18,6 +18,7 @@ struct bf_scene {
 	char *image;			/* backing file (malloc'ed) */
 	char *dev;			/* "/dev/loopN" (malloc'ed) */
 	char part[64];			/* "/dev/loopNp1" or "" */
+	unsigned nparts;		/* partitions in the image's MBR */
 	char mnt[PATH_MAX];		/* mount point directory or "" */
 	char mounted[64];		/* node mounted on mnt, or "" */
 	char swap[PATH_MAX];		/* node or file with swap on, or "" */
@@ -43,6 +44,9 @@ const char *bf_unavailable(const char *tool);
 /* An image of size_bytes on a disk file system; with_mbr writes an MBR
  * with one Linux partition from 1 MiB to the end.  false + s->why. */
 bool bf_image(struct bf_scene *s, uint64_t size_bytes, bool with_mbr);
+/* The same with nparts (1 to 4) partitions of equal size from 1 MiB on;
+ * bf_attach with "-P" then waits for all of them. */
+bool bf_image_parts(struct bf_scene *s, uint64_t size_bytes, unsigned nparts);
 
 /* Attach s->image; losetup options such as "-r" or "-P" (may be "").
  * With "-P", waits for partition 1 (asking partx when the kernel did not

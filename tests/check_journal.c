@@ -2104,9 +2104,51 @@ static void part_setup(void)
 		bf_mount(&scene, scene.part, "ro,noload");
 }
 
+/* Loop devices over the scene's partitions (two_parts_setup). */
+static char *over_part[2];
+
 static void scene_teardown(void)
 {
+	for (int i = 0; i < 2; i++) {
+		tu_loop_detach(over_part[i]);
+		free(over_part[i]);
+		over_part[i] = NULL;
+	}
 	bf_cleanup(&scene);
+}
+
+/* Two partitions of 8.5 MiB (an A/B layout), the second a copy of the
+ * first but for 64 KiB at 2.5 MiB, and a loop device over each: whole
+ * devices, which write tests may use. */
+#define PART_BYTES (17408u * 512)
+#define PART_DIFF_AT (2 * MIB + MIB / 2)
+static void two_parts_setup(void)
+{
+	unsigned char *buf = malloc(PART_BYTES);
+	char node[80];
+	int fd;
+
+	if (!bf_image_parts(&scene, 18u * MIB, 2) || buf == NULL)
+		goto out;
+	fd = open(scene.image, O_RDWR);
+	if (fd < 0 || pread(fd, buf, PART_BYTES, MIB) != (ssize_t)PART_BYTES ||
+	    (memset(buf + PART_DIFF_AT, 0x5a, 64 * 1024),
+	     pwrite(fd, buf, PART_BYTES, MIB + PART_BYTES) != (ssize_t)PART_BYTES) ||
+	    fsync(fd) != 0)
+		snprintf(scene.why, sizeof(scene.why), "cannot copy partition 1 to 2");
+	if (fd >= 0)
+		close(fd);
+	if (scene.why[0] != '\0' || !bf_attach(&scene, "-P"))
+		goto out;
+	for (int i = 0; i < 2; i++) {
+		snprintf(node, sizeof(node), "%sp%d", scene.dev, i + 1);
+		over_part[i] = tu_loop_attach(node, false);
+		if (over_part[i] == NULL)
+			snprintf(scene.why, sizeof(scene.why),
+				 "cannot attach a loop device over %s", node);
+	}
+out:
+	free(buf);
 }
 
 /* Mounted read-only: nothing, not even the kernel, writes the device, so
@@ -2161,6 +2203,54 @@ START_TEST(test_loop_reborn_inode_refused)
 		      scene.why);
 	check_reborn_refused(scene.dev, scene.image,
 			     "journal/test_loop_reborn_inode_refused");
+}
+END_TEST
+
+/* A loop device over each of two equal partitions of a loop device: a
+ * journal of the first is not replayed onto the second.  Their identity
+ * named the image and the loop windows but not the partition's start, so
+ * the second took the first's journal (its blocks outside the test's area
+ * fingerprint alike) and got the first's data where it differed, and the
+ * first's journal was deleted as restored and verified. */
+START_TEST(test_loop_over_partitions_apart)
+{
+	struct journal_restore_report rep;
+	struct jr_identity ia, ib;
+	char path[PATH_MAX], err[512] = "";
+	uint64_t a_before, b_before;
+	struct fp_dev *d = NULL;
+
+	ck_assert_msg(over_part[1] != NULL && scene.why[0] == '\0', "setup: %s",
+		      scene.why);
+	/* one at a time: both lock the image */
+	ck_assert_msg(fp_dev_open_path(over_part[1], FP_OPEN_WRITE, &d, err,
+				       sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(jr_identity_of_dev(d, &ib), 0);
+	b_before = dev_sum(d);
+	fp_dev_close(d);
+	ck_assert_msg(fp_dev_open_path(over_part[0], FP_OPEN_WRITE, &d, err,
+				       sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(jr_identity_of_dev(d, &ia), 0);
+	ck_assert_msg(!jr_same_device(&ia, &ib), "%s and %s: one identity %s",
+		      over_part[0], over_part[1], ia.serial);
+	a_before = dev_sum(d);
+	ck_assert_uint_ne(a_before, b_before);
+	jpath(path, sizeof(path), "partition-a.journal");
+	crashed_run(d, path, 2 * MIB, 3 * MIB);
+	fp_dev_close(d);
+	ck_assert_msg(fp_dev_open_path(over_part[1], FP_OPEN_WRITE, &d, err,
+				       sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(journal_restore(path, d, 0, NULL, NULL, &rep, err,
+					 sizeof(err)), -FP_EREFUSED);
+	ck_assert_uint_eq(dev_sum(d), b_before);
+	fp_dev_close(d);
+	ck_assert(exists(path));
+	ck_assert_msg(fp_dev_open_path(over_part[0], FP_OPEN_WRITE, &d, err,
+				       sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(journal_restore(path, d, 0, NULL, NULL, &rep, err,
+				      sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(dev_sum(d), a_before);
+	fp_dev_close(d);
 }
 END_TEST
 
@@ -2351,11 +2441,15 @@ Suite *journal_suite(void)
 	add_mem_scene(s);
 	add_scene(s, "journal-on-device-fs", fs_setup,
 		  test_journal_on_mounted_disk);
-	if (!bf_have("partx"))
+	if (!bf_have("partx")) {
 		tu_skip("journal/journal-on-device-partition",
 			"partx not installed");
-	else
+		tu_skip("journal/journal-loop-over-partitions", "partx not installed");
+	} else {
 		add_scene(s, "journal-on-device-partition", part_setup,
 			  test_journal_on_mounted_partition);
+		add_scene(s, "journal-loop-over-partitions", two_parts_setup,
+			  test_loop_over_partitions_apart);
+	}
 	return s;
 }
