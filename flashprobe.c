@@ -1589,6 +1589,7 @@ static int run_restore(const struct cli *c)
 	ret = devspec_open(device, FP_OPEN_WRITE, &d, err, sizeof(err));
 	if (ret)
 		return fail(status_for_error(ret, STAGE_WRITE), "%s", err);
+	safety_restore_start();
 	ret = journal_restore(journal, d, c->force ? JOURNAL_RESTORE_FORCE : 0,
 			      safety_restore_note, device, &rep, err, sizeof(err));
 	safety_restore_end();

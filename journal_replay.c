@@ -809,6 +809,17 @@ static const char *failed_list(const struct journal_restore_report *rep,
 	return buf;
 }
 
+/* When running the restore again can finish it. */
+static const char *retry_when(int error, const struct fp_dev *dev)
+{
+	if (error == -EFBIG)
+		return "without the file size limit (ulimit -f) that stopped it";
+	if (error == -ENOSPC || error == -EDQUOT)
+		return "when its file system has space again";
+	return fp_dev_kind(dev) == FP_DEV_FILE ? "when the image takes writes again" :
+						  "when the card takes writes again";
+}
+
 /* The outcome, as errno and one line: anything left undone keeps the
  * journal and is an error, so that no partial restore looks like a
  * success. */
@@ -824,12 +835,12 @@ static int restore_outcome(int fd, const char *path, struct fp_dev *dev,
 	if (rep->nfailed > 0) {
 		fp_errf(err, errlen, "cannot restore %" PRIu64 " bytes in %zu "
 		    "range(s) of '%s' (%s): %s; journal '%s' is kept: run "
-		    "'flashprobe restore %s' when the card takes writes again",
+		    "'flashprobe restore %s' %s",
 		    rep->failed_bytes, rep->nfailed, fp_dev_path(dev),
 		    f->error == -EILSEQ ? "the card reads back something else than "
 		    "was written" : strerror(-f->error),
 		    failed_list(rep, list, sizeof(list)),
-		    path, path);
+		    path, path, retry_when(f->error, dev));
 		return f->error;
 	}
 	if (rep->damaged) {

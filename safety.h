@@ -167,6 +167,12 @@ int safety_exit_status(int sig);
  * long is left, instead of stopping anything.  what is copied (device
  * path); progress takes bytes done and elapsed nanoseconds. */
 void safety_restore_begin(const char *what, uint64_t total_bytes);
+/* Before a replay: a file size limit (ulimit -f) does not cut it short.
+ * SIGXFSZ is ignored until safety_restore_end(), so an image's write past
+ * the limit fails with EFBIG, which the restore reports, keeping its
+ * journal, after restoring everything below the limit (it killed the
+ * restore without a word before). */
+void safety_restore_start(void);
 void safety_restore_progress(uint64_t done_bytes, uint64_t elapsed_ns);
 void safety_restore_end(void);
 

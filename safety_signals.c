@@ -23,10 +23,12 @@
 /* Every signal whose default action ends the process and that a user, a
  * job manager or a resource limit sends (SIGXCPU at RLIMIT_CPU's soft
  * limit, SIGALRM from timeout -s ALRM): each would otherwise kill a test
- * with its patterns on the card.  SIGXFSZ stays at its default: it comes
- * at the journal write that crossed RLIMIT_FSIZE, before the block that
- * write saves is touched, so it is a crash the journal is built for and
- * "flashprobe restore" replays. */
+ * with its patterns on the card.  SIGXFSZ stays at its default during a
+ * test: it comes at the journal write that crossed RLIMIT_FSIZE, before
+ * the block that write saves is touched, or at an image's write past the
+ * limit, after its block was saved, so it is a crash the journal is built
+ * for and "flashprobe restore" replays.  A restore ignores it
+ * (safety_restore_start). */
 static const int caught_signals[] = {
 	SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM,
 	SIGVTALRM, SIGPROF, SIGXCPU,
@@ -210,9 +212,27 @@ void safety_restore_progress(uint64_t done_bytes, uint64_t elapsed_ns)
 					(double)done_bytes + 0.5);
 }
 
+static struct sigaction old_xfsz;
+static bool xfsz_ignored;
+
+void safety_restore_start(void)
+{
+	struct sigaction ign;
+
+	if (xfsz_ignored)
+		return;
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	sigemptyset(&ign.sa_mask);
+	xfsz_ignored = sigaction(SIGXFSZ, &ign, &old_xfsz) == 0;
+}
+
 void safety_restore_end(void)
 {
 	restoring = 0;
+	if (xfsz_ignored)
+		sigaction(SIGXFSZ, &old_xfsz, NULL);
+	xfsz_ignored = false;
 }
 
 void safety_restore_note(void *arg, uint64_t done_bytes, uint64_t total_bytes)

@@ -300,6 +300,7 @@ int session_finish(struct session *s, char *err, size_t errlen)
 	if (s->may_alias)	/* the writes changed what the fingerprint reads */
 		flags |= JOURNAL_RESTORE_SAME_DEVICE;
 	if (s->consent == SESSION_WRITE && s->dev && s->dev != s->raw) {
+		safety_restore_start();
 		ret = journal_finish(s->dev, flags, safety_restore_note,
 				     (void *)fp_dev_path(s->raw), &s->restore,
 				     err, errlen);

@@ -1203,6 +1203,45 @@ START_TEST(test_two_moved_images_refused)
 }
 END_TEST
 
+/* A restore under a file size limit (ulimit -f, systemd's LimitFSIZE)
+ * below the image's changed blocks: it was killed by SIGXFSZ without a
+ * word, restoring nothing.  It restores what lies below the limit, says
+ * what it could not write and why, keeps the journal (status 1), and the
+ * restore without the limit finishes. */
+START_TEST(test_restore_under_file_size_limit)
+{
+	char *img = new_image(IMG_BYTES, 113);
+	const char *const args[] = { "find-fat", "--write", "-e", "1M", img, NULL };
+	const char *const restore[] = { "restore", img, NULL };
+	const uint64_t limit = 256 * 1024;
+	uint64_t before = tu_checksum(img), below = tu_checksum_range(img, 0, limit);
+	struct tu_child ch;
+	struct run_result r;
+	char journal[PATH_MAX + 300];
+
+	ck_assert_int_eq(tu_spawn(&ch, args, 2048 + 2 * (40 + MIB + 40) + 2048), 0);
+	ck_assert_int_eq(tu_wait(&ch, &r), SIGXFSZ);
+	tu_run_free(&r);
+	ck_assert_msg(state_journal(journal, sizeof(journal)) > 0, "no pending journal");
+	ck_assert_uint_ne(tu_checksum_range(img, 0, limit), below);
+	ck_assert_int_eq(tu_spawn(&ch, restore, limit), 0);
+	ck_assert_msg(tu_wait(&ch, &r) == 0, "the restore was killed");
+	ck_assert_msg(r.status == 1 && tu_count_lines(r.err) == 1 &&
+		      strstr(r.err, "File too large") && strstr(r.err, "ulimit -f"),
+		      "status %d, '%s'", r.status, r.err);
+	tu_run_free(&r);
+	ck_assert_uint_eq(tu_checksum_range(img, 0, limit), below);
+	ck_assert_uint_ne(tu_checksum(img), before);
+	ck_assert_msg(journal_size() > 0, "the journal was not kept");
+	tu_run(&r, restore);
+	ck_assert_msg(r.status == 0, "status %d, '%s'", r.status, r.err);
+	ck_assert_uint_eq(tu_checksum(img), before);
+	ck_assert_int_eq(state_entries(), 0);
+	tu_run_free(&r);
+	free(img);
+}
+END_TEST
+
 /* A pending journal (find-fat --write killed by RLIMIT_FSIZE after two
  * saved blocks), then the image replaced by another file: restoring onto
  * it is refused (3) and writes nothing. */
@@ -1670,6 +1709,7 @@ Suite *datasafety_suite(void)
 	tcase_add_test(img, test_other_writer_image);
 	tcase_add_loop_test(img, test_exit_status, 0, NCASES(status_cases));
 	tcase_add_test(img, test_restore_other_identity_refused);
+	tcase_add_test(img, test_restore_under_file_size_limit);
 	tcase_add_test(img, test_moved_image_keeps_its_journal);
 	tcase_add_test(img, test_two_moved_images_refused);
 	tcase_add_loop_test(img, test_swapped_card_image, 0, NCASES(swap_cases));
