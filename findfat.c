@@ -368,9 +368,10 @@ int findfat_plan(uint64_t device_bytes, uint32_t sector_bytes,
 	int ret;
 
 	memset(p, 0, sizeof(*p));
-	if (sector_bytes == 0 || e == 0 || e % sector_bytes ||
-	    e > FINDFAT_MAX_ERASE_BYTES)
+	if (sector_bytes == 0 || e == 0 || e % sector_bytes)
 		return -EINVAL;
+	if (e > FINDFAT_MAX_ERASE_BYTES)
+		return -E2BIG;
 	if (b && (b % sector_bytes || e % b))
 		return -EINVAL;
 	p->erase_size_bytes = e;

@@ -137,8 +137,9 @@ void findfat_opts_default(struct findfat_opts *o);
 /* Work out what a run with o would write on a device of device_bytes with
  * sector_bytes sectors; nothing is touched.  Returns 0, -EINVAL for impossible options (no or
  * misaligned erase size, blocksize not a sector multiple or not dividing
- * the erase size, too many units) or -ENOSPC when the device is smaller
- * than the units that must be written. */
+ * the erase size, too many units), -E2BIG for an erase size above
+ * FINDFAT_MAX_ERASE_BYTES or -ENOSPC when the device is smaller than the
+ * units that must be written. */
 int findfat_plan(uint64_t device_bytes, uint32_t sector_bytes,
 		 const struct findfat_opts *o, struct findfat_plan *p);
 

@@ -1115,6 +1115,9 @@ static int plan_error(const struct cli *c, struct fp_dev *d, uint64_t erase,
 		return fail(FP_EXIT_USAGE, "'%s' is too small for this test with a %s "
 			    "erase size%s", c->device, e,
 			    c->offset_set ? " at this offset" : "");
+	if (ret == -E2BIG)	/* it said "too small" */
+		return fail(FP_EXIT_USAGE, "erasesize %s is larger than this test "
+			    "takes", e);
 	if (erase % sector)
 		return fail(FP_EXIT_USAGE, "erasesize %s is not a multiple of the "
 			    "%u-byte sector of '%s'", e, sector, c->device);

@@ -119,6 +119,9 @@ static const struct bad_case {
 	/* sizes are binary: a decimal-looking unit is refused with the fix */
 	{ { "align", "--blocksize=4MB", "sim:seed", NULL }, "use 4M or 4MiB (binary units)" },
 	{ { "bench", "--runtime=0", "sim:seed", NULL }, "out of range (1ms to 86400s)" },
+	/* an erase size above find-fat's largest was called "too small" */
+	{ { "find-fat", "--destructive", "-y", "--erasesize=128M", "sim:seed", NULL },
+	  "erasesize 128MiB is larger than this test takes" },
 };
 
 START_TEST(test_bad_input)

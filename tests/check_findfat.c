@@ -858,6 +858,9 @@ START_TEST(test_plan_errors)
 	ck_assert_int_eq(findfat_plan(32 * MiB, 512, &o, &p), -ENOSPC);
 	o.blocksize_bytes = 1 * MiB;		/* too few chunks to sample */
 	ck_assert_int_eq(findfat_plan(256 * MiB, 512, &o, &p), -EINVAL);
+	o.blocksize_bytes = 0;
+	o.erase_size_bytes = FINDFAT_MAX_ERASE_BYTES * 2;
+	ck_assert_int_eq(findfat_plan(1024 * MiB, 512, &o, &p), -E2BIG);
 }
 END_TEST
 
