@@ -1529,6 +1529,17 @@ static int nothing_to_restore(const char *device)
 		    device, where);
 }
 
+/* The journal restore DEVICE found is gone before it could be opened:
+ * another restore replayed and deleted it (it deletes a journal only
+ * after verifying its data), when no journal is pending any more. */
+static bool replayed_meanwhile(const char *device)
+{
+	char found[PATH_MAX], err[256];
+
+	return journal_find_pending(device, found, sizeof(found), err,
+				    sizeof(err)) == 0;
+}
+
 /* restore DEVICE found only the journal of another node over its data
  * (an image file and a loop device over it, a disk and its partition):
  * that journal restores through its own node, named in it. */
@@ -1597,6 +1608,10 @@ static int run_restore(const struct cli *c)
 			      safety_restore_note, device, &rep, err, sizeof(err));
 	safety_restore_end();
 	fp_dev_close(d);
+	if (ret == -ENOENT && replayed_meanwhile(device))
+		return fail(FP_EXIT_OK, "journal '%s' was replayed and deleted by "
+			    "another flashprobe restore meanwhile: nothing left to "
+			    "restore on '%s'", journal, device);
 	if (ret)
 		return fail(status_for_error(ret, STAGE_REPLAY), "restore of '%s' from '%s' failed: %s",
 			    device, journal, err[0] ? err : strerror(-ret));

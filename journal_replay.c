@@ -1058,23 +1058,45 @@ static int resolve(const char *path, char *out, size_t len, char *err,
 	return 0;
 }
 
-/* Take the journal's lock without waiting, as a running test holds it
- * for its whole session: 0, -FP_EREFUSED with the holder in who, or
- * -errno. */
-static int lock_journal(int fd, char *who, size_t wholen)
+/* The lock after another restore of the journal open on fd: 0, or
+ * -ENOENT when that restore deleted it (the name leads to it no more). */
+static int waited_for_restore(int fd, const char *path)
 {
-	struct procfd_user u;
+	struct stat open_one, named;
+
+	if (flock(fd, LOCK_EX) != 0)
+		return -errno;
+	if (fstat(fd, &open_one) != 0)
+		return -errno;
+	if (stat(path, &named) != 0 || named.st_dev != open_one.st_dev ||
+	    named.st_ino != open_one.st_ino)
+		return -ENOENT;
+	return 0;
+}
+
+/* Take the journal's lock without waiting, as a running test holds it
+ * for its whole session: 0, -FP_EREFUSED with the holder in *u (pid 0
+ * when it cannot be seen), or -errno. */
+static int lock_journal(int fd, struct procfd_user *u)
+{
 	struct stat st;
 
+	memset(u, 0, sizeof(*u));
 	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
 		return 0;
 	if (errno != EWOULDBLOCK)
 		return -errno;
-	if (fstat(fd, &st) == 0 && procfd_find_user(&st, false, &u) == 1)
-		procfd_describe(&u, who, wholen);
+	if (fstat(fd, &st) != 0 || procfd_find_user(&st, false, u) != 1)
+		memset(u, 0, sizeof(*u));
+	return -FP_EREFUSED;
+}
+
+static void describe_holder(const struct procfd_user *u, char *who, size_t wholen)
+{
+	if (u->pid > 0)
+		procfd_describe(u, who, wholen);
 	else
 		snprintf(who, wholen, "another flashprobe");
-	return -FP_EREFUSED;
 }
 
 /* Whether the open journal file is the image under test itself (a link
@@ -1094,6 +1116,7 @@ int journal_restore(const char *journal_path, struct fp_dev *dev,
 		    char *err, size_t errlen)
 {
 	char path[PATH_MAX], who[64];
+	struct procfd_user holder;
 	int fd = -1, rc;
 
 	memset(rep, 0, sizeof(*rep));
@@ -1111,12 +1134,22 @@ int journal_restore(const char *journal_path, struct fp_dev *dev,
 		close(fd);
 		return -FP_EREFUSED;
 	}
-	rc = lock_journal(fd, who, sizeof(who));
+	rc = lock_journal(fd, &holder);
+	/* another restore holds it only while it replays, which always
+	 * finishes: wait, then find the journal spent, gone, or kept after a
+	 * failure (and replay it here) */
+	if (rc == -FP_EREFUSED && holder.pid > 0 &&
+	    procfd_runs_command(holder.pid, "restore"))
+		rc = waited_for_restore(fd, path);
+	describe_holder(&holder, who, sizeof(who));
 	if (rc == -FP_EREFUSED)
 		fp_errf(err, errlen, "journal '%s' is held by a flashprobe test "
 		    "that is still running (%s); it restores the device itself "
 		    "when it ends (Ctrl-C stops it and restores at once)", path,
 		    who);
+	else if (rc == -ENOENT)
+		fp_errf(err, errlen, "journal '%s' was replayed and deleted by "
+		    "another flashprobe restore meanwhile", path);
 	else if (rc < 0)
 		fp_errf(err, errlen, "cannot lock journal '%s': %s", path,
 		    strerror(-rc));
@@ -1432,11 +1465,14 @@ void journal_describe_alias(const char *device, const char *journal,
 bool journal_in_use(const char *path, char *who, size_t wholen)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct procfd_user u;
 	bool held;
 
 	if (fd < 0)
 		return false;
-	held = lock_journal(fd, who, wholen) == -FP_EREFUSED;
+	held = lock_journal(fd, &u) == -FP_EREFUSED;
+	if (held)
+		describe_holder(&u, who, wholen);
 	close(fd);	/* also drops the lock if it was taken */
 	return held;
 }

@@ -115,6 +115,27 @@ int procfd_find_user(const struct stat *target, bool writers_only,
 	return found;
 }
 
+bool procfd_runs_command(int pid, const char *word)
+{
+	char path[64], args[4096];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, args, sizeof(args) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	args[n] = '\0';	/* the arguments end in NULs; a cut one ends here */
+	for (char *a = args + strlen(args) + 1; a < args + n; a += strlen(a) + 1)
+		if (a[0] != '-')
+			return strcmp(a, word) == 0;
+	return false;
+}
+
 void procfd_describe(const struct procfd_user *u, char *buf, size_t len)
 {
 	if (u->comm[0] != '\0')

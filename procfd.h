@@ -28,6 +28,11 @@ struct procfd_user {
 int procfd_find_user(const struct stat *target, bool writers_only,
 		     struct procfd_user *u);
 
+/* Whether process pid runs command word: the first of its arguments
+ * after the program's name that is no option (/proc/PID/cmdline), as in
+ * "flashprobe -q restore DEVICE".  False when it cannot be read. */
+bool procfd_runs_command(int pid, const char *word);
+
 /* "'comm' (pid N)" for messages. */
 void procfd_describe(const struct procfd_user *u, char *buf, size_t len);
 

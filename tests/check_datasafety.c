@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -1242,6 +1243,112 @@ START_TEST(test_restore_under_file_size_limit)
 }
 END_TEST
 
+/* Two restores of one pending journal at once, one by the device's name
+ * and one by the journal's: one replays it, and the other, finding it
+ * gone, says that another restore replayed it (status 0).  It said
+ * "cannot open journal: No such file or directory" with status 1. */
+START_TEST(test_two_restores_at_once)
+{
+	char *img = new_image(IMG_BYTES, 114);
+	const char *const args[] = { "find-fat", "--write", "-e", "1M", img, NULL };
+	uint64_t before = tu_checksum(img);
+	char journal[PATH_MAX + 300];
+
+	for (int round = 0; round < 3; round++) {
+		const char *const by_dev[] = { "restore", img, NULL };
+		const char *const by_name[] = { "restore", journal, NULL };
+		struct tu_child a, b;
+		struct run_result ra, rb;
+
+		ck_assert_int_eq(tu_spawn(&a, args, 2048 + 2 * (40 + MIB + 40) + 2048), 0);
+		ck_assert_int_eq(tu_wait(&a, &ra), SIGXFSZ);
+		tu_run_free(&ra);
+		ck_assert_msg(state_journal(journal, sizeof(journal)) > 0, "no pending journal");
+		ck_assert_uint_ne(tu_checksum(img), before);
+		ck_assert_int_eq(tu_spawn(&a, by_dev, 0), 0);
+		ck_assert_int_eq(tu_spawn(&b, by_name, 0), 0);
+		ck_assert_int_eq(tu_wait(&a, &ra), 0);
+		ck_assert_int_eq(tu_wait(&b, &rb), 0);
+		ck_assert_msg(ra.status == 0 && rb.status == 0, "round %d: status %d '%s', "
+			      "status %d '%s'", round, ra.status, ra.err, rb.status, rb.err);
+		ck_assert_msg(strstr(ra.out, "restored") || strstr(rb.out, "restored"),
+			      "round %d: neither restored: '%s' '%s'", round, ra.err, rb.err);
+		ck_assert_uint_eq(tu_checksum(img), before);
+		ck_assert_int_eq(state_entries(), 0);
+		tu_run_free(&ra);
+		tu_run_free(&rb);
+	}
+	free(img);
+}
+END_TEST
+
+/* A process that looks like "flashprobe restore" to /proc (its first
+ * argument is "restore": sh running a script of that name) holding the
+ * journal's lock for a second, as a concurrent restore holds it while it
+ * replays.  Returns its pid. */
+static pid_t fake_restore_holding(const char *journal)
+{
+	char script[PATH_MAX];
+	int fd, pfd[2];
+	pid_t pid;
+	FILE *f;
+
+	in_work(script, sizeof(script), "restore");
+	f = fopen(script, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("sleep 1 9<&-\n", f);	/* the lock stays with sh alone */
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_int_eq(pipe(pfd), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		fd = open(journal, O_RDONLY);
+		if (fd < 0 || dup2(fd, 9) != 9 || flock(9, LOCK_EX) != 0 ||
+		    chdir(work) != 0)
+			_exit(1);
+		close(pfd[0]);
+		close(pfd[1]);		/* locked: the parent may go on */
+		execl("/bin/sh", "sh", "restore", (char *)NULL);
+		_exit(1);
+	}
+	close(pfd[1]);
+	ck_assert_int_eq(read(pfd[0], script, 1), 0);
+	close(pfd[0]);
+	return pid;
+}
+
+/* A restore finding the journal locked by another restore waits for it
+ * (a replay always finishes) and then restores whatever is left, here
+ * everything, as the other one wrote nothing (status 0).  It was refused
+ * as "held by a flashprobe test that is still running" (status 3). */
+START_TEST(test_restore_waits_for_restore)
+{
+	char *img = new_image(IMG_BYTES, 115);
+	const char *const args[] = { "find-fat", "--write", "-e", "1M", img, NULL };
+	uint64_t before = tu_checksum(img);
+	char journal[PATH_MAX + 300];
+	struct tu_child ch;
+	struct run_result r;
+	int status;
+	pid_t holder;
+
+	ck_assert_int_eq(tu_spawn(&ch, args, 2048 + 2 * (40 + MIB + 40) + 2048), 0);
+	ck_assert_int_eq(tu_wait(&ch, &r), SIGXFSZ);
+	tu_run_free(&r);
+	ck_assert_msg(state_journal(journal, sizeof(journal)) > 0, "no pending journal");
+	holder = fake_restore_holding(journal);
+	tu_run(&r, (const char *const[]){ "restore", img, NULL });
+	ck_assert_int_eq(waitpid(holder, &status, 0), holder);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the holder failed");
+	ck_assert_msg(r.status == 0 && strstr(r.out, "restored"), "status %d, '%s' '%s'",
+		      r.status, r.out, r.err);
+	ck_assert_uint_eq(tu_checksum(img), before);
+	ck_assert_int_eq(state_entries(), 0);
+	tu_run_free(&r);
+	free(img);
+}
+END_TEST
+
 /* A pending journal (find-fat --write killed by RLIMIT_FSIZE after two
  * saved blocks), then the image replaced by another file: restoring onto
  * it is refused (3) and writes nothing. */
@@ -1710,6 +1817,8 @@ Suite *datasafety_suite(void)
 	tcase_add_loop_test(img, test_exit_status, 0, NCASES(status_cases));
 	tcase_add_test(img, test_restore_other_identity_refused);
 	tcase_add_test(img, test_restore_under_file_size_limit);
+	tcase_add_test(img, test_two_restores_at_once);
+	tcase_add_test(img, test_restore_waits_for_restore);
 	tcase_add_test(img, test_moved_image_keeps_its_journal);
 	tcase_add_test(img, test_two_moved_images_refused);
 	tcase_add_loop_test(img, test_swapped_card_image, 0, NCASES(swap_cases));
