@@ -555,9 +555,17 @@ static int check_identity(const char *path, const struct jr_header *h,
 		rep->identity_forced = true;
 		return 0;
 	}
+	/* the same file or card, resized: "belongs to X, not to X" hid it
+	 * behind the path */
+	if (jr_same_device(&h->id, &id) && id.kind == FP_DEV_FILE &&
+	    h->id.size_bytes != id.size_bytes)
+		fp_errf(err, errlen, "journal '%s' is of image '%s', but %s: it was "
+		    "resized since; nothing was restored: bring it back to %" PRIu64
+		    " bytes (truncate -s %" PRIu64 ") and run restore again", path,
+		    fp_dev_path(dev), why, h->id.size_bytes, h->id.size_bytes);
 	/* the same path with another card behind it: say so, not "belongs
 	 * to X, not to X" */
-	if (strcmp(h->id.path, fp_dev_path(dev)) == 0)
+	else if (strcmp(h->id.path, fp_dev_path(dev)) == 0)
 		fp_errf(err, errlen, "journal '%s' was made on another card or file "
 		    "behind '%s' (%s); nothing was restored", path, h->id.path, why);
 	else

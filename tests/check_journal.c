@@ -321,6 +321,44 @@ static void check_reborn_refused(const char *node, const char *file,
 	fp_dev_close(d);
 }
 
+/* An image grown after a crash: its journal is refused (the blocks past
+ * its old end were never saved), and the line says that the image was
+ * resized and how to give it back its size; it said "belongs to IMG, not
+ * to IMG".  Truncated back, the journal restores it. */
+START_TEST(test_resized_image_named)
+{
+	char *img = bf_image_in(test_dir, 8u * MIB, 24);
+	struct journal_restore_report rep;
+	char path[PATH_MAX], err[512] = "";
+	struct fp_dev *d = NULL;
+	uint64_t before, crashed;
+
+	ck_assert_ptr_nonnull(img);
+	before = tu_checksum(img);
+	ck_assert_msg(fp_dev_open_path(img, FP_OPEN_WRITE, &d, err, sizeof(err)) == 0,
+		      "%s", err);
+	jpath(path, sizeof(path), "resized.journal");
+	crashed_run(d, path, 2 * MIB, 3 * MIB);
+	fp_dev_close(d);
+	crashed = tu_checksum(img);
+	ck_assert_int_eq(truncate(img, 9 * MIB), 0);
+	ck_assert_int_eq(fp_dev_open_path(img, FP_OPEN_WRITE, &d, err, sizeof(err)), 0);
+	ck_assert_int_eq(journal_restore(path, d, 0, NULL, NULL, &rep, err, sizeof(err)),
+			 -FP_EREFUSED);
+	ck_assert_msg(strstr(err, "resized") && strstr(err, "truncate -s 8388608"),
+		      "%s", err);
+	fp_dev_close(d);
+	ck_assert_int_eq(truncate(img, 8 * MIB), 0);
+	ck_assert_uint_eq(tu_checksum(img), crashed);
+	ck_assert_int_eq(fp_dev_open_path(img, FP_OPEN_WRITE, &d, err, sizeof(err)), 0);
+	ck_assert_msg(journal_restore(path, d, 0, NULL, NULL, &rep, err, sizeof(err)) == 0,
+		      "%s", err);
+	fp_dev_close(d);
+	ck_assert_uint_eq(tu_checksum(img), before);
+	free(img);
+}
+END_TEST
+
 START_TEST(test_reborn_inode_refused)
 {
 	char *img = bf_image_in(test_dir, 8u * MIB, 23);
@@ -2384,6 +2422,7 @@ Suite *journal_suite(void)
 	tcase_add_test(tc, test_roundtrip_file);
 	tcase_add_test(tc, test_replaced_image_refused);
 	tcase_add_test(tc, test_reborn_inode_refused);
+	tcase_add_test(tc, test_resized_image_named);
 	tcase_add_test(tc, test_on_the_fly);
 	tcase_add_test(tc, test_card_swapped_mid_test);
 	tcase_add_test(tc, test_card_swapped_sharing_blank);
