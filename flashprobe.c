@@ -1600,6 +1600,9 @@ static int run_restore(const struct cli *c)
 	}
 	if (ret)
 		return fail(status_for_error(ret, STAGE_WRITE), "%s", err[0] ? err : strerror(-ret));
+	/* by its name, a journal restores through the device it names */
+	if (!by_device && journal_loop_gone(journal, err, sizeof(err)))
+		return fail(FP_EXIT_REFUSED, "%s; nothing was written", err);
 	ret = devspec_open(device, FP_OPEN_WRITE, &d, err, sizeof(err));
 	if (ret)
 		return fail(status_for_error(ret, STAGE_WRITE), "%s", err);

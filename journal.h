@@ -230,6 +230,12 @@ int journal_device_of(const char *journal_path, char *device, size_t len,
 void journal_describe_alias(const char *device, const char *journal,
 			    char *buf, size_t len);
 
+/* Whether the journal is of a loop device that no longer shows its data
+ * (detached, or attached to another file since): 1 with what to do in
+ * buf (attach the file again, the losetup line, restore on that device),
+ * else 0.  Its journal restores only through such a loop device. */
+int journal_loop_gone(const char *journal, char *buf, size_t len);
+
 /* Whether a running test holds the journal at path (its lock is taken):
  * true with "another flashprobe" or "'comm' (pid N)" in who. */
 bool journal_in_use(const char *path, char *who, size_t wholen);

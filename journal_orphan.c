@@ -56,25 +56,19 @@ static bool file_left(const char *path, uint64_t dev, uint64_t ino,
  * device) that is no longer where the journal says; its path into was. */
 static bool device_gone(const struct jr_identity *id, char *was, size_t len)
 {
-	const char *open_paren = strstr(id->serial, " (");
 	char path[PATH_MAX];
 	struct stat node;
-	size_t n;
 
 	util_copy_str(was, len, id->path);
 	if (id->kind == FP_DEV_FILE)
 		return file_left(id->path, id->file_dev, id->file_ino,
 				 id->file_birth_ns);
-	if (id->kind != FP_DEV_BLOCK || open_paren == NULL ||
-	    loopfile_serial_node(id->serial, &node) != 1 ||
-	    !S_ISREG(node.st_mode))
-		return false;
 	/* "loop:ino=DEV:INO (PATH)": the name it was attached by */
-	n = strlen(open_paren + 2);
-	if (n == 0 || n >= sizeof(path) || open_paren[2 + n - 1] != ')')
+	if (id->kind != FP_DEV_BLOCK ||
+	    loopfile_serial_node(id->serial, &node) != 1 ||
+	    !S_ISREG(node.st_mode) ||
+	    loopfile_serial_name(id->serial, path, sizeof(path)) != 1)
 		return false;
-	memcpy(path, open_paren + 2, n - 1);
-	path[n - 1] = '\0';
 	util_copy_str(was, len, path);
 	return file_left(path, (uint64_t)node.st_dev, (uint64_t)node.st_ino,
 			 id->file_birth_ns);

@@ -1454,12 +1454,46 @@ int journal_device_of(const char *journal_path, char *device, size_t len,
 	return 0;
 }
 
+int journal_loop_gone(const char *journal, char *buf, size_t len)
+{
+	char file[PATH_MAX], opts[96];
+	struct jr_identity now;
+	struct jr_header h;
+	int fd;
+
+	if (jr_header_read(journal, false, &fd, &h, NULL, 0) != 0)
+		return 0;
+	close(fd);
+	if (h.id.kind != FP_DEV_BLOCK || strncmp(h.id.serial, "loop", 4) != 0)
+		return 0;
+	/* detached, it has no serial; over another file, another one */
+	if (jr_identity_of_path(h.id.path, &now) == 0 && now.serial[0] != '\0' &&
+	    jr_same_device(&h.id, &now))
+		return 0;
+	if (loopfile_serial_name(h.id.serial, file, sizeof(file)) != 1)
+		util_copy_str(file, sizeof(file), "its file");
+	if (loopfile_serial_losetup_opts(h.id.serial, opts, sizeof(opts)))
+		snprintf(buf, len, "loop device '%s' no longer shows the data "
+			 "journal '%s' saved (detached?): attach '%s' again "
+			 "(losetup --find --show%s '%s') and run 'flashprobe "
+			 "restore' on the loop device that prints", h.id.path,
+			 journal, file, opts, file);
+	else
+		snprintf(buf, len, "loop device '%s' no longer shows the data "
+			 "journal '%s' saved (detached?): set up its chain of loop "
+			 "devices over '%s' again and run 'flashprobe restore' on "
+			 "the last of them", h.id.path, journal, file);
+	return 1;
+}
+
 void journal_describe_alias(const char *device, const char *journal,
 			    char *buf, size_t len)
 {
 	char other[PATH_MAX] = "?", who[64];
 
 	journal_device_of(journal, other, sizeof(other), NULL, 0);
+	if (journal_loop_gone(journal, buf, len))
+		return;
 	if (journal_in_use(journal, who, sizeof(who)))
 		snprintf(buf, len, "'%s' shares its data with '%s', which %s is "
 			 "testing now (journal '%s'): wait for it to finish; it puts "

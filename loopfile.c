@@ -209,6 +209,39 @@ int loopfile_serial_node(const char *serial, struct stat *st)
 	return 0;
 }
 
+int loopfile_serial_name(const char *serial, char *buf, size_t len)
+{
+	const char *open_paren = strstr(serial, " (");
+	size_t n;
+
+	if (strncmp(serial, "loop", 4) != 0 || open_paren == NULL)
+		return 0;
+	n = strlen(open_paren + 2);
+	if (n < 2 || n > len || open_paren[2 + n - 1] != ')')
+		return 0;
+	memcpy(buf, open_paren + 2, n - 1);
+	buf[n - 1] = '\0';
+	return 1;
+}
+
+int loopfile_serial_losetup_opts(const char *serial, char *buf, size_t len)
+{
+	unsigned long long off, limit;
+	int used = 0;
+
+	buf[0] = '\0';
+	if (strncmp(serial, "loop:", 5) == 0)
+		return 1;
+	if (sscanf(serial, "loop+%llu+%llu:%n", &off, &limit, &used) != 2 ||
+	    used == 0)
+		return 0;
+	if (limit)
+		snprintf(buf, len, " --offset %llu --sizelimit %llu", off, limit);
+	else
+		snprintf(buf, len, " --offset %llu", off);
+	return 1;
+}
+
 size_t loopfile_serial_key_len(const char *serial)
 {
 	return strncmp(serial, "loop", 4) == 0 ? strcspn(serial, " ") :

@@ -57,6 +57,15 @@ int loopfile_serial(const char *root, unsigned major, unsigned minor,
 struct stat;
 int loopfile_serial_node(const char *serial, struct stat *st);
 
+/* The name for people at the end of a loop serial ("... (NAME)"): 1
+ * with it in buf, 0 when the serial has none. */
+int loopfile_serial_name(const char *serial, char *buf, size_t len);
+
+/* losetup's options for the one window a loop serial shows
+ * (" --offset N [--sizelimit M]"), "" without one: 1, or 0 when the
+ * chain shows more than one window (no single losetup repeats it). */
+int loopfile_serial_losetup_opts(const char *serial, char *buf, size_t len);
+
 /* How much of a serial says which device it is: a loop serial up to the
  * name for people, any other whole. */
 size_t loopfile_serial_key_len(const char *serial);

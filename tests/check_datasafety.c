@@ -1566,6 +1566,50 @@ START_TEST(test_swapped_card_loop)
 }
 END_TEST
 
+/* A test of a loop device killed, the loop device detached: restore of
+ * the image and of the journal by name said "run 'flashprobe restore
+ * JOURNAL'" and then "'/dev/loopN' is empty" (status 2), never that the
+ * image must be attached again.  Both say so now, with the losetup line
+ * (status 3, nothing written), and once attached again the journal
+ * restores the image. */
+START_TEST(test_detached_loop_named)
+{
+	const char *args[] = { "find-fat", "--write", "-e", "1M", NULL, NULL };
+	char journal[PATH_MAX + 300];
+	uint64_t before, crashed;
+	struct tu_child ch;
+	struct run_result r;
+
+	require_loop();
+	args[4] = loop.dev;
+	before = tu_checksum(loop.image);
+	ck_assert_int_eq(tu_spawn(&ch, args, JR_TEST_HEADER + 2 * (MIB + 80)), 0);
+	ck_assert_int_eq(tu_wait(&ch, &r), SIGXFSZ);
+	tu_run_free(&r);
+	ck_assert_msg(state_journal(journal, sizeof(journal)) > 0, "no pending journal");
+	crashed = tu_checksum(loop.image);
+	ck_assert_uint_ne(crashed, before);
+	ck_assert_int_eq(bf_sh("losetup -d '%s'", loop.dev), 0);
+	tu_run(&r, (const char *const[]){ "restore", loop.image, NULL });
+	ck_assert_msg(r.status == 3 && strstr(r.err, "losetup --find --show") &&
+		      strstr(r.err, loop.image), "restore of the image: status %d, '%s'",
+		      r.status, r.err);
+	tu_run_free(&r);
+	tu_run(&r, (const char *const[]){ "restore", journal, NULL });
+	ck_assert_msg(r.status == 3 && strstr(r.err, "losetup --find --show"),
+		      "restore of the journal: status %d, '%s'", r.status, r.err);
+	tu_run_free(&r);
+	ck_assert_uint_eq(tu_checksum(loop.image), crashed);
+	/* the same node again, which the scene detaches */
+	ck_assert_int_eq(bf_sh("losetup '%s' '%s'", loop.dev, loop.image), 0);
+	tu_run(&r, (const char *const[]){ "restore", journal, NULL });
+	ck_assert_msg(r.status == 0, "restore: status %d, '%s'", r.status, r.err);
+	tu_run_free(&r);
+	ck_assert_uint_eq(tu_checksum(loop.image), before);
+	ck_assert_int_eq(state_entries(), 0);
+}
+END_TEST
+
 /* A device given by a relative path: the pointer names it by its full
  * path, which the messages about a lost journal give wherever they are
  * read from; it used to keep "img.XXXX", a file of whatever directory
@@ -1848,6 +1892,7 @@ Suite *datasafety_suite(void)
 	tcase_add_loop_test(blk, test_stream_on_loop, 0, NCASES(stream_cases));
 	tcase_add_loop_test(blk, test_swapped_card_loop, 0, NCASES(swap_cases));
 	tcase_add_test(blk, test_unverifiable_device_refused);
+	tcase_add_test(blk, test_detached_loop_named);
 	suite_add_tcase(s, blk);
 	why = bf_unavailable("mkfs.ext4");
 	if (why) {
