@@ -921,6 +921,14 @@ static int create_pointer(const char *link, struct jr_pointer *p,
 	*fd = -1;
 	if (link[0] == '\0')
 		return 0;
+	if (has_control_char(device)) {	/* it said "Invalid argument" */
+		fp_errf(err, errlen, "the device's name holds a control "
+		    "character (a newline?); the pointer file that finds a journal "
+		    "kept elsewhere keeps one path per line: rename it, or leave "
+		    "out --journal");
+		*fd = -EINVAL;
+		return *fd;
+	}
 	memset(p, 0, sizeof(*p));
 	util_copy_str(p->journal, sizeof(p->journal), journal_abs);
 	util_copy_str(p->device, sizeof(p->device), device);

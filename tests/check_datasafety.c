@@ -1610,6 +1610,31 @@ START_TEST(test_detached_loop_named)
 }
 END_TEST
 
+/* An image whose name holds a newline, tested with --journal elsewhere:
+ * the pointer file cannot keep its name.  One line saying so (it said
+ * "cannot create journal pointer: Invalid argument"), status 2, nothing
+ * written, nothing left. */
+START_TEST(test_device_name_with_newline)
+{
+	char *img = new_image(IMG_BYTES, 116), odd[PATH_MAX], jopt[PATH_MAX + 16];
+	uint64_t before = tu_checksum(img);
+	struct run_result r;
+
+	in_work(odd, sizeof(odd), "card\nimage");
+	ck_assert_int_eq(rename(img, odd), 0);
+	snprintf(jopt, sizeof(jopt), "--journal=%s/elsewhere.journal", work);
+	tu_run(&r, (const char *const[]){ "find-fat", "--write", "--yes", "-e", "1M",
+					  jopt, odd, NULL });
+	ck_assert_msg(r.status == 2 && tu_count_lines(r.err) == 1 &&
+		      strstr(r.err, "control character"), "status %d, '%s'", r.status,
+		      r.err);
+	ck_assert_uint_eq(tu_checksum(odd), before);
+	ck_assert_int_eq(state_entries(), 0);
+	tu_run_free(&r);
+	free(img);
+}
+END_TEST
+
 /* A device given by a relative path: the pointer names it by its full
  * path, which the messages about a lost journal give wherever they are
  * read from; it used to keep "img.XXXX", a file of whatever directory
@@ -1863,6 +1888,7 @@ Suite *datasafety_suite(void)
 	tcase_add_test(img, test_restore_under_file_size_limit);
 	tcase_add_test(img, test_two_restores_at_once);
 	tcase_add_test(img, test_restore_waits_for_restore);
+	tcase_add_test(img, test_device_name_with_newline);
 	tcase_add_test(img, test_moved_image_keeps_its_journal);
 	tcase_add_test(img, test_two_moved_images_refused);
 	tcase_add_loop_test(img, test_swapped_card_image, 0, NCASES(swap_cases));
