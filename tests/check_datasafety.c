@@ -1093,6 +1093,20 @@ START_TEST(test_unverifiable_device_refused)
 }
 END_TEST
 
+/* "find-fat --write -e 1M IMG" killed by RLIMIT_FSIZE after two saved
+ * blocks: a crash at a known point, leaving a pending journal. */
+#define CRASH_FSIZE (2048 + 2 * (40 + MIB + 40) + 2048)
+static void crash_find_fat(const char *img)
+{
+	const char *const args[] = { "find-fat", "--write", "-e", "1M", img, NULL };
+	struct tu_child ch;
+	struct run_result r;
+
+	ck_assert_int_eq(tu_spawn(&ch, args, CRASH_FSIZE), 0);
+	ck_assert_int_eq(tu_wait(&ch, &r), SIGXFSZ);
+	tu_run_free(&r);
+}
+
 /* A pending journal, then the image moved to another file system (a copy
  * and an unlink: another inode, another name).  Its journal names a file
  * that is gone; the search by identity found nothing, so restore said
@@ -1107,15 +1121,11 @@ START_TEST(test_moved_image_keeps_its_journal)
 	char *img = new_image(AU_SEARCH_IMG_BYTES, 113);
 	char *moved = new_image(AU_SEARCH_IMG_BYTES, 114);
 	char *other = new_image(AU_SEARCH_IMG_BYTES, 115);
-	const char *const args[] = { "find-fat", "--write", "-e", "1M", img, NULL };
 	const char *const again[] = { "find-fat", "--write", "-e", "1M", moved, NULL };
-	struct tu_child ch;
 	struct run_result r;
 	uint64_t before = tu_checksum(img), crashed, sum_other = tu_checksum(other);
 
-	ck_assert_int_eq(tu_spawn(&ch, args, 2048 + 2 * (40 + MIB + 40) + 2048), 0);
-	ck_assert_int_eq(tu_wait(&ch, &r), SIGXFSZ);
-	tu_run_free(&r);
+	crash_find_fat(img);
 	ck_assert_msg(journal_size() > 0, "no pending journal");
 	ck_assert_int_eq(tu_copy_sparse(img, moved, 0), 0);
 	ck_assert_int_eq(unlink(img), 0);
@@ -1160,19 +1170,14 @@ END_TEST
 START_TEST(test_two_moved_images_refused)
 {
 	char *img[2], *moved[2], journal[2][PATH_MAX + 300], away[PATH_MAX + 310];
-	const char *args[] = { "find-fat", "--write", "-e", "1M", NULL, NULL };
 	uint64_t before[2], crashed[2];
-	struct tu_child ch;
 	struct run_result r;
 
 	for (int i = 0; i < 2; i++) {
 		img[i] = new_image(IMG_BYTES, 120 + (uint64_t)i);
 		moved[i] = new_image(IMG_BYTES, 122 + (uint64_t)i);
 		before[i] = tu_checksum(img[i]);
-		args[4] = img[i];
-		ck_assert_int_eq(tu_spawn(&ch, args, 2048 + 2 * (40 + MIB + 40) + 2048), 0);
-		ck_assert_int_eq(tu_wait(&ch, &r), SIGXFSZ);
-		tu_run_free(&r);
+		crash_find_fat(img[i]);
 		ck_assert_int_eq(journal_default_path(img[i], journal[i], sizeof(journal[i]),
 						      NULL, 0), 0);
 	}
@@ -1212,7 +1217,6 @@ END_TEST
 START_TEST(test_restore_under_file_size_limit)
 {
 	char *img = new_image(IMG_BYTES, 113);
-	const char *const args[] = { "find-fat", "--write", "-e", "1M", img, NULL };
 	const char *const restore[] = { "restore", img, NULL };
 	const uint64_t limit = 256 * 1024;
 	uint64_t before = tu_checksum(img), below = tu_checksum_range(img, 0, limit);
@@ -1220,9 +1224,7 @@ START_TEST(test_restore_under_file_size_limit)
 	struct run_result r;
 	char journal[PATH_MAX + 300];
 
-	ck_assert_int_eq(tu_spawn(&ch, args, 2048 + 2 * (40 + MIB + 40) + 2048), 0);
-	ck_assert_int_eq(tu_wait(&ch, &r), SIGXFSZ);
-	tu_run_free(&r);
+	crash_find_fat(img);
 	ck_assert_msg(state_journal(journal, sizeof(journal)) > 0, "no pending journal");
 	ck_assert_uint_ne(tu_checksum_range(img, 0, limit), below);
 	ck_assert_int_eq(tu_spawn(&ch, restore, limit), 0);
@@ -1236,9 +1238,8 @@ START_TEST(test_restore_under_file_size_limit)
 	ck_assert_msg(journal_size() > 0, "the journal was not kept");
 	tu_run(&r, restore);
 	ck_assert_msg(r.status == 0, "status %d, '%s'", r.status, r.err);
-	ck_assert_uint_eq(tu_checksum(img), before);
-	ck_assert_int_eq(state_entries(), 0);
 	tu_run_free(&r);
+	assert_kept(img, before);
 	free(img);
 }
 END_TEST
@@ -1250,7 +1251,6 @@ END_TEST
 START_TEST(test_two_restores_at_once)
 {
 	char *img = new_image(IMG_BYTES, 114);
-	const char *const args[] = { "find-fat", "--write", "-e", "1M", img, NULL };
 	uint64_t before = tu_checksum(img);
 	char journal[PATH_MAX + 300];
 
@@ -1260,9 +1260,7 @@ START_TEST(test_two_restores_at_once)
 		struct tu_child a, b;
 		struct run_result ra, rb;
 
-		ck_assert_int_eq(tu_spawn(&a, args, 2048 + 2 * (40 + MIB + 40) + 2048), 0);
-		ck_assert_int_eq(tu_wait(&a, &ra), SIGXFSZ);
-		tu_run_free(&ra);
+		crash_find_fat(img);
 		ck_assert_msg(state_journal(journal, sizeof(journal)) > 0, "no pending journal");
 		ck_assert_uint_ne(tu_checksum(img), before);
 		ck_assert_int_eq(tu_spawn(&a, by_dev, 0), 0);
@@ -1273,8 +1271,7 @@ START_TEST(test_two_restores_at_once)
 			      "status %d '%s'", round, ra.status, ra.err, rb.status, rb.err);
 		ck_assert_msg(strstr(ra.out, "restored") || strstr(rb.out, "restored"),
 			      "round %d: neither restored: '%s' '%s'", round, ra.err, rb.err);
-		ck_assert_uint_eq(tu_checksum(img), before);
-		ck_assert_int_eq(state_entries(), 0);
+		assert_kept(img, before);
 		tu_run_free(&ra);
 		tu_run_free(&rb);
 	}
@@ -1324,17 +1321,13 @@ static pid_t fake_restore_holding(const char *journal)
 START_TEST(test_restore_waits_for_restore)
 {
 	char *img = new_image(IMG_BYTES, 115);
-	const char *const args[] = { "find-fat", "--write", "-e", "1M", img, NULL };
 	uint64_t before = tu_checksum(img);
 	char journal[PATH_MAX + 300];
-	struct tu_child ch;
 	struct run_result r;
 	int status;
 	pid_t holder;
 
-	ck_assert_int_eq(tu_spawn(&ch, args, 2048 + 2 * (40 + MIB + 40) + 2048), 0);
-	ck_assert_int_eq(tu_wait(&ch, &r), SIGXFSZ);
-	tu_run_free(&r);
+	crash_find_fat(img);
 	ck_assert_msg(state_journal(journal, sizeof(journal)) > 0, "no pending journal");
 	holder = fake_restore_holding(journal);
 	tu_run(&r, (const char *const[]){ "restore", img, NULL });
@@ -1342,8 +1335,7 @@ START_TEST(test_restore_waits_for_restore)
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the holder failed");
 	ck_assert_msg(r.status == 0 && strstr(r.out, "restored"), "status %d, '%s' '%s'",
 		      r.status, r.out, r.err);
-	ck_assert_uint_eq(tu_checksum(img), before);
-	ck_assert_int_eq(state_entries(), 0);
+	assert_kept(img, before);
 	tu_run_free(&r);
 	free(img);
 }
@@ -1356,14 +1348,11 @@ START_TEST(test_restore_other_identity_refused)
 {
 	char *img = new_image(IMG_BYTES, 111), *other;
 	const char *const args[] = { "find-fat", "--write", "-e", "1M", img, NULL };
-	struct tu_child ch;
 	struct run_result r;
 	char journal[PATH_MAX + 300];
 	uint64_t sum;
 
-	ck_assert_int_eq(tu_spawn(&ch, args, 2048 + 2 * (40 + MIB + 40) + 2048), 0);
-	ck_assert_int_eq(tu_wait(&ch, &r), SIGXFSZ);
-	tu_run_free(&r);
+	crash_find_fat(img);
 	ck_assert_msg(state_journal(journal, sizeof(journal)) > 0, "no pending journal");
 	other = new_image(IMG_BYTES, 112);
 	ck_assert_int_eq(rename(other, img), 0);
@@ -1605,8 +1594,7 @@ START_TEST(test_detached_loop_named)
 	tu_run(&r, (const char *const[]){ "restore", journal, NULL });
 	ck_assert_msg(r.status == 0, "restore: status %d, '%s'", r.status, r.err);
 	tu_run_free(&r);
-	ck_assert_uint_eq(tu_checksum(loop.image), before);
-	ck_assert_int_eq(state_entries(), 0);
+	assert_kept(loop.image, before);
 }
 END_TEST
 
