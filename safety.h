@@ -149,6 +149,10 @@ int safety_dev_on_disk_at(const struct sysfs_roots *r, const char *device_path,
  * Returns 0 or a negative errno. */
 int safety_signals_install(void);
 
+/* The line a file size limit's SIGXFSZ prints before it ends a test
+ * (as a crash, which the journal covers): how to restore device. */
+void safety_fsize_note(const char *device);
+
 /* Put back the handlers that were there before install (tests). */
 void safety_signals_uninstall(void);
 

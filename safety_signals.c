@@ -6,6 +6,7 @@
 #define _FILE_OFFSET_BITS 64
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -23,12 +24,12 @@
 /* Every signal whose default action ends the process and that a user, a
  * job manager or a resource limit sends (SIGXCPU at RLIMIT_CPU's soft
  * limit, SIGALRM from timeout -s ALRM): each would otherwise kill a test
- * with its patterns on the card.  SIGXFSZ stays at its default during a
- * test: it comes at the journal write that crossed RLIMIT_FSIZE, before
- * the block that write saves is touched, or at an image's write past the
- * limit, after its block was saved, so it is a crash the journal is built
- * for and "flashprobe restore" replays.  A restore ignores it
- * (safety_restore_start). */
+ * with its patterns on the card.  SIGXFSZ still ends a test: it comes at
+ * the journal write that crossed RLIMIT_FSIZE, before the block that
+ * write saves is touched, or at an image's write past the limit, after
+ * its block was saved, so it is a crash the journal is built for and
+ * "flashprobe restore" replays; its handler only says so first
+ * (on_file_size_limit).  A restore ignores it (safety_restore_start). */
 static const int caught_signals[] = {
 	SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM,
 	SIGVTALRM, SIGPROF, SIGXCPU,
@@ -44,6 +45,9 @@ static char restore_what[256];
 static struct sigaction old_actions[NCAUGHT];
 static bool replaced[NCAUGHT];		/* this handler is installed */
 static struct sigaction old_pipe;
+static struct sigaction old_xfsz_action;
+static bool xfsz_replaced;
+static char xfsz_note[PATH_MAX + 256];
 static bool installed;
 
 /* Async-signal-safe formatting: no stdio in a handler. */
@@ -115,6 +119,22 @@ static void on_signal(int sig)
 	errno = saved;
 }
 
+/* SIGXFSZ during a test: a crash all the same (see caught_signals), with
+ * a line that says why and how to restore first (it died without one). */
+static void on_file_size_limit(int sig)
+{
+	write_stderr(xfsz_note, strlen(xfsz_note));
+	raise(sig);	/* SA_RESETHAND: the default action, now */
+}
+
+void safety_fsize_note(const char *device)
+{
+	snprintf(xfsz_note, sizeof(xfsz_note), "flashprobe: a file size limit "
+		 "(ulimit -f) ended the test at a write; the data it changed is in "
+		 "its journal: run 'flashprobe restore %s' without that limit\n",
+		 device);
+}
+
 static void put_back_handlers(void)
 {
 	for (size_t i = 0; i < NCAUGHT; i++)
@@ -122,11 +142,35 @@ static void put_back_handlers(void)
 			sigaction(caught_signals[i], &old_actions[i], NULL);
 	memset(replaced, 0, sizeof(replaced));
 	sigaction(SIGPIPE, &old_pipe, NULL);
+	if (xfsz_replaced)
+		sigaction(SIGXFSZ, &old_xfsz_action, NULL);
+	xfsz_replaced = false;
+}
+
+/* Unless SIGXFSZ was ignored at start (then a write past the limit fails
+ * with EFBIG, an ordinary error). */
+static int catch_file_size_limit(void)
+{
+	struct sigaction sa;
+
+	if (sigaction(SIGXFSZ, NULL, &old_xfsz_action) != 0)
+		return -errno;
+	if (old_xfsz_action.sa_handler == SIG_IGN)
+		return 0;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_file_size_limit;
+	sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGXFSZ, &sa, NULL) != 0)
+		return -errno;
+	xfsz_replaced = true;
+	return 0;
 }
 
 int safety_signals_install(void)
 {
 	struct sigaction sa, ign;
+	int rc;
 
 	if (installed)
 		return 0;
@@ -146,7 +190,7 @@ int safety_signals_install(void)
 	 * returns on Ctrl-C; device I/O retries EINTR itself.  A signal
 	 * that was ignored at start (SIGHUP under nohup) stays ignored. */
 	for (size_t i = 0; i < NCAUGHT; i++) {
-		int rc = sigaction(caught_signals[i], NULL, &old_actions[i]);
+		rc = sigaction(caught_signals[i], NULL, &old_actions[i]);
 
 		if (rc == 0 && old_actions[i].sa_handler == SIG_IGN)
 			continue;
@@ -158,6 +202,10 @@ int safety_signals_install(void)
 			return rc;
 		}
 		replaced[i] = true;
+	}
+	if ((rc = catch_file_size_limit()) != 0) {
+		put_back_handlers();
+		return rc;
 	}
 	installed = true;
 	return 0;

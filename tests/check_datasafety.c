@@ -1104,6 +1104,9 @@ static void crash_find_fat(const char *img)
 
 	ck_assert_int_eq(tu_spawn(&ch, args, CRASH_FSIZE), 0);
 	ck_assert_int_eq(tu_wait(&ch, &r), SIGXFSZ);
+	/* it died without a word */
+	ck_assert_msg(strstr(r.err, "a file size limit (ulimit -f) ended the test") &&
+		      strstr(r.err, "flashprobe restore"), "'%s'", r.err);
 	tu_run_free(&r);
 }
 

@@ -560,11 +560,23 @@ START_TEST(test_signal_dispositions)
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGQUIT, SIG_DFL);
 	signal(SIGPIPE, SIG_DFL);
+	signal(SIGXFSZ, SIG_DFL);
 	ck_assert_int_eq(safety_signals_install(), 0);
 	sigaction(SIGHUP, NULL, &now);
 	ck_assert(now.sa_handler == SIG_IGN);
 	sigaction(SIGPIPE, NULL, &now);
 	ck_assert(now.sa_handler == SIG_IGN);
+	/* a file size limit: a line, then death as before; a restore
+	 * ignores it (the write fails instead) */
+	sigaction(SIGXFSZ, NULL, &now);
+	ck_assert(now.sa_handler != SIG_IGN && now.sa_handler != SIG_DFL);
+	ck_assert(now.sa_flags & SA_RESETHAND);
+	safety_restore_start();
+	sigaction(SIGXFSZ, NULL, &now);
+	ck_assert(now.sa_handler == SIG_IGN);
+	safety_restore_end();
+	sigaction(SIGXFSZ, NULL, &now);
+	ck_assert(now.sa_handler != SIG_IGN && now.sa_handler != SIG_DFL);
 	raise(SIGHUP);
 	ck_assert_int_eq(safety_interrupted(), 0);
 	raise(SIGQUIT);
@@ -578,6 +590,8 @@ START_TEST(test_signal_dispositions)
 	safety_interrupt_clear();
 	safety_signals_uninstall();
 	sigaction(SIGPIPE, NULL, &now);
+	ck_assert(now.sa_handler == SIG_DFL);
+	sigaction(SIGXFSZ, NULL, &now);
 	ck_assert(now.sa_handler == SIG_DFL);
 	sigaction(SIGHUP, NULL, &now);
 	ck_assert(now.sa_handler == SIG_IGN);
