@@ -1873,17 +1873,27 @@ START_TEST(test_pending_journal_refused)
 	require_image();
 	ck_assert_msg(run_ns[0] > 0, "the uninterrupted run failed: %s", intr_note);
 	journal[0] = '\0';
-	for (int attempt = 0; attempt < 10 && !journal[0]; attempt++) {
+	/* the kill point searched in halves: a run that had finished asks
+	 * for an earlier one, a run killed before its journal for a later
+	 * one (fixed points missed them all when the machine was busier
+	 * than while run_ns was measured) */
+	for (uint64_t attempt = 0, lo = 0, hi = run_ns[0] * 3 / 2, at = run_ns[0] / 2;
+	     attempt < 12 && !journal[0]; attempt++, at = (lo + hi) / 2) {
 		struct tu_child ch;
 		struct run_result k;
+		int sig;
 
 		repair();
 		ck_assert_int_eq(spawn(&ch, intr_cmds[0], 0), 0);
-		tu_sleep_ns(run_ns[0] * (4 + (uint64_t)attempt % 4) / 10);
+		tu_sleep_ns(at);
 		kill(ch.pid, SIGKILL);
-		tu_wait(&ch, &k);
+		sig = tu_wait(&ch, &k);
 		tu_run_free(&k);
 		state_journal(journal, sizeof(journal), &jsize);
+		if (sig != SIGKILL)
+			hi = at;
+		else
+			lo = at;
 	}
 	if (journal[0]) {
 		sum_killed = csum(image);
