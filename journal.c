@@ -1187,8 +1187,10 @@ int journal_finish(struct fp_dev *jdev, unsigned flags,
 	cut_torn_tail(j);
 	if (!j->dirty) {
 		/* The device was never written: nothing to put back. */
-		rc = jr_delete_journal(j->fd, j->path, j->pointer_path);
+		rc = jr_delete_journal(j->fd, j->path, j->pointer_path,
+				       &rep->marked_spent);
 		rep->deleted = rc == 0;
+		rep->delete_error = rc;
 		rep->nothing_written = true;
 		return 0;
 	}

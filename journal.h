@@ -78,6 +78,8 @@ struct journal_restore_report {
 	bool fingerprint_forced;	/* fingerprint mismatch overridden */
 	bool identity_forced;		/* identity mismatch overridden */
 	bool deleted;			/* journal (and pointer link) removed */
+	int delete_error;		/* why not (-errno), when it was to be */
+	bool marked_spent;		/* marked replayed before that */
 	char note[320];			/* the journal's damage, or "" */
 };
 

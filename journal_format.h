@@ -148,9 +148,11 @@ int jr_find_orphan(const char *device, char *found, size_t foundlen,
 /* Marks the journal at path spent (durably): its data is back on the
  * device.  Done before it is deleted, so that a run killed between the
  * two does not leave a journal that a later restore would replay again,
- * over whatever the card holds by then.  Only when path still names the
- * file open as fd (the one the caller checked and locked): -ESTALE when
- * another file took its name.  0 or a negative errno. */
+ * over whatever the card holds by then.  Through fd when it is open for
+ * writing (a test's own journal: the file itself, wherever its name
+ * went); else only when path still names the file open as fd (the one
+ * the caller checked and locked): -ESTALE when another file took its
+ * name.  0 or a negative errno. */
 int jr_mark_spent(int fd, const char *path);
 
 /* Open a journal (O_RDWR when writable, else read-only) after checking
@@ -225,9 +227,11 @@ int jr_restore_locked(int fd, const char *path, struct fp_dev *dev,
 		      struct journal_restore_report *rep, char *err,
 		      size_t errlen);
 /* Remove the journal open as fd (checked and locked by the caller) from
- * path, marked spent first, and, if it still names it, its pointer file;
- * -ESTALE, touching nothing, when path names another file by now (a new
- * test's journal). */
-int jr_delete_journal(int fd, const char *path, const char *pointer);
+ * path, marked spent first (*marked, when not NULL, says whether that
+ * worked), and, if it still names it, its pointer file; -ESTALE,
+ * touching nothing of it, when path names another file by now (a new
+ * test's journal), -ENOENT when it names nothing. */
+int jr_delete_journal(int fd, const char *path, const char *pointer,
+		      bool *marked);
 
 #endif

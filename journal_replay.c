@@ -750,13 +750,29 @@ static bool pointer_names(const char *pointer, const char *jabs,
 	return strcmp(target, jabs) == 0;
 }
 
-int jr_delete_journal(int fd, const char *path, const char *pointer)
+/* Whether path still names the file open as fd: 0, -ESTALE (another
+ * file) or -ENOENT. */
+static int still_named(int fd, const char *path)
+{
+	struct stat open_one, named;
+
+	if (stat(path, &named) != 0)
+		return -errno;
+	if (fstat(fd, &open_one) != 0)
+		return -errno;
+	return named.st_dev == open_one.st_dev && named.st_ino == open_one.st_ino ?
+	       0 : -ESTALE;
+}
+
+int jr_delete_journal(int fd, const char *path, const char *pointer,
+		      bool *marked)
 {
 	char jabs[PATH_MAX];
 	struct jr_pointer p;
 	bool ours = pointer[0] != '\0' &&
 		    jr_abs_path(path, jabs, sizeof(jabs)) == 0 &&
 		    pointer_names(pointer, jabs, &p);
+	int rc;
 
 	/* The device is back as it was: a journal that outlives this (killed
 	 * before the unlink) must not be replayed again, over what the card
@@ -764,8 +780,11 @@ int jr_delete_journal(int fd, const char *path, const char *pointer)
 	 * either, and the caller says so.  Another file under its name (a
 	 * new test's journal, made after this one was found spent and
 	 * removed by another run) is left alone. */
-	if (jr_mark_spent(fd, path) == -ESTALE)
-		return -ESTALE;
+	rc = jr_mark_spent(fd, path);
+	if (marked)
+		*marked = rc == 0;
+	if (rc == -ESTALE || (rc = still_named(fd, path)) != 0)
+		return rc;
 	/* A pointer that outlives its journal (killed between the two
 	 * unlinks) must not tell of a lost journal whose data may be on the
 	 * device.  An empty area says "nothing there", and the next run
@@ -815,6 +834,17 @@ static const char *failed_list(const struct journal_restore_report *rep,
 	if (n < rep->nfailed && w > 0 && (size_t)w < len)
 		snprintf(buf + w, len - (size_t)w, " and %zu more", rep->nfailed - n);
 	return buf;
+}
+
+/* Deletes a replayed (or spent, or never committed) journal unless it
+ * is to be kept, and records how that went. */
+static void delete_replayed(int fd, const char *path, const struct jr_header *h,
+			    unsigned flags, struct journal_restore_report *rep)
+{
+	if (flags & JOURNAL_RESTORE_KEEP)
+		return;
+	rep->delete_error = jr_delete_journal(fd, path, h->link, &rep->marked_spent);
+	rep->deleted = rep->delete_error == 0;
 }
 
 /* When running the restore again can finish it. */
@@ -879,9 +909,7 @@ static int restore_outcome(int fd, const char *path, struct fp_dev *dev,
 		    fp_dev_path(dev), path);
 		return -EBADMSG;
 	}
-	if (!(flags & JOURNAL_RESTORE_KEEP) &&
-	    jr_delete_journal(fd, path, h->link) == 0)
-		rep->deleted = true;
+	delete_replayed(fd, path, h, flags, rep);
 	return 0;
 }
 
@@ -979,9 +1007,7 @@ int jr_restore_locked(int fd, const char *path, struct fp_dev *dev,
 		 * whatever was written to the card since (a test's own journal
 		 * is never spent: a mark there is not its own, and ignored) */
 		rep->spent = true;
-		if (!(flags & JOURNAL_RESTORE_KEEP) &&
-		    jr_delete_journal(fd, path, h.link) == 0)
-			rep->deleted = true;
+		delete_replayed(fd, path, &h, flags, rep);
 		return 0;
 	}
 	if (rc == 0)
@@ -999,9 +1025,7 @@ int jr_restore_locked(int fd, const char *path, struct fp_dev *dev,
 	if (rc == 1) {
 		/* no commit: the test never wrote the device */
 		rc = 0;
-		if (!(flags & JOURNAL_RESTORE_KEEP) &&
-		    jr_delete_journal(fd, path, h.link) == 0)
-			rep->deleted = true;
+		delete_replayed(fd, path, &h, flags, rep);
 		goto out;
 	}
 	/* is it the journal's card? */
@@ -1195,7 +1219,7 @@ static bool spent_removed(const char *path, const struct jr_header *h)
 	if (jr_header_read(path, false, &fd, &now, NULL, 0) != 0)
 		return true;
 	if (now.spent && flock(fd, LOCK_EX | LOCK_NB) == 0)
-		jr_delete_journal(fd, path, now.link);
+		jr_delete_journal(fd, path, now.link, NULL);
 	close(fd);
 	return true;
 }

@@ -290,6 +290,29 @@ static void tell_restore_failed(const struct session *s, int ret, char *err,
 			 "(the journal is kept)", fp_dev_path(s->raw), why, s->journal);
 }
 
+/* The data is back and verified but its journal could not be deleted
+ * (its file system failed or went read-only, its directory was moved):
+ * it ended quietly, and the next test asked for a restore that put the
+ * old data over whatever the card held by then. */
+static int tell_journal_kept(struct session *s, char *err, size_t errlen)
+{
+	int rc = s->restore.delete_error ? s->restore.delete_error : -EIO;
+
+	if (s->restore.marked_spent)
+		snprintf(err, errlen, "the original data of '%s' is restored and "
+			 "verified, but its journal '%s' could not be deleted (%s); it "
+			 "is marked as replayed, so no restore will replay it again: "
+			 "delete it", fp_dev_path(s->raw), s->journal, strerror(-rc));
+	else
+		snprintf(err, errlen, "the original data of '%s' is restored and "
+			 "verified, but its journal '%s' could not be marked as "
+			 "replayed nor deleted (%s): delete it by hand before using "
+			 "the card; restoring it again would undo every change made "
+			 "to the card since", fp_dev_path(s->raw), s->journal,
+			 strerror(-rc));
+	return rc;
+}
+
 int session_finish(struct session *s, char *err, size_t errlen)
 {
 	unsigned flags = 0;
@@ -309,6 +332,8 @@ int session_finish(struct session *s, char *err, size_t errlen)
 		safety_restore_end();	/* also when the replay stopped early */
 		if (ret)
 			tell_restore_failed(s, ret, err, errlen);
+		else if (!s->restore.deleted && !s->restore.nothing_written)
+			ret = tell_journal_kept(s, err, errlen);
 	}
 	s->finish_rc = ret;
 	return ret;

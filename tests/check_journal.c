@@ -359,6 +359,49 @@ START_TEST(test_resized_image_named)
 }
 END_TEST
 
+/* The journal's directory moved away while the test ran (a failing file
+ * system remounted elsewhere does the same): the restore at its end puts
+ * the data back but cannot delete the journal.  It is marked replayed
+ * through the test's own descriptor, and the report says it was not
+ * deleted and why (the session then says so and fails); it used to be
+ * left unmarked and unmentioned, and a later restore put the old data
+ * over whatever the card held by then. */
+START_TEST(test_journal_moved_during_test)
+{
+	char dir[PATH_MAX], moved[PATH_MAX + 8], path[PATH_MAX + 32], err[512] = "";
+	char moved_path[PATH_MAX + 64];
+	struct fp_dev *d = sim_with(QUIET_SIM, 17), *jd;
+	struct journal_restore_report rep;
+	uint64_t orig = dev_sum(d), later;
+
+	jpath(dir, sizeof(dir), "moving-state");
+	snprintf(moved, sizeof(moved), "%s.away", dir);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	snprintf(path, sizeof(path), "%s/moved.journal", dir);
+	jd = jopen(d, path);
+	ck_assert_msg(journal_backup_area(jd, AREA_START, AREA_END, err, sizeof(err)) == 0,
+		      "%s", err);
+	scribble(jd, AREA_START, AREA_END, 7);
+	ck_assert_int_eq(rename(dir, moved), 0);
+	ck_assert_msg(journal_finish(jd, 0, NULL, NULL, &rep, err, sizeof(err)) == 0, "%s",
+		      err);
+	fp_dev_close(jd);
+	ck_assert_uint_eq(dev_sum(d), orig);
+	ck_assert(!rep.deleted && rep.marked_spent);
+	ck_assert_int_eq(rep.delete_error, -ENOENT);
+	/* the card is used, then the journal is found again: not replayed */
+	scribble(d, AREA_START, AREA_START + MIB, 8);
+	later = dev_sum(d);
+	snprintf(moved_path, sizeof(moved_path), "%s/moved.journal", moved);
+	ck_assert_msg(journal_restore(moved_path, d, 0, NULL, NULL, &rep, err,
+				      sizeof(err)) == 0, "%s", err);
+	ck_assert(rep.spent && rep.deleted);
+	ck_assert_uint_eq(dev_sum(d), later);
+	fp_dev_close(d);
+	rmdir(moved);
+}
+END_TEST
+
 START_TEST(test_reborn_inode_refused)
 {
 	char *img = bf_image_in(test_dir, 8u * MIB, 23);
@@ -1732,7 +1775,7 @@ START_TEST(test_spent_mark_only_on_its_file)
 		      "%s", err);
 	unlink(def);		/* its pointer named the old name */
 	crashed_run(d, path, MIB, 2 * MIB);		/* the new test's journal */
-	ck_assert_int_eq(jr_delete_journal(fd_old, path, ""), -ESTALE);
+	ck_assert_int_eq(jr_delete_journal(fd_old, path, "", NULL), -ESTALE);
 	ck_assert_int_eq(jr_mark_spent(fd_old, path), -ESTALE);
 	close(fd_old);
 	ck_assert_int_eq(jr_header_read(path, false, &fd, &h, err, sizeof(err)), 0);
@@ -2423,6 +2466,7 @@ Suite *journal_suite(void)
 	tcase_add_test(tc, test_replaced_image_refused);
 	tcase_add_test(tc, test_reborn_inode_refused);
 	tcase_add_test(tc, test_resized_image_named);
+	tcase_add_test(tc, test_journal_moved_during_test);
 	tcase_add_test(tc, test_on_the_fly);
 	tcase_add_test(tc, test_card_swapped_mid_test);
 	tcase_add_test(tc, test_card_swapped_sharing_blank);
