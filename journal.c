@@ -1063,6 +1063,14 @@ int journal_open(struct fp_dev *inner, const char *journal_path,
 	rc = jr_abs_path(journal_path, jabs, sizeof(jabs));
 	if (rc == 0)
 		rc = jr_identity_of_dev(inner, &h.id);
+	if (rc == -ENAMETOOLONG && h.id.kind == FP_DEV_BLOCK) {
+		fp_errf(err, errlen, "cannot create journal '%s': the loop devices "
+		    "over the file of '%s' show more windows than a journal can "
+		    "record, and a journal that could not tell them apart might be "
+		    "replayed through another; test it through fewer loop devices",
+		    journal_path, fp_dev_path(inner));
+		return -EINVAL;
+	}
 	if (rc < 0) {
 		fp_errf(err, errlen, "cannot create journal '%s': %s", journal_path,
 		    strerror(-rc));

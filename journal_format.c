@@ -234,8 +234,12 @@ static int identity_of_node(const char *path, const struct stat *st,
 		id->kind = FP_DEV_BLOCK;
 		id->major = major(st->st_rdev);
 		id->minor = minor(st->st_rdev);
-		if (loopfile_serial(sysfs_roots_default.sys, id->major, id->minor,
-				    id->serial, sizeof(id->serial)) > 0)
+		int rc = loopfile_serial(sysfs_roots_default.sys, id->major,
+					 id->minor, id->serial, sizeof(id->serial));
+
+		if (rc == -ENAMETOOLONG)	/* not to be told apart: refuse */
+			return rc;
+		if (rc > 0)
 			id->file_birth_ns = loop_file_birth_ns(id->major, id->minor);
 		else
 			sysfs_device_serial(sysfs_roots_default.sys, path,

@@ -95,39 +95,50 @@ int loopfile_backing(const char *diskdir, struct loopfile *f)
 	return known || f->named ? 1 : -ESTALE;
 }
 
+/* Appends "+A+B" to window: false when it does not fit. */
+static bool append_window(char *window, size_t len, const char *a, const char *b)
+{
+	size_t n = strlen(window);
+	int w = snprintf(window + n, len - n, "+%s+%s", a, b);
+
+	return w >= 0 && (size_t)w < len - n;
+}
+
 /* Appends the window loop device diskdir shows of its file, if any. */
-static void add_window(const char *diskdir, char *window, size_t len)
+static bool add_window(const char *diskdir, char *window, size_t len)
 {
 	char offset[32] = "0", limit[32] = "0";
-	size_t n = strlen(window);
 
 	sysfs_read_attr(diskdir, "loop/offset", offset, sizeof(offset));
 	sysfs_read_attr(diskdir, "loop/sizelimit", limit, sizeof(limit));
-	if (strcmp(offset, "0") != 0 || strcmp(limit, "0") != 0)
-		snprintf(window + n, len - n, "+%s+%s", offset, limit);
+	if (strcmp(offset, "0") == 0 && strcmp(limit, "0") == 0)
+		return true;
+	return append_window(window, len, offset, limit);
 }
 
 /* Appends the window partition dir is of its disk: a loop device over a
  * partition of a loop device reads that part of the file, and two equal
  * partitions (an A/B layout) are two devices, not one. */
-static void add_partition_window(const char *dir, char *window, size_t len)
+static bool add_partition_window(const char *dir, char *window, size_t len)
 {
 	char start[32] = "", size[32] = "";
 	unsigned long long s, z;
-	size_t n = strlen(window);
 
 	if (sysfs_read_attr(dir, "start", start, sizeof(start)) != 0 ||
 	    sysfs_read_attr(dir, "size", size, sizeof(size)) != 0 ||
 	    sscanf(start, "%llu", &s) != 1 || sscanf(size, "%llu", &z) != 1)
-		snprintf(window + n, len - n, "+part?");	/* unknown: no match */
-	else	/* sysfs counts 512-byte sectors whatever the device's */
-		snprintf(window + n, len - n, "+%llu+%llu", s * 512, z * 512);
+		return append_window(window, len, "part?", "?");	/* no match */
+	/* sysfs counts 512-byte sectors whatever the device's */
+	snprintf(start, sizeof(start), "%llu", s * 512);
+	snprintf(size, sizeof(size), "%llu", z * 512);
+	return append_window(window, len, start, size);
 }
 
 int loopfile_data(const char *root, unsigned major, unsigned minor,
 		  struct loopfile *f)
 {
 	char window[sizeof(f->window)] = "";
+	bool cut = false;
 	int found = 0;
 
 	for (int depth = 0; depth < LOOPFILE_CHAIN_MAX; depth++) {
@@ -138,7 +149,7 @@ int loopfile_data(const char *root, unsigned major, unsigned minor,
 		if (rc < 0)
 			return rc;
 		if (sysfs_is_partition(dir)) {
-			add_partition_window(dir, window, sizeof(window));
+			cut |= !add_partition_window(dir, window, sizeof(window));
 			*strrchr(dir, '/') = '\0';
 		}
 		rc = loopfile_backing(dir, &next);
@@ -146,9 +157,10 @@ int loopfile_data(const char *root, unsigned major, unsigned minor,
 			return rc;
 		if (rc == 0)
 			return found;	/* no loop device: the end of the chain */
-		add_window(dir, window, sizeof(window));
+		cut |= !add_window(dir, window, sizeof(window));
 		*f = next;
 		memcpy(f->window, window, sizeof(window));
+		f->window_cut = cut;
 		found = 1;
 		if (f->rdev == 0)
 			return 1;	/* a regular file */
@@ -172,6 +184,8 @@ int loopfile_serial(const char *root, unsigned major, unsigned minor,
 	buf[0] = '\0';
 	if (rc <= 0)
 		return rc;
+	if (f.window_cut)
+		return -ENAMETOOLONG;
 	if (f.named) {
 		lp = " (";
 		rp = ")";

@@ -26,6 +26,7 @@ struct loopfile {
 	char window[160];	/* "+OFFSET+SIZE" of each loop device in the
 				 * chain that shows a window and of each
 				 * partition on the way, top first */
+	bool window_cut;	/* more windows than window holds */
 };
 
 /* What the loop device whose sysfs disk directory is diskdir reads: 1 and
@@ -50,6 +51,8 @@ int loopfile_data(const char *root, unsigned major, unsigned minor,
  * there.  1, 0 when major:minor is no loop device, or a negative errno. */
 int loopfile_serial(const char *root, unsigned major, unsigned minor,
 		    char *buf, size_t len);
+/* (-ENAMETOOLONG when the chain shows more windows than a serial holds:
+ * cut, two chains differing only in the last one would read alike.) */
 
 /* The node a loop serial names (S_IFREG with st_dev/st_ino, or S_IFBLK
  * with st_rdev): 1, or 0 for other serials (older journals named the

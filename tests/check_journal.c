@@ -2335,6 +2335,83 @@ START_TEST(test_loop_over_partitions_apart)
 }
 END_TEST
 
+/* A chain of loop devices over a large sparse file, each with a window
+ * of long numbers: more windows than a journal's identity holds. */
+#define DEEP_CHAIN 7
+static char *deep[DEEP_CHAIN];
+static char deep_file[PATH_MAX];
+
+static void deep_chain_setup(void)
+{
+	/* 1 TB offsets and 9-digit TB limits: each window over 25 bytes */
+	static const char *const opts[DEEP_CHAIN] = {
+		"--offset 1000000000000 --sizelimit 10000000000000",
+		"--offset 1000000000 --sizelimit 9000000000000",
+		"--offset 1000000000 --sizelimit 8000000000000",
+		"--offset 1000000000 --sizelimit 7000000000000",
+		"--offset 1000000000 --sizelimit 6000000000000",
+		"--offset 1000000000 --sizelimit 5000000000000",
+		"--offset 1000000000 --sizelimit 268435456",
+	};
+	int fd;
+
+	snprintf(deep_file, sizeof(deep_file), "/var/tmp/flashprobe-deep-XXXXXX");
+	fd = mkstemp(deep_file);
+	if (fd < 0 || ftruncate(fd, 15ll << 40) != 0) {
+		snprintf(scene.why, sizeof(scene.why), "cannot make a 15 TiB sparse file");
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	close(fd);
+	for (int i = 0; i < DEEP_CHAIN; i++) {
+		deep[i] = tu_loop_attach_opts(i ? deep[i - 1] : deep_file, opts[i]);
+		if (deep[i] == NULL) {
+			snprintf(scene.why, sizeof(scene.why), "losetup %s failed", opts[i]);
+			return;
+		}
+	}
+}
+
+static void deep_chain_teardown(void)
+{
+	for (int i = DEEP_CHAIN - 1; i >= 0; i--) {
+		tu_loop_detach(deep[i]);
+		free(deep[i]);
+		deep[i] = NULL;
+	}
+	if (deep_file[0])
+		unlink(deep_file);
+	deep_file[0] = '\0';
+	scene_teardown();
+}
+
+/* A journal of the last loop device of such a chain is refused before
+ * anything is written: its identity was cut, and two chains differing
+ * only in their innermost window read alike, so a journal of one was
+ * replayed onto the other and reported verified (found by attack
+ * testing). */
+START_TEST(test_deep_loop_chain_refused)
+{
+	char path[PATH_MAX], err[512] = "";
+	struct fp_dev *d = NULL, *jd = NULL;
+	uint64_t before;
+
+	ck_assert_msg(deep[DEEP_CHAIN - 1] != NULL && scene.why[0] == '\0', "setup: %s",
+		      scene.why);
+	ck_assert_msg(fp_dev_open_path(deep[DEEP_CHAIN - 1], FP_OPEN_WRITE, &d, err,
+				       sizeof(err)) == 0, "%s", err);
+	before = dev_sum_range(d, 0, 4 * MIB);
+	jpath(path, sizeof(path), "deep.journal");
+	ck_assert_int_eq(journal_open(d, path, &jd, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "more windows than a journal can record"), "%s", err);
+	ck_assert_ptr_null(jd);
+	ck_assert(!exists(path));
+	ck_assert_uint_eq(dev_sum_range(d, 0, 4 * MIB), before);
+	fp_dev_close(d);
+}
+END_TEST
+
 /* A real block device with a file system: scribble over its first 8 MiB
  * (superblock, group descriptors, inode tables), die, be found by the
  * next run, restore: the whole device is as before. */
@@ -2521,6 +2598,12 @@ Suite *journal_suite(void)
 	}
 	add_scene(s, "journal-loop-roundtrip", ext4_setup, test_loop_roundtrip);
 	add_scene(s, "journal-loop-reborn", ext4_setup, test_loop_reborn_inode_refused);
+	tc = tcase_create("journal-deep-loop-chain");
+	tcase_add_unchecked_fixture(tc, dir_setup, dir_teardown);
+	tcase_add_unchecked_fixture(tc, deep_chain_setup, deep_chain_teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_deep_loop_chain_refused);
+	suite_add_tcase(s, tc);
 	add_mem_scene(s);
 	add_scene(s, "journal-on-device-fs", fs_setup,
 		  test_journal_on_mounted_disk);
