@@ -539,18 +539,53 @@ static int replay_all(int fd, const struct jr_header *h,
 
 /* ---- checks before writing anything ---- */
 
+/* The journal's loop device and this one show the same file through
+ * other windows (the image attached again at another offset): its data
+ * belongs elsewhere in that file, and even --force must not put it here.
+ * 1 with what to do in buf. */
+static int other_window(const struct jr_identity *journal,
+			const struct jr_identity *now, char *buf, size_t len)
+{
+	char file[PATH_MAX], opts[96];
+
+	if (journal->kind != FP_DEV_BLOCK || now->kind != FP_DEV_BLOCK ||
+	    !loopfile_serials_same_file(journal->serial, now->serial) ||
+	    jr_same_device(journal, now))
+		return 0;
+	if (loopfile_serial_name(journal->serial, file, sizeof(file)) != 1)
+		util_copy_str(file, sizeof(file), "its file");
+	if (loopfile_serial_losetup_opts(journal->serial, opts, sizeof(opts)))
+		snprintf(buf, len, "'%s' shows the journal's file through another "
+			 "window than its test did: attach '%s' as it was (losetup "
+			 "--find --show%s '%s') and run 'flashprobe restore' on that "
+			 "loop device; --force here would put the data at the wrong "
+			 "place", now->path, file, opts, file);
+	else
+		snprintf(buf, len, "'%s' shows the journal's file through another "
+			 "window than its test did: set up the loop devices over '%s' "
+			 "as they were and run 'flashprobe restore' on the last; "
+			 "--force here would put the data at the wrong place",
+			 now->path, file);
+	return 1;
+}
+
 static int check_identity(const char *path, const struct jr_header *h,
 			  struct fp_dev *dev, unsigned flags,
 			  struct journal_restore_report *rep, char *err,
 			  size_t errlen)
 {
 	struct jr_identity id;
-	char why[2 * JR_PATH_MAX + 128];
+	char why[2 * JR_PATH_MAX + 128], hint[3 * PATH_MAX + 256];
 
 	jr_identity_of_dev(dev, &id);
 	jr_identity_difference(&h->id, &id, why, sizeof(why));
 	if (why[0] == '\0')
 		return 0;
+	if (other_window(&h->id, &id, hint, sizeof(hint))) {
+		fp_errf(err, errlen, "journal '%s': %s; nothing was restored", path,
+		    hint);
+		return -FP_EREFUSED;
+	}
 	if (flags & JOURNAL_RESTORE_FORCE) {
 		rep->identity_forced = true;
 		return 0;
@@ -1313,8 +1348,13 @@ static int foreign_journal(const char *path, const struct jr_header *h,
 			   const struct jr_identity *want, char *err,
 			   size_t errlen)
 {
-	char diff[PATH_MAX + 128];
+	char diff[3 * PATH_MAX + 256];
 
+	if (other_window(&h->id, want, diff, sizeof(diff))) {
+		fp_errf(err, errlen, "the unfinished journal '%s' named after '%s': "
+		    "%s; nothing was written", path, want->path, diff);
+		return -FP_EREFUSED;
+	}
 	jr_identity_difference(&h->id, want, diff, sizeof(diff));
 	fp_errf(err, errlen, "the unfinished journal '%s' named after '%s' was "
 	    "made on another card or file (%s): nothing was written.  Put that "

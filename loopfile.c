@@ -256,6 +256,19 @@ int loopfile_serial_losetup_opts(const char *serial, char *buf, size_t len)
 	return 1;
 }
 
+bool loopfile_serials_same_file(const char *a, const char *b)
+{
+	const char *ka = strchr(a, ':'), *kb = strchr(b, ':');
+	size_t na, nb;
+
+	if (strncmp(a, "loop", 4) != 0 || strncmp(b, "loop", 4) != 0 ||
+	    ka == NULL || kb == NULL)
+		return false;
+	na = strcspn(ka, " ");
+	nb = strcspn(kb, " ");
+	return na == nb && memcmp(ka, kb, na) == 0;
+}
+
 size_t loopfile_serial_key_len(const char *serial)
 {
 	return strncmp(serial, "loop", 4) == 0 ? strcspn(serial, " ") :

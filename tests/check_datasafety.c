@@ -373,6 +373,11 @@ static void loop_setup(void)
 
 static void loop_teardown(void)
 {
+	/* loop devices a test attached over the scene's image, whatever
+	 * assertion ended it */
+	if (loop.dev != NULL)
+		bf_sh("losetup -n -O NAME -j '%s' | grep -vx '%s' | xargs -r -n1 "
+		      "losetup -d", loop.image, loop.dev);
 	bf_cleanup(&loop);
 	root_teardown();
 }
@@ -1601,6 +1606,54 @@ START_TEST(test_detached_loop_named)
 }
 END_TEST
 
+/* A test of a loop device at offset 1 MiB killed, the image attached
+ * again at 2 MiB under the same number: restore of it (also --force) and
+ * of the journal are refused with the losetup line of the journal's
+ * window, and that line's device restores the image.  The refusal said
+ * "another card or file ... restore --force if this is a copy", and
+ * --force put the data 1 MiB off and deleted the journal (found by attack
+ * testing). */
+START_TEST(test_loop_at_another_offset)
+{
+	char journal[PATH_MAX + 300], *dev;
+	uint64_t before, crashed;
+	struct run_result r;
+
+	require_loop();
+	before = tu_checksum(loop.image);
+	dev = tu_loop_attach_opts(loop.image, "--offset 1048576");
+	ck_assert_ptr_nonnull(dev);
+	crash_find_fat(dev);
+	ck_assert_msg(state_journal(journal, sizeof(journal)) > 0, "no pending journal");
+	crashed = tu_checksum(loop.image);
+	tu_loop_detach(dev);
+	free(dev);
+	dev = tu_loop_attach_opts(loop.image, "--offset 2097152");
+	ck_assert_ptr_nonnull(dev);
+	for (int i = 0; i < 3; i++) {
+		const char *const by_dev[] = { "restore", dev, NULL };
+		const char *const forced[] = { "restore", "--force", dev, NULL };
+		const char *const by_name[] = { "restore", journal, NULL };
+
+		tu_run(&r, i == 0 ? by_dev : i == 1 ? forced : by_name);
+		ck_assert_msg(r.status == 3 && strstr(r.err, "--offset 1048576"),
+			      "restore %d: status %d, '%s'", i, r.status, r.err);
+		tu_run_free(&r);
+	}
+	ck_assert_uint_eq(tu_checksum(loop.image), crashed);
+	tu_loop_detach(dev);
+	free(dev);
+	dev = tu_loop_attach_opts(loop.image, "--offset 1048576");
+	ck_assert_ptr_nonnull(dev);
+	tu_run(&r, (const char *const[]){ "restore", dev, NULL });
+	ck_assert_msg(r.status == 0, "restore: status %d, '%s'", r.status, r.err);
+	tu_run_free(&r);
+	tu_loop_detach(dev);
+	free(dev);
+	assert_kept(loop.image, before);
+}
+END_TEST
+
 /* An image whose name holds a newline, tested with --journal elsewhere:
  * the pointer file cannot keep its name.  One line saying so (it said
  * "cannot create journal pointer: Invalid argument"), status 2, nothing
@@ -1910,6 +1963,7 @@ Suite *datasafety_suite(void)
 	tcase_add_loop_test(blk, test_swapped_card_loop, 0, NCASES(swap_cases));
 	tcase_add_test(blk, test_unverifiable_device_refused);
 	tcase_add_test(blk, test_detached_loop_named);
+	tcase_add_test(blk, test_loop_at_another_offset);
 	suite_add_tcase(s, blk);
 	why = bf_unavailable("mkfs.ext4");
 	if (why) {
