@@ -150,7 +150,8 @@ int safety_dev_on_disk_at(const struct sysfs_roots *r, const char *device_path,
 int safety_signals_install(void);
 
 /* The line a file size limit's SIGXFSZ prints before it ends a test
- * (as a crash, which the journal covers): how to restore device. */
+ * (as a crash, which the journal covers): how to restore device, or,
+ * with NULL (--destructive), only what happened. */
 void safety_fsize_note(const char *device);
 
 /* Put back the handlers that were there before install (tests). */
@@ -172,10 +173,11 @@ int safety_exit_status(int sig);
  * path); progress takes bytes done and elapsed nanoseconds. */
 void safety_restore_begin(const char *what, uint64_t total_bytes);
 /* Before a replay: a file size limit (ulimit -f) does not cut it short.
- * SIGXFSZ is ignored until safety_restore_end(), so an image's write past
- * the limit fails with EFBIG, which the restore reports, keeping its
- * journal, after restoring everything below the limit (it killed the
- * restore without a word before). */
+ * SIGXFSZ is ignored from here on (until safety_signals_uninstall()), so
+ * an image's write past the limit fails with EFBIG, which the restore
+ * reports, keeping its journal, after restoring everything below the
+ * limit (it killed the restore without a word before), and the report
+ * after it fails as any write would. */
 void safety_restore_start(void);
 void safety_restore_progress(uint64_t done_bytes, uint64_t elapsed_ns);
 void safety_restore_end(void);

@@ -129,10 +129,14 @@ static void on_file_size_limit(int sig)
 
 void safety_fsize_note(const char *device)
 {
-	snprintf(xfsz_note, sizeof(xfsz_note), "flashprobe: a file size limit "
-		 "(ulimit -f) ended the test at a write; the data it changed is in "
-		 "its journal: run 'flashprobe restore %s' without that limit\n",
-		 device);
+	if (device == NULL)	/* --destructive: nothing to put back */
+		snprintf(xfsz_note, sizeof(xfsz_note), "flashprobe: a file size "
+			 "limit (ulimit -f) ended the test at a write\n");
+	else
+		snprintf(xfsz_note, sizeof(xfsz_note), "flashprobe: a file size "
+			 "limit (ulimit -f) ended the test at a write; the data it "
+			 "changed is in its journal: run 'flashprobe restore %s' "
+			 "without that limit\n", device);
 }
 
 static void put_back_handlers(void)
@@ -260,27 +264,18 @@ void safety_restore_progress(uint64_t done_bytes, uint64_t elapsed_ns)
 					(double)done_bytes + 0.5);
 }
 
-static struct sigaction old_xfsz;
-static bool xfsz_ignored;
-
+/* From the replay on, for the rest of the run: a write past the limit
+ * fails (EFBIG) instead, the replay's and then the report's, whose line
+ * "the data it changed is in its journal" would be wrong once the data
+ * is back.  safety_signals_uninstall() puts back what was there. */
 void safety_restore_start(void)
 {
-	struct sigaction ign;
-
-	if (xfsz_ignored)
-		return;
-	memset(&ign, 0, sizeof(ign));
-	ign.sa_handler = SIG_IGN;
-	sigemptyset(&ign.sa_mask);
-	xfsz_ignored = sigaction(SIGXFSZ, &ign, &old_xfsz) == 0;
+	signal(SIGXFSZ, SIG_IGN);
 }
 
 void safety_restore_end(void)
 {
 	restoring = 0;
-	if (xfsz_ignored)
-		sigaction(SIGXFSZ, &old_xfsz, NULL);
-	xfsz_ignored = false;
 }
 
 void safety_restore_note(void *arg, uint64_t done_bytes, uint64_t total_bytes)

@@ -203,10 +203,9 @@ int session_open(struct session *s, const struct session_opts *o, char *err,
 		goto fail;
 	if ((ret = safety_signals_install()))
 		goto fail;
-	if (s->consent == SESSION_WRITE) {
-		safety_fsize_note(o->device);
+	safety_fsize_note(s->consent == SESSION_WRITE ? o->device : NULL);
+	if (s->consent == SESSION_WRITE)
 		ret = journal_open(s->raw, s->journal, &s->dev, err, errlen);
-	}
 	else if ((ret = safety_wrap_interruptible(s->raw, &s->guard)) == 0)
 		s->dev = s->guard;
 	if (ret)

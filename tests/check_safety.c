@@ -574,9 +574,10 @@ START_TEST(test_signal_dispositions)
 	safety_restore_start();
 	sigaction(SIGXFSZ, NULL, &now);
 	ck_assert(now.sa_handler == SIG_IGN);
+	/* the data is back: the report after it fails as a write would */
 	safety_restore_end();
 	sigaction(SIGXFSZ, NULL, &now);
-	ck_assert(now.sa_handler != SIG_IGN && now.sa_handler != SIG_DFL);
+	ck_assert(now.sa_handler == SIG_IGN);
 	raise(SIGHUP);
 	ck_assert_int_eq(safety_interrupted(), 0);
 	raise(SIGQUIT);
