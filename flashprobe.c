@@ -1615,6 +1615,8 @@ static int run_restore(const struct cli *c)
 		return fail(FP_EXIT_OK, "journal '%s' was replayed and deleted by "
 			    "another flashprobe restore meanwhile: nothing left to "
 			    "restore on '%s'", journal, device);
+	if (ret == -EINTR && (sig = safety_interrupted()))	/* while waiting */
+		return fail(safety_exit_status(sig), "%s", err);
 	if (ret)
 		return fail(status_for_error(ret, STAGE_REPLAY), "restore of '%s' from '%s' failed: %s",
 			    device, journal, err[0] ? err : strerror(-ret));

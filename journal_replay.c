@@ -1217,6 +1217,9 @@ int journal_restore(const char *journal_path, struct fp_dev *dev,
 	else if (rc == -ENOENT)
 		fp_errf(err, errlen, "journal '%s' was replayed and deleted by "
 		    "another flashprobe restore meanwhile", path);
+	else if (rc == -EINTR)
+		fp_errf(err, errlen, "stopped waiting for the other flashprobe "
+		    "restore of journal '%s' (%s); nothing was written", path, who);
 	else if (rc < 0)
 		fp_errf(err, errlen, "cannot lock journal '%s': %s", path,
 		    strerror(-rc));

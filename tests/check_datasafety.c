@@ -1289,9 +1289,9 @@ END_TEST
 
 /* A process that looks like "flashprobe restore" to /proc (its first
  * argument is "restore": sh running a script of that name) holding the
- * journal's lock for a second, as a concurrent restore holds it while it
- * replays.  Returns its pid. */
-static pid_t fake_restore_holding(const char *journal)
+ * journal's lock for some seconds, as a concurrent restore holds it while
+ * it replays.  Returns its pid. */
+static pid_t fake_restore_holding(const char *journal, unsigned seconds)
 {
 	char script[PATH_MAX];
 	int fd, pfd[2];
@@ -1301,12 +1301,13 @@ static pid_t fake_restore_holding(const char *journal)
 	in_work(script, sizeof(script), "restore");
 	f = fopen(script, "w");
 	ck_assert_ptr_nonnull(f);
-	fputs("sleep 1 9<&-\n", f);	/* the lock stays with sh alone */
+	fprintf(f, "sleep %u 9<&-\n", seconds);	/* the lock stays with sh alone */
 	ck_assert_int_eq(fclose(f), 0);
 	ck_assert_int_eq(pipe(pfd), 0);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
+		setpgid(0, 0);		/* sh and its sleep: one group to kill */
 		fd = open(journal, O_RDONLY);
 		if (fd < 0 || dup2(fd, 9) != 9 || flock(9, LOCK_EX) != 0 ||
 		    chdir(work) != 0)
@@ -1337,7 +1338,7 @@ START_TEST(test_restore_waits_for_restore)
 
 	crash_find_fat(img);
 	ck_assert_msg(state_journal(journal, sizeof(journal)) > 0, "no pending journal");
-	holder = fake_restore_holding(journal);
+	holder = fake_restore_holding(journal, 1);
 	tu_run(&r, (const char *const[]){ "restore", img, NULL });
 	ck_assert_int_eq(waitpid(holder, &status, 0), holder);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the holder failed");
@@ -1654,6 +1655,39 @@ START_TEST(test_loop_at_another_offset)
 }
 END_TEST
 
+/* Ctrl-C while a restore waits for another restore: it stops waiting,
+ * says so, writes nothing and exits 128 + SIGINT; it said "cannot lock
+ * journal: Interrupted system call" with status 1. */
+START_TEST(test_restore_wait_interrupted)
+{
+	char *img = new_image(IMG_BYTES, 117);
+	const char *const restore[] = { "restore", img, NULL };
+	char journal[PATH_MAX + 300];
+	uint64_t crashed;
+	struct tu_child ch;
+	struct run_result r;
+	pid_t holder;
+
+	crash_find_fat(img);
+	ck_assert_msg(state_journal(journal, sizeof(journal)) > 0, "no pending journal");
+	crashed = tu_checksum(img);
+	holder = fake_restore_holding(journal, 30);
+	ck_assert_int_eq(tu_spawn(&ch, restore, 0), 0);
+	sleep_ms(500);
+	kill(ch.pid, SIGINT);
+	tu_wait(&ch, &r);
+	kill(-holder, SIGKILL);
+	waitpid(holder, NULL, 0);
+	ck_assert_msg(r.status == 130 && strstr(r.err, "stopped waiting") &&
+		      strstr(r.err, "nothing was written"), "status %d, '%s'", r.status,
+		      r.err);
+	tu_run_free(&r);
+	ck_assert_uint_eq(tu_checksum(img), crashed);
+	ck_assert_msg(journal_size() > 0, "the journal was not kept");
+	free(img);
+}
+END_TEST
+
 /* An image whose name holds a newline, tested with --journal elsewhere:
  * the pointer file cannot keep its name.  One line saying so (it said
  * "cannot create journal pointer: Invalid argument"), status 2, nothing
@@ -1932,6 +1966,7 @@ Suite *datasafety_suite(void)
 	tcase_add_test(img, test_restore_under_file_size_limit);
 	tcase_add_test(img, test_two_restores_at_once);
 	tcase_add_test(img, test_restore_waits_for_restore);
+	tcase_add_test(img, test_restore_wait_interrupted);
 	tcase_add_test(img, test_device_name_with_newline);
 	tcase_add_test(img, test_moved_image_keeps_its_journal);
 	tcase_add_test(img, test_two_moved_images_refused);
