@@ -150,9 +150,9 @@ int safety_dev_on_disk_at(const struct sysfs_roots *r, const char *device_path,
 int safety_signals_install(void);
 
 /* The line a file size limit's SIGXFSZ prints before it ends a test
- * (as a crash, which the journal covers): how to restore device, or,
- * with NULL (--destructive), only what happened. */
-void safety_fsize_note(const char *device);
+ * (as a crash, which the journal covers): how to restore from journal,
+ * or, with NULL (--destructive), only what happened. */
+void safety_fsize_note(const char *journal);
 
 /* Put back the handlers that were there before install (tests). */
 void safety_signals_uninstall(void);

@@ -127,16 +127,16 @@ static void on_file_size_limit(int sig)
 	raise(sig);	/* SA_RESETHAND: the default action, now */
 }
 
-void safety_fsize_note(const char *device)
+void safety_fsize_note(const char *journal)
 {
-	if (device == NULL)	/* --destructive: nothing to put back */
+	if (journal == NULL)	/* --destructive: nothing to put back */
 		snprintf(xfsz_note, sizeof(xfsz_note), "flashprobe: a file size "
 			 "limit (ulimit -f) ended the test at a write\n");
 	else
 		snprintf(xfsz_note, sizeof(xfsz_note), "flashprobe: a file size "
 			 "limit (ulimit -f) ended the test at a write; the data it "
-			 "changed is in its journal: run 'flashprobe restore %s' "
-			 "without that limit\n", device);
+			 "changed is in journal '%s': run 'flashprobe restore %s' "
+			 "without that limit\n", journal, journal);
 }
 
 static void put_back_handlers(void)

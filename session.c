@@ -203,7 +203,8 @@ int session_open(struct session *s, const struct session_opts *o, char *err,
 		goto fail;
 	if ((ret = safety_signals_install()))
 		goto fail;
-	safety_fsize_note(s->consent == SESSION_WRITE ? o->device : NULL);
+	/* by the journal's name: found wherever FLASHPROBE_STATE_DIR was */
+	safety_fsize_note(s->consent == SESSION_WRITE ? s->journal : NULL);
 	if (s->consent == SESSION_WRITE)
 		ret = journal_open(s->raw, s->journal, &s->dev, err, errlen);
 	else if ((ret = safety_wrap_interruptible(s->raw, &s->guard)) == 0)
