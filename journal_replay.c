@@ -549,8 +549,7 @@ static int other_window(const struct jr_identity *journal,
 	char file[PATH_MAX], opts[96];
 
 	if (journal->kind != FP_DEV_BLOCK || now->kind != FP_DEV_BLOCK ||
-	    !loopfile_serials_same_file(journal->serial, now->serial) ||
-	    jr_same_device(journal, now))
+	    !loopfile_serials_other_window(journal->serial, now->serial))
 		return 0;
 	if (loopfile_serial_name(journal->serial, file, sizeof(file)) != 1)
 		util_copy_str(file, sizeof(file), "its file");

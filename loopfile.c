@@ -256,7 +256,7 @@ int loopfile_serial_losetup_opts(const char *serial, char *buf, size_t len)
 	return 1;
 }
 
-bool loopfile_serials_same_file(const char *a, const char *b)
+bool loopfile_serials_other_window(const char *a, const char *b)
 {
 	const char *ka = strchr(a, ':'), *kb = strchr(b, ':');
 	size_t na, nb;
@@ -266,7 +266,9 @@ bool loopfile_serials_same_file(const char *a, const char *b)
 		return false;
 	na = strcspn(ka, " ");
 	nb = strcspn(kb, " ");
-	return na == nb && memcmp(ka, kb, na) == 0;
+	/* "loop+WINDOWS:FILE": the files alike, the windows not */
+	return na == nb && memcmp(ka, kb, na) == 0 &&
+	       (ka - a != kb - b || memcmp(a, b, (size_t)(ka - a)) != 0);
 }
 
 size_t loopfile_serial_key_len(const char *serial)

@@ -69,9 +69,9 @@ int loopfile_serial_name(const char *serial, char *buf, size_t len);
  * chain shows more than one window (no single losetup repeats it). */
 int loopfile_serial_losetup_opts(const char *serial, char *buf, size_t len);
 
-/* Whether two loop serials end at the same file (or disk), whatever
- * windows they show of it. */
-bool loopfile_serials_same_file(const char *a, const char *b);
+/* Whether two loop serials end at the same file (or disk) through other
+ * windows of it. */
+bool loopfile_serials_other_window(const char *a, const char *b);
 
 /* How much of a serial says which device it is: a loop serial up to the
  * name for people, any other whole. */

@@ -2501,33 +2501,33 @@ START_TEST(test_backup_not_realtime)
 END_TEST
 
 /* A loop-device case with its own private directory and scene. */
-static void add_scene(Suite *s, const char *name, void (*setup)(void),
-		      const TTest *test)
+static void add_case(Suite *s, const char *name, void (*setup)(void),
+		     void (*teardown)(void), const TTest *test)
 {
 	TCase *tc = tcase_create(name);
 
 	tcase_add_unchecked_fixture(tc, dir_setup, dir_teardown);
-	tcase_add_unchecked_fixture(tc, setup, scene_teardown);
+	tcase_add_unchecked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test);
 	suite_add_tcase(s, tc);
 }
 
+static void add_scene(Suite *s, const char *name, void (*setup)(void),
+		      const TTest *test)
+{
+	add_case(s, name, setup, scene_teardown, test);
+}
+
 /* The memory scene needs overlayfs too. */
 static void add_mem_scene(Suite *s)
 {
-	TCase *tc;
-
 	if (bf_sh("grep -qw overlay /proc/filesystems || modprobe overlay") != 0) {
 		tu_skip("journal/journal-in-hidden-memory", "no overlayfs in this kernel");
 		return;
 	}
-	tc = tcase_create("journal-in-hidden-memory");
-	tcase_add_unchecked_fixture(tc, dir_setup, dir_teardown);
-	tcase_add_unchecked_fixture(tc, mem_setup, mem_teardown);
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_journal_in_hidden_memory_refused);
-	suite_add_tcase(s, tc);
+	add_case(s, "journal-in-hidden-memory", mem_setup, mem_teardown,
+		 test_journal_in_hidden_memory_refused);
 }
 
 Suite *journal_suite(void)
@@ -2598,12 +2598,8 @@ Suite *journal_suite(void)
 	}
 	add_scene(s, "journal-loop-roundtrip", ext4_setup, test_loop_roundtrip);
 	add_scene(s, "journal-loop-reborn", ext4_setup, test_loop_reborn_inode_refused);
-	tc = tcase_create("journal-deep-loop-chain");
-	tcase_add_unchecked_fixture(tc, dir_setup, dir_teardown);
-	tcase_add_unchecked_fixture(tc, deep_chain_setup, deep_chain_teardown);
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_deep_loop_chain_refused);
-	suite_add_tcase(s, tc);
+	add_case(s, "journal-deep-loop-chain", deep_chain_setup, deep_chain_teardown,
+		 test_deep_loop_chain_refused);
 	add_mem_scene(s);
 	add_scene(s, "journal-on-device-fs", fs_setup,
 		  test_journal_on_mounted_disk);
