@@ -539,6 +539,24 @@ static int replay_all(int fd, const struct jr_header *h,
 
 /* ---- checks before writing anything ---- */
 
+/* How to show a loop journal's data again: attach its file through the
+ * window its serial records (the losetup line when there is one) and
+ * restore through that loop device. */
+static void reattach_advice(const char *serial, char *buf, size_t len)
+{
+	char file[PATH_MAX], opts[96];
+
+	if (loopfile_serial_name(serial, file, sizeof(file)) != 1)
+		util_copy_str(file, sizeof(file), "its file");
+	if (loopfile_serial_losetup_opts(serial, opts, sizeof(opts)))
+		snprintf(buf, len, "attach '%s' as it was (losetup --find --show%s "
+			 "'%s') and run 'flashprobe restore' on the loop device that "
+			 "prints", file, opts, file);
+	else
+		snprintf(buf, len, "set up the loop devices over '%s' as they were "
+			 "and run 'flashprobe restore' on the last of them", file);
+}
+
 /* The journal's loop device and this one show the same file through
  * other windows (the image attached again at another offset): its data
  * belongs elsewhere in that file, and even --force must not put it here.
@@ -546,25 +564,15 @@ static int replay_all(int fd, const struct jr_header *h,
 static int other_window(const struct jr_identity *journal,
 			const struct jr_identity *now, char *buf, size_t len)
 {
-	char file[PATH_MAX], opts[96];
+	char advice[2 * PATH_MAX + 256];
 
 	if (journal->kind != FP_DEV_BLOCK || now->kind != FP_DEV_BLOCK ||
 	    !loopfile_serials_other_window(journal->serial, now->serial))
 		return 0;
-	if (loopfile_serial_name(journal->serial, file, sizeof(file)) != 1)
-		util_copy_str(file, sizeof(file), "its file");
-	if (loopfile_serial_losetup_opts(journal->serial, opts, sizeof(opts)))
-		snprintf(buf, len, "'%s' shows the journal's file through another "
-			 "window than its test did: attach '%s' as it was (losetup "
-			 "--find --show%s '%s') and run 'flashprobe restore' on that "
-			 "loop device; --force here would put the data at the wrong "
-			 "place", now->path, file, opts, file);
-	else
-		snprintf(buf, len, "'%s' shows the journal's file through another "
-			 "window than its test did: set up the loop devices over '%s' "
-			 "as they were and run 'flashprobe restore' on the last; "
-			 "--force here would put the data at the wrong place",
-			 now->path, file);
+	reattach_advice(journal->serial, advice, sizeof(advice));
+	snprintf(buf, len, "'%s' shows the journal's file through another window "
+		 "than its test did: %s; --force here would put the data at the "
+		 "wrong place", now->path, advice);
 	return 1;
 }
 
@@ -1128,16 +1136,9 @@ static int resolve(const char *path, char *out, size_t len, char *err,
  * -ENOENT when that restore deleted it (the name leads to it no more). */
 static int waited_for_restore(int fd, const char *path)
 {
-	struct stat open_one, named;
-
 	if (flock(fd, LOCK_EX) != 0)
 		return -errno;
-	if (fstat(fd, &open_one) != 0)
-		return -errno;
-	if (stat(path, &named) != 0 || named.st_dev != open_one.st_dev ||
-	    named.st_ino != open_one.st_ino)
-		return -ENOENT;
-	return 0;
+	return still_named(fd, path) == 0 ? 0 : -ENOENT;
 }
 
 /* Take the journal's lock without waiting, as a running test holds it
@@ -1522,7 +1523,7 @@ int journal_device_of(const char *journal_path, char *device, size_t len,
 
 int journal_loop_gone(const char *journal, char *buf, size_t len)
 {
-	char file[PATH_MAX], opts[96];
+	char advice[2 * PATH_MAX + 256];
 	struct jr_identity now;
 	struct jr_header h;
 	int fd;
@@ -1536,19 +1537,9 @@ int journal_loop_gone(const char *journal, char *buf, size_t len)
 	if (jr_identity_of_path(h.id.path, &now) == 0 && now.serial[0] != '\0' &&
 	    jr_same_device(&h.id, &now))
 		return 0;
-	if (loopfile_serial_name(h.id.serial, file, sizeof(file)) != 1)
-		util_copy_str(file, sizeof(file), "its file");
-	if (loopfile_serial_losetup_opts(h.id.serial, opts, sizeof(opts)))
-		snprintf(buf, len, "loop device '%s' no longer shows the data "
-			 "journal '%s' saved (detached?): attach '%s' again "
-			 "(losetup --find --show%s '%s') and run 'flashprobe "
-			 "restore' on the loop device that prints", h.id.path,
-			 journal, file, opts, file);
-	else
-		snprintf(buf, len, "loop device '%s' no longer shows the data "
-			 "journal '%s' saved (detached?): set up its chain of loop "
-			 "devices over '%s' again and run 'flashprobe restore' on "
-			 "the last of them", h.id.path, journal, file);
+	reattach_advice(h.id.serial, advice, sizeof(advice));
+	snprintf(buf, len, "loop device '%s' no longer shows the data journal "
+		 "'%s' saved (detached?): %s", h.id.path, journal, advice);
 	return 1;
 }
 

@@ -2339,7 +2339,7 @@ END_TEST
  * of long numbers: more windows than a journal's identity holds. */
 #define DEEP_CHAIN 7
 static char *deep[DEEP_CHAIN];
-static char deep_file[PATH_MAX];
+static char deep_file[PATH_MAX + 16];
 
 static void deep_chain_setup(void)
 {
@@ -2355,8 +2355,9 @@ static void deep_chain_setup(void)
 	};
 	int fd;
 
-	snprintf(deep_file, sizeof(deep_file), "/var/tmp/flashprobe-deep-XXXXXX");
-	fd = mkstemp(deep_file);
+	/* in the case's private directory (dir_setup runs first) */
+	snprintf(deep_file, sizeof(deep_file), "%s/deep.img", test_dir);
+	fd = open(deep_file, O_RDWR | O_CREAT | O_EXCL, 0600);
 	if (fd < 0 || ftruncate(fd, 15ll << 40) != 0) {
 		snprintf(scene.why, sizeof(scene.why), "cannot make a 15 TiB sparse file");
 		if (fd >= 0)
