@@ -1515,7 +1515,8 @@ static const struct measurement bench_measurement = {
 };
 
 /* restore DEVICE found no journal: say where it looked (a journal kept
- * under another FLASHPROBE_STATE_DIR is not seen). */
+ * under another FLASHPROBE_STATE_DIR is found through its pointer file in
+ * the default place, unless that file was deleted). */
 static int nothing_to_restore(const char *device)
 {
 	const char *dirs[JOURNAL_STATE_DIRS_MAX];

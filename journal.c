@@ -111,14 +111,15 @@ struct journal {
 
 /* ---- default location ---- */
 
-/* The directory journals go to; creates the state directory. */
-static const char *state_dir(void)
+/* The default place journals go to without FLASHPROBE_STATE_DIR, and
+ * pointer files with it; creates the state directory. */
+static const char *default_dir(void)
 {
-	const char *env = getenv(JOURNAL_STATE_ENV);
+	const char *test = getenv(JOURNAL_TEST_HOME_ENV);
 	struct stat st;
 
-	if (env != NULL && env[0] != '\0')
-		return env;
+	if (test != NULL && test[0] != '\0')
+		return test;
 	if (mkdir(JOURNAL_STATE_DIR, 0700) == 0 || errno == EEXIST)
 		if (stat(JOURNAL_STATE_DIR, &st) == 0 && S_ISDIR(st.st_mode) &&
 		    access(JOURNAL_STATE_DIR, W_OK | X_OK) == 0)
@@ -126,8 +127,17 @@ static const char *state_dir(void)
 	return JOURNAL_FALLBACK_DIR;
 }
 
-int journal_default_path(const char *device, char *buf, size_t len,
-			 char *err, size_t errlen)
+/* The directory journals go to. */
+static const char *state_dir(void)
+{
+	const char *env = getenv(JOURNAL_STATE_ENV);
+
+	return env != NULL && env[0] != '\0' ? env : default_dir();
+}
+
+/* The journal of device named in dir. */
+static int path_in(const char *dir, const char *device, char *buf, size_t len,
+		   char *err, size_t errlen)
 {
 	char name[NAME_MAX + 1];
 	int rc;
@@ -139,11 +149,17 @@ int journal_default_path(const char *device, char *buf, size_t len,
 		fp_errf(err, errlen, "cannot open '%s': %s", device, strerror(-rc));
 		return rc;
 	}
-	if ((size_t)snprintf(buf, len, "%s/%s", state_dir(), name) >= len) {
+	if ((size_t)snprintf(buf, len, "%s/%s", dir, name) >= len) {
 		fp_errf(err, errlen, "journal path for '%s' is too long", device);
 		return -ENAMETOOLONG;
 	}
 	return 0;
+}
+
+int journal_default_path(const char *device, char *buf, size_t len,
+			 char *err, size_t errlen)
+{
+	return path_in(state_dir(), device, buf, len, err, errlen);
 }
 
 /* ---- where the journal may live ---- */
@@ -887,8 +903,9 @@ static const struct fp_dev_ops journal_ops = {
 
 /* ---- creating the journal ---- */
 
-/* The pointer file at the default path, when the journal is elsewhere;
- * "" for simulated cards, which no later run can find anyway. */
+/* The pointer file at the default place, when the journal is elsewhere
+ * (--journal, or FLASHPROBE_STATE_DIR, which a later run may lack: sudo
+ * drops it); "" for simulated cards, which no later run can find anyway. */
 static int pointer_path(struct fp_dev *inner, const char *journal_abs,
 			char *link, size_t len, char *err, size_t errlen)
 {
@@ -898,8 +915,8 @@ static int pointer_path(struct fp_dev *inner, const char *journal_abs,
 	link[0] = '\0';
 	if (devspec_dev_is_sim(inner))
 		return 0;
-	rc = journal_default_path(fp_dev_path(inner), def, sizeof(def), err,
-				  errlen);
+	rc = path_in(default_dir(), fp_dev_path(inner), def, sizeof(def), err,
+		     errlen);
 	if (rc < 0)
 		return rc;
 	if (jr_abs_path(def, def_abs, sizeof(def_abs)) != 0)
@@ -924,8 +941,9 @@ static int create_pointer(const char *link, struct jr_pointer *p,
 	if (has_control_char(device)) {	/* it said "Invalid argument" */
 		fp_errf(err, errlen, "the device's name holds a control "
 		    "character (a newline?); the pointer file that finds a journal "
-		    "kept elsewhere keeps one path per line: rename it, or leave "
-		    "out --journal");
+		    "kept elsewhere keeps one path per line: rename it, or keep "
+		    "the journal in the default place (no --journal, no "
+		    JOURNAL_STATE_ENV ")");
 		*fd = -EINVAL;
 		return *fd;
 	}

@@ -36,6 +36,9 @@ struct fp_dev_failure;
 #define JOURNAL_STATE_DIR "/var/lib/flashprobe"	/* created 0700 */
 #define JOURNAL_FALLBACK_DIR "/var/tmp"
 #define JOURNAL_STATE_ENV "FLASHPROBE_STATE_DIR"	/* overrides both */
+/* A test seam: the test suite's stand-in for both default places, so that
+ * the pointer files of its journals (below) never reach the machine's. */
+#define JOURNAL_TEST_HOME_ENV "FLASHPROBE_TEST_DEFAULT_DIR"
 #define JOURNAL_MAX_FAILED 16			/* failed ranges kept */
 
 /* Restore flags. */
@@ -84,7 +87,9 @@ struct journal_restore_report {
 };
 
 /* Where the journal of device goes by default: $FLASHPROBE_STATE_DIR, else
- * /var/lib/flashprobe (created 0700 when missing), else /var/tmp; named
+ * /var/lib/flashprobe (created 0700 when missing), else /var/tmp (the
+ * default places); a journal kept anywhere but there has a pointer file
+ * at the default places, which any later run looks in; named
  * flashprobe-<major>-<minor>.journal for block devices,
  * flashprobe-<sanitized path>-<hash of the path>.journal for files and
  * simulated cards (two paths that sanitize alike keep apart).

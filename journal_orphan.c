@@ -105,17 +105,42 @@ static bool data_matches(const struct jr_header *h, int fd, uint64_t size,
 	return all;
 }
 
-/* The journal at dir/name (following a pointer file), read into h. */
-static bool read_journal(const char *dir, const char *name, char *path,
-			 size_t len, struct jr_header *h)
+/* Whether the journal a pointer names lies in one of the directories
+ * looked in, where it is counted itself (a journal kept under
+ * FLASHPROBE_STATE_DIR has a pointer at the default place too). */
+static bool counted_there(const char *journal, const char *const *dirs, size_t ndirs)
+{
+	char parent[PATH_MAX], real_parent[PATH_MAX], real_dir[PATH_MAX];
+	char *slash;
+
+	util_copy_str(parent, sizeof(parent), journal);
+	slash = strrchr(parent, '/');
+	if (slash == NULL)
+		return false;
+	*slash = '\0';
+	if (realpath(parent[0] ? parent : "/", real_parent) == NULL)
+		return false;
+	for (size_t i = 0; i < ndirs; i++)
+		if (realpath(dirs[i], real_dir) != NULL && strcmp(real_dir, real_parent) == 0)
+			return true;
+	return false;
+}
+
+/* The journal at dir/name (following a pointer file, unless its journal
+ * is counted in one of dirs), read into h. */
+static bool read_journal(const char *dir, const char *name, const char *const *dirs,
+			 size_t ndirs, char *path, size_t len, struct jr_header *h)
 {
 	struct jr_pointer p;
 	int fd;
 
 	if ((size_t)snprintf(path, len, "%s/%s", dir, name) >= len)
 		return false;
-	if (jr_pointer_read(path, &p) == 1)
+	if (jr_pointer_read(path, &p) == 1) {
+		if (counted_there(p.journal, dirs, ndirs))
+			return false;
 		util_copy_str(path, len, p.journal);
+	}
 	if (jr_header_read(path, false, &fd, h, NULL, 0) != 0)
 		return false;
 	close(fd);
@@ -125,21 +150,22 @@ static bool read_journal(const char *dir, const char *name, char *path,
 /* How many orphans in dir the device open as fd may hold the data of;
  * the first one's path into found (when found is empty), its device's
  * former path into was, the blocks compared into same. */
-static unsigned orphans_in(const char *dir, int fd, uint64_t size, char *found,
-			   size_t foundlen, char *was, size_t waslen,
-			   unsigned *same)
+static unsigned orphans_in(const char *const *dirs, size_t ndirs, size_t i, int fd,
+			   uint64_t size, char *found, size_t foundlen, char *was,
+			   size_t waslen, unsigned *same)
 {
 	char path[PATH_MAX], gone[PATH_MAX];
 	struct jr_header h;
 	struct dirent *e;
 	unsigned hits = 0, n;
+	const char *dir = dirs[i];
 	DIR *d = opendir(dir);
 
 	if (d == NULL)
 		return 0;
 	while ((e = readdir(d)) != NULL) {
 		if (!jr_is_journal_name(e->d_name) ||
-		    !read_journal(dir, e->d_name, path, sizeof(path), &h) ||
+		    !read_journal(dir, e->d_name, dirs, ndirs, path, sizeof(path), &h) ||
 		    !device_gone(&h.id, gone, sizeof(gone)) ||
 		    !data_matches(&h, fd, size, &n))
 			continue;
@@ -169,8 +195,8 @@ int jr_find_orphan(const char *device, char *found, size_t foundlen,
 		return 0;	/* the caller's own open says why */
 	size = lseek(fd, 0, SEEK_END);
 	for (size_t i = 0; size > 0 && i < ndirs; i++)
-		hits += orphans_in(dirs[i], fd, (uint64_t)size, found, foundlen,
-				   was, sizeof(was), &same);
+		hits += orphans_in(dirs, ndirs, i, fd, (uint64_t)size, found,
+				   foundlen, was, sizeof(was), &same);
 	close(fd);
 	if (hits == 0)
 		return 0;

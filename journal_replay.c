@@ -1444,13 +1444,19 @@ static int pending_dir(const char *dir, const struct pending_query *q,
 size_t journal_state_dirs(const char *dirs[JOURNAL_STATE_DIRS_MAX])
 {
 	const char *env = getenv(JOURNAL_STATE_ENV);
+	const char *test = getenv(JOURNAL_TEST_HOME_ENV);
+	bool seam = test != NULL && test[0] != '\0';
 	size_t n = 0;
 
 	/* FLASHPROBE_STATE_DIR first, then the default places too: a journal
 	 * left by a run without it is still found (and blocks new tests) */
 	if (env != NULL && env[0] != '\0' && strcmp(env, JOURNAL_STATE_DIR) != 0 &&
-	    strcmp(env, JOURNAL_FALLBACK_DIR) != 0)
+	    strcmp(env, JOURNAL_FALLBACK_DIR) != 0 && !(seam && strcmp(env, test) == 0))
 		dirs[n++] = env;
+	if (seam) {
+		dirs[n++] = test;
+		return n;
+	}
 	dirs[n++] = JOURNAL_STATE_DIR;
 	dirs[n++] = JOURNAL_FALLBACK_DIR;
 	return n;

@@ -801,12 +801,12 @@ static void jdir_setup(void)
 	if (mkdtemp(jdir) == NULL)
 		jdir[0] = '\0';
 	else
-		setenv(JOURNAL_STATE_ENV, jdir, 1);
+		tu_state_dir_set(jdir);
 }
 
 static void jdir_teardown(void)
 {
-	unsetenv(JOURNAL_STATE_ENV);
+	tu_state_dir_unset();
 	if (jdir[0])
 		tu_rm_tree(jdir);
 	jdir[0] = '\0';

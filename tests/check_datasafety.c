@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "blockfix.h"
+#include "journal.h"
 #include "journal_format.h"
 #include "testutil.h"
 #include "tests.h"
@@ -69,8 +70,10 @@ static void work_setup(void)
 		return;
 	}
 	snprintf(state, sizeof(state), "%s/state", work);
-	if (mkdir(state, 0700) != 0 || setenv("FLASHPROBE_STATE_DIR", state, 1) != 0)
+	if (mkdir(state, 0700) != 0)
 		work[0] = '\0';
+	else
+		tu_state_dir_set(state);
 }
 
 static char *new_image(uint64_t bytes, uint64_t seed)
@@ -1123,9 +1126,12 @@ static void crash_find_fat(const char *img)
  * with the way out, an image of the same size with other data outside
  * the test's area (find-fat writes the first 64 MiB of 128) is not taken
  * for it, and restore --force puts the moved image back as it was
- * before the test. */
+ * before the test.  Case 1 keeps the default place apart from the state
+ * directory: the journal has a pointer file there too, and the two are
+ * one journal, not two that --force could not choose between. */
 START_TEST(test_moved_image_keeps_its_journal)
 {
+	char home[PATH_MAX], names[256];
 	char *img = new_image(AU_SEARCH_IMG_BYTES, 113);
 	char *moved = new_image(AU_SEARCH_IMG_BYTES, 114);
 	char *other = new_image(AU_SEARCH_IMG_BYTES, 115);
@@ -1133,8 +1139,15 @@ START_TEST(test_moved_image_keeps_its_journal)
 	struct run_result r;
 	uint64_t before = tu_checksum(img), crashed, sum_other = tu_checksum(other);
 
+	in_work(home, sizeof(home), "home");
+	if (_i == 1) {
+		ck_assert_int_eq(mkdir(home, 0700), 0);
+		ck_assert_int_eq(setenv(JOURNAL_TEST_HOME_ENV, home, 1), 0);
+	}
 	crash_find_fat(img);
 	ck_assert_msg(journal_size() > 0, "no pending journal");
+	ck_assert_msg(_i == 0 || tu_dir_list(home, names, sizeof(names)) == 1,
+		      "no pointer file at the default place: '%s'", names);
 	ck_assert_int_eq(tu_copy_sparse(img, moved, 0), 0);
 	ck_assert_int_eq(unlink(img), 0);
 	crashed = tu_checksum(moved);
@@ -1163,6 +1176,8 @@ START_TEST(test_moved_image_keeps_its_journal)
 	tu_run_free(&r);
 	ck_assert_uint_eq(tu_checksum(moved), before);
 	ck_assert_int_eq(journal_size(), -1);
+	ck_assert_msg(_i == 0 || tu_dir_list(home, names, sizeof(names)) == 0,
+		      "left at the default place: %s", names);
 	free(other);
 	free(moved);
 	free(img);
@@ -1968,7 +1983,7 @@ Suite *datasafety_suite(void)
 	tcase_add_test(img, test_restore_waits_for_restore);
 	tcase_add_test(img, test_restore_wait_interrupted);
 	tcase_add_test(img, test_device_name_with_newline);
-	tcase_add_test(img, test_moved_image_keeps_its_journal);
+	tcase_add_loop_test(img, test_moved_image_keeps_its_journal, 0, 2);
 	tcase_add_test(img, test_two_moved_images_refused);
 	tcase_add_loop_test(img, test_swapped_card_image, 0, NCASES(swap_cases));
 	tcase_add_test(img, test_journal_link_to_device);

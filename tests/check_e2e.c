@@ -45,14 +45,9 @@
 
 static char work[PATH_MAX];		/* private temp directory, or "" */
 static char state[PATH_MAX + 8];	/* work/state = FLASHPROBE_STATE_DIR */
-static char *saved_state_env;
 
 static bool env_up(void)
 {
-	const char *old = getenv("FLASHPROBE_STATE_DIR");
-
-	free(saved_state_env);
-	saved_state_env = old ? strdup(old) : NULL;
 	snprintf(work, sizeof(work), "/var/tmp/flashprobe-e2e-XXXXXX");
 	if (mkdtemp(work) == NULL) {
 		work[0] = '\0';
@@ -61,7 +56,8 @@ static bool env_up(void)
 	snprintf(state, sizeof(state), "%s/state", work);
 	if (mkdir(state, 0700) != 0)
 		return false;
-	return setenv("FLASHPROBE_STATE_DIR", state, 1) == 0;
+	tu_state_dir_set(state);
+	return true;
 }
 
 static void env_down(void)
@@ -69,12 +65,7 @@ static void env_down(void)
 	if (work[0] != '\0')
 		tu_rm_tree(work);
 	work[0] = state[0] = '\0';
-	if (saved_state_env != NULL)
-		setenv("FLASHPROBE_STATE_DIR", saved_state_env, 1);
-	else
-		unsetenv("FLASHPROBE_STATE_DIR");
-	free(saved_state_env);
-	saved_state_env = NULL;
+	tu_state_dir_unset();
 }
 
 /* The entries of the state directory (journals, links) as "name (size)"
@@ -1394,38 +1385,75 @@ START_TEST(test_renamed_during_test)
 }
 END_TEST
 
-/* A test run without FLASHPROBE_STATE_DIR (journal in /var/lib/flashprobe)
- * crashes; later runs with it set still see that journal: a new test is
- * refused (status 3) and "restore IMAGE" finds and replays it. */
-START_TEST(test_journal_found_outside_state_dir)
+/* work/homeN, made, as the default places (/var/lib/flashprobe): runs
+ * with FLASHPROBE_STATE_DIR set look there too, and a run without it
+ * puts its journal there.  One per case: the cases share work. */
+static void use_home(char *home, size_t len, int n)
 {
-	const char *const crash[] = { "find-fat", "--write", "--yes", "--erasesize=1M", NULL,
-				      NULL };
-	const char *argv[6];
-	char *img = bf_image_in(work, 64 * MIB, IMG_SEED + 9);
+	snprintf(home, len, "%s/home%d", work, n);
+	ck_assert_int_eq(mkdir(home, 0700), 0);
+	ck_assert_int_eq(setenv(JOURNAL_TEST_HOME_ENV, home, 1), 0);
+}
+
+/* find-fat --write on img killed by the file size limit once its journal
+ * holds 8 MiB (the image written, the journal not replayed), with
+ * FLASHPROBE_STATE_DIR unset when state_dir is NULL; the image's
+ * checksum after. */
+static uint64_t crash_find_fat(const char *img, const char *state_dir)
+{
+	const char *const argv[] = { "find-fat", "--write", "--yes", "--erasesize=1M", img,
+				     NULL };
 	struct tu_child ch;
-	struct run_result r, t, rs;
-	uint64_t sum0, sum_crash;
+	struct run_result r;
 	int sig;
 
-	ck_assert_ptr_nonnull(img);
-	sum0 = csum(img);
-	memcpy(argv, crash, sizeof(argv));
-	argv[4] = img;
-	unsetenv("FLASHPROBE_STATE_DIR");	/* this child only */
+	if (state_dir == NULL)
+		unsetenv("FLASHPROBE_STATE_DIR");
+	else
+		setenv("FLASHPROBE_STATE_DIR", state_dir, 1);
 	ck_assert_int_eq(tu_spawn(&ch, argv, 8 * MIB), 0);
 	sig = tu_wait(&ch, &r);
+	ck_assert_msg(sig == SIGXFSZ, "the run did not crash as planned (signal %d, '%s')",
+		      sig, r.err);
 	tu_run_free(&r);
-	sum_crash = csum(img);
-	setenv("FLASHPROBE_STATE_DIR", state, 1);
+	return csum(img);
+}
+
+/* A test run crashes, and later runs see its journal wherever it is: case
+ * 0 crashes without FLASHPROBE_STATE_DIR (the journal in the default
+ * place) and the later runs have it set; case 1 crashes with it set and
+ * the later runs lack it (sudo drops the environment), which find the
+ * journal through the pointer file it left in the default place.  A new
+ * test is refused (status 3) naming the journal, "restore IMAGE" replays
+ * it, and neither journal nor pointer is left. */
+START_TEST(test_journal_found_across_state_dirs)
+{
+	char *img = bf_image_in(work, 64 * MIB, IMG_SEED + 9);
+	char home[PATH_MAX + 8], names[512];
+	const char *crash_state = _i == 0 ? NULL : state;
+	const char *journal_dir;
+	struct run_result t, rs;
+	uint64_t sum0;
+
+	ck_assert_ptr_nonnull(img);
+	use_home(home, sizeof(home), _i);
+	journal_dir = crash_state ? crash_state : home;
+	sum0 = csum(img);
+	ck_assert_msg(crash_find_fat(img, crash_state) != sum0, "the crashed run wrote nothing");
+	ck_assert_msg(_i == 0 || tu_dir_list(home, names, sizeof(names)) == 1,
+		      "no pointer file in the default place: '%s'", names);
+	if (crash_state)
+		unsetenv("FLASHPROBE_STATE_DIR");
+	else
+		setenv("FLASHPROBE_STATE_DIR", state, 1);
 	run_args(&t, "find-fat", "--write", "--yes", "--erasesize=1M", img);
 	run_args(&rs, "restore", img, NULL, NULL, NULL);
-	ck_assert_msg(sig == SIGXFSZ, "the run did not crash as planned (signal %d)", sig);
-	ck_assert_msg(sum_crash != sum0, "the crashed run wrote nothing");
-	ck_assert_msg(t.status == 3 && strstr(t.err, "/var/lib/flashprobe/"),
-		      "a test with the other journal pending: %d '%s'", t.status, t.err);
+	ck_assert_msg(t.status == 3 && strstr(t.err, journal_dir),
+		      "a test with the journal pending: %d '%s'", t.status, t.err);
 	ck_assert_msg(rs.status == 0 && csum(img) == sum0, "restore: %d '%s' '%s'", rs.status,
 		      rs.out, rs.err);
+	ck_assert_msg(tu_dir_list(home, names, sizeof(names)) == 0, "left in home: %s", names);
+	ck_assert_msg(state_list(names, sizeof(names)) == 0, "left in state: %s", names);
 	tu_run_free(&t);
 	tu_run_free(&rs);
 	unlink(img);
@@ -2383,8 +2411,8 @@ Suite *e2e_suite(void)
 		       test_journal_follows_file_not_name, 2, NULL);
 	add_scene_torn(s, "renamed-during-test", env_setup, image_teardown,
 		       test_renamed_during_test, NCASES(renamed_during_cases), NULL);
-	add_scene_torn(s, "journal-outside-state-dir", env_setup, image_teardown,
-		       test_journal_found_outside_state_dir, 1, NULL);
+	add_scene_torn(s, "journal-across-state-dirs", env_setup, image_teardown,
+		       test_journal_found_across_state_dirs, 2, NULL);
 	add_scene(s, "refuse-swap", swap_setup, test_refused, NCASES(refusal_cases),
 		  "mkswap swapon swapoff");
 	add_scene(s, "refuse-readonly", readonly_setup, test_refused, NCASES(refusal_cases),

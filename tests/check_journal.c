@@ -57,12 +57,12 @@ static void dir_setup(void)
 	}
 	snprintf(state_dir, sizeof(state_dir), "%s/state", test_dir);
 	mkdir(state_dir, 0700);
-	setenv(JOURNAL_STATE_ENV, state_dir, 1);
+	tu_state_dir_set(state_dir);
 }
 
 static void dir_teardown(void)
 {
-	unsetenv(JOURNAL_STATE_ENV);
+	tu_state_dir_unset();
 	if (test_dir[0] != '\0')
 		tu_rm_tree(test_dir);
 	test_dir[0] = '\0';

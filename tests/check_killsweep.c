@@ -177,11 +177,11 @@ static bool make_dirs(void)
 	snprintf(t.state, sizeof(t.state), "%s/state", t.dir);
 	snprintf(t.elsewhere, sizeof(t.elsewhere), "%s/elsewhere", t.dir);
 	snprintf(t.journal_opt, sizeof(t.journal_opt), "--journal=%s/j.journal", t.elsewhere);
-	if (mkdir(t.state, 0700) != 0 || mkdir(t.elsewhere, 0700) != 0 ||
-	    setenv("FLASHPROBE_STATE_DIR", t.state, 1) != 0) {
+	if (mkdir(t.state, 0700) != 0 || mkdir(t.elsewhere, 0700) != 0) {
 		snprintf(t.why, sizeof(t.why), "cannot make '%s'", t.state);
 		return false;
 	}
+	tu_state_dir_set(t.state);
 	return true;
 }
 
@@ -228,7 +228,7 @@ static void target_teardown(void)
 	memset(&t, 0, sizeof(t));
 	/* the fixture runs in the runner itself: later suites must not
 	 * inherit a state directory that no longer exists */
-	unsetenv("FLASHPROBE_STATE_DIR");
+	tu_state_dir_unset();
 }
 
 /* Run argv, SIGKILLed after at_ns (0: never); the status as tu_run(). */

@@ -212,7 +212,7 @@ static uint64_t prepare_card(const char *dev)
 {
 	unsigned char block[64 * 1024];
 
-	ck_assert_int_eq(setenv("FLASHPROBE_STATE_DIR", served.state, 1), 0);
+	tu_state_dir_set(served.state);
 	for (size_t i = 0; i < sizeof(block); i++)
 		block[i] = (unsigned char)(i * 131 + 7);
 	for (uint64_t off = 0; off < 96 * MIB; off += 4 * MIB)

@@ -18,6 +18,7 @@
 #include <sched.h>
 
 #include "dev.h"
+#include "journal.h"
 #include "sim.h"
 #include "stats.h"
 #include "testutil.h"
@@ -352,6 +353,7 @@ void tu_rm_tree(const char *dir)
 /* ---- one scratch directory per run ---- */
 
 static char scratch_disk[PATH_MAX], scratch_fast[PATH_MAX];
+static char scratch_home[PATH_MAX + 8];	/* scratch_disk/home */
 
 static void scratch_make(char *dir, size_t len, const char *in)
 {
@@ -365,6 +367,27 @@ void tu_scratch_begin(void)
 	scratch_make(scratch_disk, sizeof(scratch_disk), "/var/tmp");
 	if (access("/dev/shm", W_OK) == 0)
 		scratch_make(scratch_fast, sizeof(scratch_fast), "/dev/shm");
+	if (scratch_disk[0]) {
+		snprintf(scratch_home, sizeof(scratch_home), "%s/home", scratch_disk);
+		if (mkdir(scratch_home, 0700) != 0)
+			scratch_home[0] = '\0';
+	}
+	tu_state_dir_unset();
+}
+
+void tu_state_dir_set(const char *dir)
+{
+	setenv(JOURNAL_STATE_ENV, dir, 1);
+	setenv(JOURNAL_TEST_HOME_ENV, dir, 1);
+}
+
+void tu_state_dir_unset(void)
+{
+	unsetenv(JOURNAL_STATE_ENV);
+	if (scratch_home[0])
+		setenv(JOURNAL_TEST_HOME_ENV, scratch_home, 1);
+	else
+		unsetenv(JOURNAL_TEST_HOME_ENV);
 }
 
 void tu_scratch_end(void)

@@ -113,6 +113,16 @@ void tu_scratch_end(void);
 const char *tu_disk_dir(void);
 const char *tu_fast_dir(void);
 
+/* Where journals go.  tu_scratch_begin() puts the default places
+ * (FLASHPROBE_TEST_DEFAULT_DIR) in the scratch directory, so that no
+ * test reaches the machine's /var/lib/flashprobe.  tu_state_dir_set(dir)
+ * sets FLASHPROBE_STATE_DIR and the default places both to dir: every
+ * journal and pointer file of the test stays there (a pointer file named
+ * after a loop device would outlive the test in a shared place);
+ * tu_state_dir_unset() unsets the first and puts the second back. */
+void tu_state_dir_set(const char *dir);
+void tu_state_dir_unset(void);
+
 /* Sparse files: a new one of size bytes in dir (malloc'ed path, NULL on
  * error). */
 char *tu_sparse_file(const char *dir, uint64_t size);
