@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,6 +179,25 @@ int jr_abs_path(const char *path, char *out, size_t len)
 	return 0;
 }
 
+/* A journal of another user: root too refuses it (a user could have
+ * written one for any disk), so the way out is to replay it as its
+ * owner, who ran the test. */
+static void refuse_foreign_owner(const char *path, uid_t uid, char *err,
+				 size_t errlen)
+{
+	struct passwd *pw = getpwuid(uid);
+
+	if (pw != NULL)
+		fp_errf(err, errlen, "refusing journal '%s': it belongs to user '%s', "
+		    "and anyone may write a journal for any device: restore it as that "
+		    "user, 'sudo -u %s flashprobe restore %s'", path, pw->pw_name,
+		    pw->pw_name, path);
+	else
+		fp_errf(err, errlen, "refusing journal '%s': it belongs to uid %u, "
+		    "and anyone may write a journal for any device: run the restore as "
+		    "that user", path, (unsigned)uid);
+}
+
 /* Journals are replayed onto disks, and /var/tmp is writable by
  * everyone: only a regular file of ours (or root's) that nobody else may
  * write is believed.  O_NONBLOCK keeps a planted FIFO from hanging us. */
@@ -195,10 +215,14 @@ int jr_open_trusted(const char *path, int flags, int *fdp, char *err,
 		return rc;
 	}
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-	    (st.st_uid != geteuid() && st.st_uid != 0) ||
 	    (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
 		fp_errf(err, errlen, "refusing journal '%s': not a regular file "
-		    "owned by this user and writable only by it", path);
+		    "writable only by its owner", path);
+		close(fd);
+		return -FP_EREFUSED;
+	}
+	if (st.st_uid != geteuid() && st.st_uid != 0) {
+		refuse_foreign_owner(path, st.st_uid, err, errlen);
 		close(fd);
 		return -FP_EREFUSED;
 	}

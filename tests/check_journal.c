@@ -12,6 +12,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <pwd.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
@@ -1335,6 +1336,34 @@ START_TEST(test_untrusted_journal)
 }
 END_TEST
 
+/* A journal of another user (here nobody's) is refused to root as well,
+ * and the refusal names its owner and the restore to run as that user;
+ * the device is not written.  Owned by root again, it is replayed. */
+START_TEST(test_foreign_owner_journal)
+{
+	struct fp_dev *d = sim_with(QUIET_SIM, 31);
+	struct journal_restore_report rep;
+	struct passwd *nobody = getpwuid(65534);
+	char path[PATH_MAX], err[512] = "", want[PATH_MAX + 64];
+	uint64_t damaged;
+
+	ck_assert_ptr_nonnull(nobody);
+	jpath(path, sizeof(path), "foreign.journal");
+	damaged = crashed_run(d, path, AREA_START, AREA_START + MIB);
+	ck_assert_int_eq(chown(path, 65534, (gid_t)-1), 0);
+	ck_assert_int_eq(journal_restore(path, d, JOURNAL_RESTORE_FORCE, NULL, NULL, &rep,
+					 err, sizeof(err)), -FP_EREFUSED);
+	snprintf(want, sizeof(want), "'sudo -u %s flashprobe restore %s'", nobody->pw_name,
+		 path);
+	ck_assert_msg(strstr(err, "belongs to user") && strstr(err, want), "%s", err);
+	ck_assert_uint_eq(dev_sum(d), damaged);
+	ck_assert_int_eq(chown(path, 0, (gid_t)-1), 0);
+	ck_assert_int_eq(journal_restore(path, d, 0, NULL, NULL, &rep, err, sizeof(err)), 0);
+	ck_assert_uint_ne(dev_sum(d), damaged);
+	fp_dev_close(d);
+}
+END_TEST
+
 /* ---- identity ---- */
 
 START_TEST(test_identity_mismatch_sim)
@@ -2567,6 +2596,11 @@ Suite *journal_suite(void)
 	tcase_add_test(tc, test_fingerprint_mismatch);
 	tcase_add_test(tc, test_wraparound_restored);
 	tcase_add_test(tc, test_untrusted_journal);
+	if (geteuid() == 0 && getpwuid(65534) != NULL)
+		tcase_add_test(tc, test_foreign_owner_journal);
+	else
+		tu_skip("journal/foreign-owner: another user's journal refused to root",
+			"needs root and a user 65534 (nobody)");
 	tcase_add_test(tc, test_identity_mismatch_sim);
 	tcase_add_test(tc, test_identity_mismatch_file);
 	tcase_add_test(tc, test_idempotent_restore);
