@@ -318,15 +318,6 @@ int jr_identity_of_dev(struct fp_dev *d, struct jr_identity *id)
 	return rc;
 }
 
-/* Serials name the same device: a loop device's up to the name of its
- * file, which a rename changes. */
-static bool same_serial(const char *a, const char *b)
-{
-	size_t n = loopfile_serial_key_len(a);
-
-	return n == loopfile_serial_key_len(b) && memcmp(a, b, n) == 0;
-}
-
 /* An inode number is reused as soon as its file is deleted: a new image
  * made under the old name often gets it (ext4), and a blank one matches
  * the old one's fingerprint too.  Their birth times differ; a journal
@@ -352,7 +343,7 @@ bool jr_same_device(const struct jr_identity *a, const struct jr_identity *b)
 		       same_birth(a, b);
 	default:
 		if (a->serial[0] != '\0' && b->serial[0] != '\0')
-			return same_serial(a->serial, b->serial) && same_birth(a, b);
+			return loopfile_serials_same(a->serial, b->serial) && same_birth(a, b);
 		return a->major == b->major && a->minor == b->minor;
 	}
 }
@@ -422,7 +413,7 @@ static void device_difference(const struct jr_identity *w,
 		    "another file", h->file_ino, major((dev_t)h->file_dev),
 		    minor((dev_t)h->file_dev), w->file_ino,
 		    major((dev_t)w->file_dev), minor((dev_t)w->file_dev));
-	else if (w->serial[0] != '\0' && same_serial(w->serial, h->serial))
+	else if (w->serial[0] != '\0' && loopfile_serials_same(w->serial, h->serial))
 		fp_errf(buf, len, "its file was made at another time under the "
 		    "journal's inode number: the journal's file was deleted");
 	else if (w->serial[0] != '\0' && h->serial[0] != '\0')

@@ -540,8 +540,9 @@ static int replay_all(int fd, const struct jr_header *h,
 /* ---- checks before writing anything ---- */
 
 /* How to show a loop journal's data again: attach its file through the
- * window its serial records (the losetup line when there is one) and
- * restore through that loop device. */
+ * window its serial records (one losetup line, also for a chain of loop
+ * devices and partitions: the same bytes of the file are the journal's
+ * device) and restore through that loop device. */
 static void reattach_advice(const char *serial, char *buf, size_t len)
 {
 	char file[PATH_MAX], opts[96];
@@ -549,9 +550,9 @@ static void reattach_advice(const char *serial, char *buf, size_t len)
 	if (loopfile_serial_name(serial, file, sizeof(file)) != 1)
 		util_copy_str(file, sizeof(file), "its file");
 	if (loopfile_serial_losetup_opts(serial, opts, sizeof(opts)))
-		snprintf(buf, len, "attach '%s' as it was (losetup --find --show%s "
-			 "'%s') and run 'flashprobe restore' on the loop device that "
-			 "prints", file, opts, file);
+		snprintf(buf, len, "attach '%s' again over the bytes its test saw "
+			 "(losetup --find --show%s '%s') and run 'flashprobe restore' on "
+			 "the loop device that prints", file, opts, file);
 	else
 		snprintf(buf, len, "set up the loop devices over '%s' as they were "
 			 "and run 'flashprobe restore' on the last of them", file);

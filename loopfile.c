@@ -1,6 +1,7 @@
 /* loopfile.c - see loopfile.h. */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <linux/loop.h>
 #include <stdio.h>
 #include <string.h>
@@ -238,37 +239,98 @@ int loopfile_serial_name(const char *serial, char *buf, size_t len)
 	return 1;
 }
 
+bool loopfile_serial_window(const char *serial, uint64_t *offset, uint64_t *limit)
+{
+	const char *p = serial + 4, *key = strchr(serial, ':');
+	uint64_t off = 0, lim = 0;
+
+	if (strncmp(serial, "loop", 4) != 0 || key == NULL)
+		return false;
+	/* "+OFFSET+LIMIT" per window, from the device down to the file: a
+	 * window's limit counts from the offsets above it */
+	while (p < key) {
+		unsigned long long o, l;
+		int used = 0;
+
+		if (p[0] != '+' || sscanf(p, "+%llu+%llu%n", &o, &l, &used) != 2 ||
+		    used == 0 || p + used > key)
+			return false;
+		if (l != 0) {
+			if (l <= off)
+				return false;	/* an empty device */
+			if (lim == 0 || l - off < lim)
+				lim = l - off;
+		}
+		if (o > UINT64_MAX - off)
+			return false;
+		off += o;
+		p += used;
+	}
+	*offset = off;
+	*limit = lim;
+	return true;
+}
+
 int loopfile_serial_losetup_opts(const char *serial, char *buf, size_t len)
 {
-	unsigned long long off, limit;
-	int used = 0;
+	uint64_t off, limit;
 
 	buf[0] = '\0';
-	if (strncmp(serial, "loop:", 5) == 0)
-		return 1;
-	if (sscanf(serial, "loop+%llu+%llu:%n", &off, &limit, &used) != 2 ||
-	    used == 0)
+	if (!loopfile_serial_window(serial, &off, &limit))
 		return 0;
 	if (limit)
-		snprintf(buf, len, " --offset %llu --sizelimit %llu", off, limit);
-	else
-		snprintf(buf, len, " --offset %llu", off);
+		snprintf(buf, len, " --offset %" PRIu64 " --sizelimit %" PRIu64, off,
+			 limit);
+	else if (off)
+		snprintf(buf, len, " --offset %" PRIu64, off);
 	return 1;
+}
+
+/* The file (or disk) part of a loop serial: from ':' to the name for
+ * people; NULL for other serials. */
+static const char *serial_file(const char *serial, size_t *n)
+{
+	const char *k = strchr(serial, ':');
+
+	if (strncmp(serial, "loop", 4) != 0 || k == NULL)
+		return NULL;
+	*n = strcspn(k, " ");
+	return k;
+}
+
+/* Whether two loop serials show the same window: composed when both can
+ * be, else as written. */
+static bool same_window(const char *a, const char *b)
+{
+	uint64_t oa, la, ob, lb;
+	const char *ka = strchr(a, ':'), *kb = strchr(b, ':');
+
+	if (loopfile_serial_window(a, &oa, &la) && loopfile_serial_window(b, &ob, &lb))
+		return oa == ob && la == lb;
+	return ka - a == kb - b && memcmp(a, b, (size_t)(ka - a)) == 0;
+}
+
+/* Whether two loop serials end at the same file or disk. */
+static bool same_file(const char *a, const char *b)
+{
+	size_t na, nb;
+	const char *ka = serial_file(a, &na), *kb = serial_file(b, &nb);
+
+	return ka != NULL && kb != NULL && na == nb && memcmp(ka, kb, na) == 0;
+}
+
+bool loopfile_serials_same(const char *a, const char *b)
+{
+	size_t n = loopfile_serial_key_len(a);
+
+	if (strncmp(a, "loop", 4) == 0 && strncmp(b, "loop", 4) == 0)
+		return same_file(a, b) && same_window(a, b);
+	return n == loopfile_serial_key_len(b) && memcmp(a, b, n) == 0;
 }
 
 bool loopfile_serials_other_window(const char *a, const char *b)
 {
-	const char *ka = strchr(a, ':'), *kb = strchr(b, ':');
-	size_t na, nb;
-
-	if (strncmp(a, "loop", 4) != 0 || strncmp(b, "loop", 4) != 0 ||
-	    ka == NULL || kb == NULL)
-		return false;
-	na = strcspn(ka, " ");
-	nb = strcspn(kb, " ");
-	/* "loop+WINDOWS:FILE": the files alike, the windows not */
-	return na == nb && memcmp(ka, kb, na) == 0 &&
-	       (ka - a != kb - b || memcmp(a, b, (size_t)(ka - a)) != 0);
+	return same_file(a, b) && !same_window(a, b);
 }
 
 size_t loopfile_serial_key_len(const char *serial)

@@ -15,6 +15,7 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct loopfile {
@@ -64,10 +65,22 @@ int loopfile_serial_node(const char *serial, struct stat *st);
  * with it in buf, 0 when the serial has none. */
 int loopfile_serial_name(const char *serial, char *buf, size_t len);
 
-/* losetup's options for the one window a loop serial shows
- * (" --offset N [--sizelimit M]"), "" without one: 1, or 0 when the
- * chain shows more than one window (no single losetup repeats it). */
+/* The windows of a loop serial's chain composed into one window of its
+ * file: the device's byte y is the file's byte *offset + y, for y below
+ * *limit (0: up to the file's end).  False for other serials and for a
+ * window it cannot read (a partition sysfs did not describe). */
+bool loopfile_serial_window(const char *serial, uint64_t *offset, uint64_t *limit);
+
+/* losetup's options for the one window of its file a loop serial's chain
+ * shows (" --offset N [--sizelimit M]"), "" without one: 1, or 0 when it
+ * has none that can be read. */
 int loopfile_serial_losetup_opts(const char *serial, char *buf, size_t len);
+
+/* Whether two serials name the same device: any serial up to the name
+ * for people (loopfile_serial_key_len); loop serials by their file and
+ * the window of it they show, however many loop devices and partitions
+ * the chain passes (the same bytes of the same file are one device). */
+bool loopfile_serials_same(const char *a, const char *b);
 
 /* Whether two loop serials end at the same file (or disk) through other
  * windows of it. */

@@ -1622,6 +1622,23 @@ START_TEST(test_detached_loop_named)
 }
 END_TEST
 
+/* img attached again with losetup's opts: restore through that loop
+ * device puts it back as it was before the test. */
+static void restored_through(const char *img, const char *opts, uint64_t before)
+{
+	char *dev = tu_loop_attach_opts(img, opts);
+	struct run_result r;
+
+	ck_assert_ptr_nonnull(dev);
+	tu_run(&r, (const char *const[]){ "restore", dev, NULL });
+	ck_assert_msg(r.status == 0, "restore through %s: status %d, '%s'", opts, r.status,
+		      r.err);
+	tu_run_free(&r);
+	tu_loop_detach(dev);
+	free(dev);
+	assert_kept(img, before);
+}
+
 /* A test of a loop device at offset 1 MiB killed, the image attached
  * again at 2 MiB under the same number: restore of it (also --force) and
  * of the journal are refused with the losetup line of the journal's
@@ -1659,14 +1676,40 @@ START_TEST(test_loop_at_another_offset)
 	ck_assert_uint_eq(tu_checksum(loop.image), crashed);
 	tu_loop_detach(dev);
 	free(dev);
-	dev = tu_loop_attach_opts(loop.image, "--offset 1048576");
-	ck_assert_ptr_nonnull(dev);
-	tu_run(&r, (const char *const[]){ "restore", dev, NULL });
-	ck_assert_msg(r.status == 0, "restore: status %d, '%s'", r.status, r.err);
+	restored_through(loop.image, "--offset 1048576", before);
+}
+END_TEST
+
+/* A test of the second loop device of a chain (each at offset 1 MiB over
+ * the one below) killed, the chain detached: restore of the image gives
+ * the one losetup line that shows the bytes the test saw (offset 2 MiB),
+ * and the loop device it attaches is the journal's own device: restore
+ * through it puts the image back.  A chain got "set up the loop devices
+ * as they were", and one loop device over the same bytes was refused as
+ * another window. */
+START_TEST(test_loop_chain_reattached_as_one)
+{
+	char *inner, *outer;
+	uint64_t before;
+	struct run_result r;
+
+	require_loop();
+	before = tu_checksum(loop.image);
+	inner = tu_loop_attach_opts(loop.image, "--offset 1048576");
+	ck_assert_ptr_nonnull(inner);
+	outer = tu_loop_attach_opts(inner, "--offset 1048576");
+	ck_assert_ptr_nonnull(outer);
+	crash_find_fat(outer);
+	ck_assert_uint_ne(tu_checksum(loop.image), before);
+	tu_loop_detach(outer);
+	tu_loop_detach(inner);
+	free(outer);
+	free(inner);
+	tu_run(&r, (const char *const[]){ "restore", loop.image, NULL });
+	ck_assert_msg(r.status == 3 && strstr(r.err, "losetup --find --show --offset 2097152 '"),
+		      "restore of the image: status %d, '%s'", r.status, r.err);
 	tu_run_free(&r);
-	tu_loop_detach(dev);
-	free(dev);
-	assert_kept(loop.image, before);
+	restored_through(loop.image, "--offset 2097152", before);
 }
 END_TEST
 
@@ -2014,6 +2057,7 @@ Suite *datasafety_suite(void)
 	tcase_add_test(blk, test_unverifiable_device_refused);
 	tcase_add_test(blk, test_detached_loop_named);
 	tcase_add_test(blk, test_loop_at_another_offset);
+	tcase_add_test(blk, test_loop_chain_reattached_as_one);
 	suite_add_tcase(s, blk);
 	why = bf_unavailable("mkfs.ext4");
 	if (why) {

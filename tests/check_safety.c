@@ -15,6 +15,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
@@ -710,6 +711,59 @@ START_TEST(test_loop_serial_parts)
 }
 END_TEST
 
+/* The windows of a chain compose into one window of the file: a limit
+ * counts from the offsets above it; a chain is the same device as one
+ * loop device over the same bytes of the same file, whatever the names
+ * for people, and another window of that file is not. */
+START_TEST(test_loop_serial_windows)
+{
+	static const struct {
+		const char *serial;
+		bool ok;
+		uint64_t offset, limit;
+		const char *losetup;
+	} c[] = {
+		{ "loop:ino=1:2 (/a)", true, 0, 0, "" },
+		{ "loop+1048576+0:ino=1:2", true, 1048576, 0, " --offset 1048576" },
+		{ "loop+1048576+0+2097152+67108864:ino=1:2", true, 3145728, 66060288,
+		  " --offset 3145728 --sizelimit 66060288" },
+		{ "loop+4096+8192+1048576+0:blk=8:16", true, 1052672, 8192,
+		  " --offset 1052672 --sizelimit 8192" },
+		{ "loop+0+100+50+120:ino=1:2", true, 50, 100, " --offset 50 --sizelimit 100" },
+		{ "loop+200+0+0+100:ino=1:2", false, 0, 0, NULL },	/* empty */
+		{ "loop+part?+?:ino=1:2", false, 0, 0, NULL },
+		{ "loop+1+:ino=1:2", false, 0, 0, NULL },
+		{ "SD 1234", false, 0, 0, NULL },
+	};
+	char opts[96];
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		uint64_t off = 7, lim = 7;
+
+		ck_assert_msg(loopfile_serial_window(c[i].serial, &off, &lim) == c[i].ok,
+			      "%s", c[i].serial);
+		ck_assert_msg(!c[i].ok || (off == c[i].offset && lim == c[i].limit),
+			      "%s: %" PRIu64 " %" PRIu64, c[i].serial, off, lim);
+		ck_assert_int_eq(loopfile_serial_losetup_opts(c[i].serial, opts,
+							      sizeof(opts)),
+				 c[i].losetup != NULL);
+		ck_assert_str_eq(opts, c[i].losetup ? c[i].losetup : "");
+	}
+	ck_assert(loopfile_serials_same("loop+1048576+0+2097152+67108864:ino=1:2 (/a)",
+					"loop+3145728+66060288:ino=1:2 (/b)"));
+	ck_assert(!loopfile_serials_other_window("loop+1048576+0+2097152+0:ino=1:2",
+						 "loop+3145728+0:ino=1:2"));
+	ck_assert(!loopfile_serials_same("loop+1048576+0:ino=1:2", "loop+2097152+0:ino=1:2"));
+	ck_assert(loopfile_serials_other_window("loop+1048576+0:ino=1:2",
+						"loop+2097152+0:ino=1:2"));
+	ck_assert(!loopfile_serials_same("loop+1048576+0:ino=1:2", "loop+1048576+0:ino=1:3"));
+	ck_assert(!loopfile_serials_other_window("loop+1048576+0:ino=1:2",
+						 "loop+2097152+0:ino=1:3"));
+	ck_assert(loopfile_serials_same("SD 1234 (x)", "SD 1234 (x)"));
+	ck_assert(!loopfile_serials_same("SD 1234", "loop:ino=1:2"));
+}
+END_TEST
+
 /* ---- a made-up eMMC in a fake sysfs ---- */
 
 #define FAKE_MAJOR 240u		/* "local/experimental use": never real */
@@ -1167,6 +1221,7 @@ Suite *safety_suite(void)
 	tcase_add_test(tc, test_gate_refuses_journal_file);
 	tcase_add_loop_test(tc, test_output_file_opened_safely, 0, OUT_CASES);
 	tcase_add_test(tc, test_loop_serial_parts);
+	tcase_add_test(tc, test_loop_serial_windows);
 	tcase_add_loop_test(tc, test_loopfile_names, 0,
 			    (int)(sizeof(loopname_cases) / sizeof(loopname_cases[0])));
 	tcase_add_loop_test(tc, test_signatures, 0,
