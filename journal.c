@@ -1083,9 +1083,10 @@ int journal_open(struct fp_dev *inner, const char *journal_path,
 		rc = jr_identity_of_dev(inner, &h.id);
 	if (rc == -ENAMETOOLONG && h.id.kind == FP_DEV_BLOCK) {
 		fp_errf(err, errlen, "cannot create journal '%s': the loop devices "
-		    "over the file of '%s' show more windows than a journal can "
-		    "record, and a journal that could not tell them apart might be "
-		    "replayed through another; test it through fewer loop devices",
+		    "over the file of '%s' pass a partition whose window sysfs does "
+		    "not give, and more windows than a journal can record: a journal "
+		    "that could not tell them apart might be replayed through "
+		    "another; test it through fewer loop devices",
 		    journal_path, fp_dev_path(inner));
 		return -EINVAL;
 	}

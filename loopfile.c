@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <linux/loop.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -96,50 +97,95 @@ int loopfile_backing(const char *diskdir, struct loopfile *f)
 	return known || f->named ? 1 : -ESTALE;
 }
 
-/* Appends "+A+B" to window: false when it does not fit. */
-static bool append_window(char *window, size_t len, const char *a, const char *b)
-{
-	size_t n = strlen(window);
-	int w = snprintf(window + n, len - n, "+%s+%s", a, b);
+/* The windows of a chain so far, top first: as text, and composed into
+ * one window of what lies below them. */
+struct chain_window {
+	char text[sizeof(((struct loopfile *)0)->window)];
+	bool cut;		/* more than text holds */
+	bool composed;		/* off and lim hold them all */
+	uint64_t off, lim;
+};
 
-	return w >= 0 && (size_t)w < len - n;
+/* Window (o, l) below the windows (*off, *lim) already composed: a
+ * limit counts from the offsets above it.  False when they leave nothing
+ * (an empty device) or overflow. */
+static bool compose_window(uint64_t *off, uint64_t *lim, uint64_t o, uint64_t l)
+{
+	if (l != 0) {
+		if (l <= *off)
+			return false;
+		if (*lim == 0 || l - *off < *lim)
+			*lim = l - *off;
+	}
+	if (o > UINT64_MAX - *off)
+		return false;
+	*off += o;
+	return true;
 }
 
-/* Appends the window loop device diskdir shows of its file, if any. */
-static bool add_window(const char *diskdir, char *window, size_t len)
+/* A decimal number, whole. */
+static bool parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+	unsigned long long x;
+
+	if (s[0] < '0' || s[0] > '9')
+		return false;
+	errno = 0;
+	x = strtoull(s, &end, 10);
+	if (errno != 0 || *end != '\0')
+		return false;
+	*v = x;
+	return true;
+}
+
+/* Adds window "+A+B" below the others. */
+static void append_window(struct chain_window *w, const char *a, const char *b)
+{
+	size_t n = strlen(w->text);
+	int used = snprintf(w->text + n, sizeof(w->text) - n, "+%s+%s", a, b);
+	uint64_t o, l;
+
+	w->cut |= used < 0 || (size_t)used >= sizeof(w->text) - n;
+	w->composed = w->composed && parse_u64(a, &o) && parse_u64(b, &l) &&
+		      compose_window(&w->off, &w->lim, o, l);
+}
+
+/* Adds the window loop device diskdir shows of its file, if any. */
+static void add_window(const char *diskdir, struct chain_window *w)
 {
 	char offset[32] = "0", limit[32] = "0";
 
 	sysfs_read_attr(diskdir, "loop/offset", offset, sizeof(offset));
 	sysfs_read_attr(diskdir, "loop/sizelimit", limit, sizeof(limit));
-	if (strcmp(offset, "0") == 0 && strcmp(limit, "0") == 0)
-		return true;
-	return append_window(window, len, offset, limit);
+	if (strcmp(offset, "0") != 0 || strcmp(limit, "0") != 0)
+		append_window(w, offset, limit);
 }
 
-/* Appends the window partition dir is of its disk: a loop device over a
+/* Adds the window partition dir is of its disk: a loop device over a
  * partition of a loop device reads that part of the file, and two equal
  * partitions (an A/B layout) are two devices, not one. */
-static bool add_partition_window(const char *dir, char *window, size_t len)
+static void add_partition_window(const char *dir, struct chain_window *w)
 {
 	char start[32] = "", size[32] = "";
 	unsigned long long s, z;
 
 	if (sysfs_read_attr(dir, "start", start, sizeof(start)) != 0 ||
 	    sysfs_read_attr(dir, "size", size, sizeof(size)) != 0 ||
-	    sscanf(start, "%llu", &s) != 1 || sscanf(size, "%llu", &z) != 1)
-		return append_window(window, len, "part?", "?");	/* no match */
+	    sscanf(start, "%llu", &s) != 1 || sscanf(size, "%llu", &z) != 1) {
+		append_window(w, "part?", "?");	/* matches no other */
+		return;
+	}
 	/* sysfs counts 512-byte sectors whatever the device's */
 	snprintf(start, sizeof(start), "%llu", s * 512);
 	snprintf(size, sizeof(size), "%llu", z * 512);
-	return append_window(window, len, start, size);
+	append_window(w, start, size);
 }
 
 int loopfile_data(const char *root, unsigned major, unsigned minor,
 		  struct loopfile *f)
 {
-	char window[sizeof(f->window)] = "";
-	bool cut = false;
+	struct chain_window w = { .composed = true };
 	int found = 0;
 
 	for (int depth = 0; depth < LOOPFILE_CHAIN_MAX; depth++) {
@@ -150,7 +196,7 @@ int loopfile_data(const char *root, unsigned major, unsigned minor,
 		if (rc < 0)
 			return rc;
 		if (sysfs_is_partition(dir)) {
-			cut |= !add_partition_window(dir, window, sizeof(window));
+			add_partition_window(dir, &w);
 			*strrchr(dir, '/') = '\0';
 		}
 		rc = loopfile_backing(dir, &next);
@@ -158,10 +204,13 @@ int loopfile_data(const char *root, unsigned major, unsigned minor,
 			return rc;
 		if (rc == 0)
 			return found;	/* no loop device: the end of the chain */
-		cut |= !add_window(dir, window, sizeof(window));
+		add_window(dir, &w);
 		*f = next;
-		memcpy(f->window, window, sizeof(window));
-		f->window_cut = cut;
+		memcpy(f->window, w.text, sizeof(w.text));
+		f->window_cut = w.cut;
+		f->composed = w.composed;
+		f->offset = w.off;
+		f->limit = w.lim;
 		found = 1;
 		if (f->rdev == 0)
 			return 1;	/* a regular file */
@@ -185,7 +234,12 @@ int loopfile_serial(const char *root, unsigned major, unsigned minor,
 	buf[0] = '\0';
 	if (rc <= 0)
 		return rc;
-	if (f.window_cut)
+	if (f.composed && (f.offset != 0 || f.limit != 0))
+		snprintf(f.window, sizeof(f.window), "+%" PRIu64 "+%" PRIu64, f.offset,
+			 f.limit);
+	else if (f.composed)
+		f.window[0] = '\0';
+	else if (f.window_cut)
 		return -ENAMETOOLONG;
 	if (f.named) {
 		lp = " (";
@@ -253,17 +307,8 @@ bool loopfile_serial_window(const char *serial, uint64_t *offset, uint64_t *limi
 		int used = 0;
 
 		if (p[0] != '+' || sscanf(p, "+%llu+%llu%n", &o, &l, &used) != 2 ||
-		    used == 0 || p + used > key)
+		    used == 0 || p + used > key || !compose_window(&off, &lim, o, l))
 			return false;
-		if (l != 0) {
-			if (l <= off)
-				return false;	/* an empty device */
-			if (lim == 0 || l - off < lim)
-				lim = l - off;
-		}
-		if (o > UINT64_MAX - off)
-			return false;
-		off += o;
 		p += used;
 	}
 	*offset = off;

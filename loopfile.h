@@ -28,6 +28,9 @@ struct loopfile {
 				 * chain that shows a window and of each
 				 * partition on the way, top first */
 	bool window_cut;	/* more windows than window holds */
+	bool composed;		/* those windows as one of the file: */
+	uint64_t offset;	/* the device's byte y is the file's byte */
+	uint64_t limit;		/* offset + y, for y below limit (0: all) */
 };
 
 /* What the loop device whose sysfs disk directory is diskdir reads: 1 and
@@ -47,13 +50,15 @@ int loopfile_data(const char *root, unsigned major, unsigned minor,
 
 /* A loop device's serial for the journal, naming where its chain of loop
  * devices ends: "loop:ino=DEV:INO (NAME)" for a file, "loop:blk=MAJ:MIN
- * (NAME)" for a disk, "loop+OFFSET+SIZE:..." when loop devices or
- * partitions on the way show windows of it; NAME only while it leads
- * there.  1, 0 when major:minor is no loop device, or a negative errno. */
+ * (NAME)" for a disk, "loop+OFFSET+LIMIT:..." when loop devices or
+ * partitions on the way show a window of it (all of them composed into
+ * one, however deep the chain); NAME only while it leads there.  1, 0
+ * when major:minor is no loop device, or a negative errno. */
 int loopfile_serial(const char *root, unsigned major, unsigned minor,
 		    char *buf, size_t len);
-/* (-ENAMETOOLONG when the chain shows more windows than a serial holds:
- * cut, two chains differing only in the last one would read alike.) */
+/* (-ENAMETOOLONG when a partition's window cannot be read and the chain
+ * shows more windows than a serial holds: cut, two chains differing
+ * only in the last one would read alike.) */
 
 /* The node a loop serial names (S_IFREG with st_dev/st_ino, or S_IFBLK
  * with st_rdev): 1, or 0 for other serials (older journals named the

@@ -2416,29 +2416,49 @@ static void deep_chain_teardown(void)
 	scene_teardown();
 }
 
-/* A journal of the last loop device of such a chain is refused before
- * anything is written: its identity was cut, and two chains differing
- * only in their innermost window read alike, so a journal of one was
- * replayed onto the other and reported verified (found by attack
- * testing). */
-START_TEST(test_deep_loop_chain_refused)
+/* A journal of the last loop device of such a chain records the chain's
+ * windows composed into one window of the file.  As a list they were cut
+ * to what an identity holds, and two chains differing only in their
+ * innermost window read alike: a journal of one was replayed onto the
+ * other and reported verified (found by attack testing), so such chains
+ * were refused.  Now one loop device over the same bytes of the file is
+ * the journal's device and replays it, and the chain one step shorter
+ * (another window of the file) is refused, --force too, unwritten. */
+START_TEST(test_deep_loop_chain_composed)
 {
-	char path[PATH_MAX], err[512] = "";
-	struct fp_dev *d = NULL, *jd = NULL;
-	uint64_t before;
+	/* the windows above composed: their offsets, the last one's limit */
+	const char *same_bytes = "--offset 1006000000000 --sizelimit 268435456";
+	struct journal_restore_report rep;
+	char path[PATH_MAX], err[512] = "", *single;
+	struct fp_dev *d = NULL, *other = NULL;
+	uint64_t before, other_sum;
 
 	ck_assert_msg(deep[DEEP_CHAIN - 1] != NULL && scene.why[0] == '\0', "setup: %s",
 		      scene.why);
 	ck_assert_msg(fp_dev_open_path(deep[DEEP_CHAIN - 1], FP_OPEN_WRITE, &d, err,
 				       sizeof(err)) == 0, "%s", err);
-	before = dev_sum_range(d, 0, 4 * MIB);
+	before = dev_sum(d);
 	jpath(path, sizeof(path), "deep.journal");
-	ck_assert_int_eq(journal_open(d, path, &jd, err, sizeof(err)), -EINVAL);
-	ck_assert_msg(strstr(err, "more windows than a journal can record"), "%s", err);
-	ck_assert_ptr_null(jd);
-	ck_assert(!exists(path));
-	ck_assert_uint_eq(dev_sum_range(d, 0, 4 * MIB), before);
+	ck_assert_uint_ne(crashed_run(d, path, AREA_START, AREA_START + MIB), before);
 	fp_dev_close(d);
+	ck_assert_msg(fp_dev_open_path(deep[DEEP_CHAIN - 2], FP_OPEN_WRITE, &other, err,
+				       sizeof(err)) == 0, "%s", err);
+	other_sum = dev_sum_range(other, 0, 8 * MIB);
+	ck_assert_int_eq(journal_restore(path, other, JOURNAL_RESTORE_FORCE, NULL, NULL, &rep,
+					 err, sizeof(err)), -FP_EREFUSED);
+	ck_assert_msg(strstr(err, "another window") && strstr(err, same_bytes), "%s", err);
+	ck_assert_uint_eq(dev_sum_range(other, 0, 8 * MIB), other_sum);
+	fp_dev_close(other);
+	single = tu_loop_attach_opts(deep_file, same_bytes);
+	ck_assert_ptr_nonnull(single);
+	ck_assert_msg(fp_dev_open_path(single, FP_OPEN_WRITE, &d, err, sizeof(err)) == 0, "%s",
+		      err);
+	ck_assert_msg(journal_restore(path, d, 0, NULL, NULL, &rep, err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_uint_eq(dev_sum(d), before);
+	fp_dev_close(d);
+	tu_loop_detach(single);
+	free(single);
 }
 END_TEST
 
@@ -2634,7 +2654,7 @@ Suite *journal_suite(void)
 	add_scene(s, "journal-loop-roundtrip", ext4_setup, test_loop_roundtrip);
 	add_scene(s, "journal-loop-reborn", ext4_setup, test_loop_reborn_inode_refused);
 	add_case(s, "journal-deep-loop-chain", deep_chain_setup, deep_chain_teardown,
-		 test_deep_loop_chain_refused);
+		 test_deep_loop_chain_composed);
 	add_mem_scene(s);
 	add_scene(s, "journal-on-device-fs", fs_setup,
 		  test_journal_on_mounted_disk);
