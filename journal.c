@@ -135,6 +135,16 @@ static const char *state_dir(void)
 	return env != NULL && env[0] != '\0' ? env : default_dir();
 }
 
+/* The length of dir without its trailing slashes ("/" gives 0). */
+static size_t without_trailing_slashes(const char *dir)
+{
+	size_t n = strlen(dir);
+
+	while (n > 0 && dir[n - 1] == '/')
+		n--;
+	return n;
+}
+
 /* The journal of device named in dir. */
 static int path_in(const char *dir, const char *device, char *buf, size_t len,
 		   char *err, size_t errlen)
@@ -149,7 +159,9 @@ static int path_in(const char *dir, const char *device, char *buf, size_t len,
 		fp_errf(err, errlen, "cannot open '%s': %s", device, strerror(-rc));
 		return rc;
 	}
-	if ((size_t)snprintf(buf, len, "%s/%s", dir, name) >= len) {
+	/* "/x/" names /x too: one slash between them */
+	if ((size_t)snprintf(buf, len, "%.*s/%s", (int)without_trailing_slashes(dir), dir,
+			     name) >= len) {
 		fp_errf(err, errlen, "journal path for '%s' is too long", device);
 		return -ENAMETOOLONG;
 	}

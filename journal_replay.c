@@ -1442,24 +1442,41 @@ static int pending_dir(const char *dir, const struct pending_query *q,
 	return JOURNAL_PENDING_ALIAS;
 }
 
+/* Whether a and b are one directory (a trailing slash, a symbolic link):
+ * looked in twice, its journals would count twice. */
+static bool same_dir(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	if (strcmp(a, b) == 0)
+		return true;
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
 size_t journal_state_dirs(const char *dirs[JOURNAL_STATE_DIRS_MAX])
 {
 	const char *env = getenv(JOURNAL_STATE_ENV);
 	const char *test = getenv(JOURNAL_TEST_HOME_ENV);
-	bool seam = test != NULL && test[0] != '\0';
-	size_t n = 0;
+	const char *defaults[2] = { JOURNAL_STATE_DIR, JOURNAL_FALLBACK_DIR };
+	size_t ndefaults = 2, n = 0;
 
+	if (test != NULL && test[0] != '\0') {	/* the test suite's stand-in */
+		defaults[0] = test;
+		ndefaults = 1;
+	}
 	/* FLASHPROBE_STATE_DIR first, then the default places too: a journal
 	 * left by a run without it is still found (and blocks new tests) */
-	if (env != NULL && env[0] != '\0' && strcmp(env, JOURNAL_STATE_DIR) != 0 &&
-	    strcmp(env, JOURNAL_FALLBACK_DIR) != 0 && !(seam && strcmp(env, test) == 0))
-		dirs[n++] = env;
-	if (seam) {
-		dirs[n++] = test;
-		return n;
+	if (env != NULL && env[0] != '\0') {
+		bool listed = false;
+
+		for (size_t i = 0; i < ndefaults; i++)
+			listed |= same_dir(env, defaults[i]);
+		if (!listed)
+			dirs[n++] = env;
 	}
-	dirs[n++] = JOURNAL_STATE_DIR;
-	dirs[n++] = JOURNAL_FALLBACK_DIR;
+	for (size_t i = 0; i < ndefaults; i++)
+		dirs[n++] = defaults[i];
 	return n;
 }
 

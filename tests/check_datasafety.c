@@ -1128,7 +1128,9 @@ static void crash_find_fat(const char *img)
  * for it, and restore --force puts the moved image back as it was
  * before the test.  Case 1 keeps the default place apart from the state
  * directory: the journal has a pointer file there too, and the two are
- * one journal, not two that --force could not choose between. */
+ * one journal, not two that --force could not choose between.  Case 2
+ * names the state directory with a trailing slash: it is the default
+ * place, looked in once. */
 START_TEST(test_moved_image_keeps_its_journal)
 {
 	char home[PATH_MAX], names[256];
@@ -1143,10 +1145,15 @@ START_TEST(test_moved_image_keeps_its_journal)
 	if (_i == 1) {
 		ck_assert_int_eq(mkdir(home, 0700), 0);
 		ck_assert_int_eq(setenv(JOURNAL_TEST_HOME_ENV, home, 1), 0);
+	} else if (_i == 2) {
+		char slashed[sizeof(state) + 1];
+
+		snprintf(slashed, sizeof(slashed), "%s/", state);
+		ck_assert_int_eq(setenv(JOURNAL_STATE_ENV, slashed, 1), 0);
 	}
 	crash_find_fat(img);
 	ck_assert_msg(journal_size() > 0, "no pending journal");
-	ck_assert_msg(_i == 0 || tu_dir_list(home, names, sizeof(names)) == 1,
+	ck_assert_msg(_i != 1 || tu_dir_list(home, names, sizeof(names)) == 1,
 		      "no pointer file at the default place: '%s'", names);
 	ck_assert_int_eq(tu_copy_sparse(img, moved, 0), 0);
 	ck_assert_int_eq(unlink(img), 0);
@@ -1176,7 +1183,7 @@ START_TEST(test_moved_image_keeps_its_journal)
 	tu_run_free(&r);
 	ck_assert_uint_eq(tu_checksum(moved), before);
 	ck_assert_int_eq(journal_size(), -1);
-	ck_assert_msg(_i == 0 || tu_dir_list(home, names, sizeof(names)) == 0,
+	ck_assert_msg(_i != 1 || tu_dir_list(home, names, sizeof(names)) == 0,
 		      "left at the default place: %s", names);
 	free(other);
 	free(moved);
@@ -2026,7 +2033,7 @@ Suite *datasafety_suite(void)
 	tcase_add_test(img, test_restore_waits_for_restore);
 	tcase_add_test(img, test_restore_wait_interrupted);
 	tcase_add_test(img, test_device_name_with_newline);
-	tcase_add_loop_test(img, test_moved_image_keeps_its_journal, 0, 2);
+	tcase_add_loop_test(img, test_moved_image_keeps_its_journal, 0, 3);
 	tcase_add_test(img, test_two_moved_images_refused);
 	tcase_add_loop_test(img, test_swapped_card_image, 0, NCASES(swap_cases));
 	tcase_add_test(img, test_journal_link_to_device);
