@@ -780,6 +780,15 @@ static bool fake_mkdir(const char *rel)
 	return mkdir(path, 0755) == 0;
 }
 
+/* The directories rels, parents first. */
+static bool fake_mkdirs(const char *const *rels, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!fake_mkdir(rels[i]))
+			return false;
+	return true;
+}
+
 static bool fake_text(const char *rel, const char *text)
 {
 	char path[PATH_MAX * 2];
@@ -825,9 +834,8 @@ static bool fake_build(void)
 		"proc", "proc/self", "dev",
 	};
 
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
-		if (!fake_mkdir(dirs[i]))
-			return false;
+	if (!fake_mkdirs(dirs, sizeof(dirs) / sizeof(dirs[0])))
+		return false;
 	return fake_text(DISK "/dev", "240:0\n") &&
 	       fake_text(DISK "/ro", "0\n") &&
 	       fake_text(DISK "/device/cid", "1b534d4542304d5310cafe0a5e00c001\n") &&
@@ -841,6 +849,50 @@ static bool fake_build(void)
 	       fake_node("mmcblk9p2", 2) && fake_node("orphan", 9);
 }
 
+/* Two made-up loop devices: fakeloop1 (240:11) shows 1 MiB on of
+ * partition 1 of fakeloop2 (240:13: 1 MiB on, 32 MiB long), and fakeloop2
+ * (240:12) shows 4 KiB on, 64 MiB long, of the file "image". */
+#define FAKE_LOOPS "sys/devices/virtual/block"
+static bool fake_loops(void)
+{
+	static const char *const dirs[] = {
+		"sys/devices/virtual", FAKE_LOOPS,
+		FAKE_LOOPS "/fakeloop1", FAKE_LOOPS "/fakeloop1/loop",
+		FAKE_LOOPS "/fakeloop2", FAKE_LOOPS "/fakeloop2/loop",
+		FAKE_LOOPS "/fakeloop2/fakeloop2p1",
+	};
+	static const char *const attrs[][2] = {
+		{ "image", "not empty\n" },
+		{ FAKE_LOOPS "/fakeloop1/dev", "240:11\n" },
+		{ FAKE_LOOPS "/fakeloop1/loop/offset", "1048576\n" },
+		{ FAKE_LOOPS "/fakeloop1/loop/sizelimit", "0\n" },
+		{ FAKE_LOOPS "/fakeloop2/dev", "240:12\n" },
+		{ FAKE_LOOPS "/fakeloop2/loop/offset", "4096\n" },
+		{ FAKE_LOOPS "/fakeloop2/loop/sizelimit", "67108864\n" },
+		{ FAKE_LOOPS "/fakeloop2/fakeloop2p1/dev", "240:13\n" },
+		{ FAKE_LOOPS "/fakeloop2/fakeloop2p1/partition", "1\n" },
+		{ FAKE_LOOPS "/fakeloop2/fakeloop2p1/start", "2048\n" },
+		{ FAKE_LOOPS "/fakeloop2/fakeloop2p1/size", "65536\n" },
+	};
+	char backing[PATH_MAX * 2 + 32];
+
+	if (!fake_mkdirs(dirs, sizeof(dirs) / sizeof(dirs[0])))
+		return false;
+	snprintf(backing, sizeof(backing), "%s/dev/fakeloop2p1\n", fake);
+	if (!fake_text(FAKE_LOOPS "/fakeloop1/loop/backing_file", backing))
+		return false;
+	snprintf(backing, sizeof(backing), "%s/image\n", fake);
+	if (!fake_text(FAKE_LOOPS "/fakeloop2/loop/backing_file", backing))
+		return false;
+	for (size_t i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++)
+		if (!fake_text(attrs[i][0], attrs[i][1]))
+			return false;
+	return fake_link(11, FAKE_LOOPS "/fakeloop1") &&
+	       fake_link(12, FAKE_LOOPS "/fakeloop2") &&
+	       fake_link(13, FAKE_LOOPS "/fakeloop2/fakeloop2p1") &&
+	       fake_node("fakeloop2p1", 13);
+}
+
 static void fake_setup(void)
 {
 	snprintf(fake, sizeof(fake), "/var/tmp/flashprobe-fakesys.XXXXXX");
@@ -850,7 +902,7 @@ static void fake_setup(void)
 	}
 	snprintf(fake_sys, sizeof(fake_sys), "%s/sys", fake);
 	snprintf(fake_proc, sizeof(fake_proc), "%s/proc", fake);
-	if (!fake_build()) {
+	if (!fake_build() || !fake_loops()) {
 		tu_rm_tree(fake);
 		fake[0] = '\0';
 	}
@@ -862,6 +914,34 @@ static void fake_teardown(void)
 		tu_rm_tree(fake);
 	fake[0] = '\0';
 }
+
+/* The serial of fakeloop1 composes its chain: 1 MiB, then the partition
+ * at 1 MiB (32 MiB long: 31 MiB left below the first offset), then 4 KiB
+ * of the file (64 MiB long); a partition whose start sysfs does not give
+ * leaves the list as it is, which matches no other. */
+START_TEST(test_fake_loop_chain_serial)
+{
+	char serial[512], want[PATH_MAX * 2 + 128], start[PATH_MAX * 2 + 64];
+	struct stat st;
+
+	ck_assert_msg(fake[0] != '\0', "no fake tree");
+	snprintf(want, sizeof(want), "%s/image", fake);
+	ck_assert_int_eq(stat(want, &st), 0);
+	snprintf(want, sizeof(want), "loop+2101248+32505856:ino=%llu:%llu (%s/image)",
+		 (unsigned long long)st.st_dev, (unsigned long long)st.st_ino, fake);
+	ck_assert_int_eq(loopfile_serial(fake_sys, FAKE_MAJOR, 11, serial, sizeof(serial)),
+			 1);
+	ck_assert_str_eq(serial, want);
+	snprintf(start, sizeof(start), "%s/" FAKE_LOOPS "/fakeloop2/fakeloop2p1/start", fake);
+	ck_assert_int_eq(unlink(start), 0);
+	ck_assert_int_eq(loopfile_serial(fake_sys, FAKE_MAJOR, 11, serial, sizeof(serial)),
+			 1);
+	ck_assert_msg(strncmp(serial, "loop+1048576+0+part?+?+4096+67108864:ino=", 41) == 0,
+		      "%s", serial);
+	ck_assert(!loopfile_serials_same(serial, want));
+	ck_assert(fake_text(FAKE_LOOPS "/fakeloop2/fakeloop2p1/start", "2048\n"));
+}
+END_TEST
 
 /* One situation of the fake card.  "@" in mountinfo and swaps stands for
  * the fake root. */
@@ -1254,6 +1334,7 @@ Suite *safety_suite(void)
 		tcase_add_loop_test(fk, test_fake_card, 0,
 				    (int)(sizeof(fake_cases) / sizeof(fake_cases[0])));
 		tcase_add_test(fk, test_fake_card_report);
+		tcase_add_test(fk, test_fake_loop_chain_serial);
 		suite_add_tcase(s, fk);
 	}
 	add_scene(s, "loop-clean", plain_setup, test_loop_clean_disk, NULL);
