@@ -179,6 +179,16 @@ int jr_abs_path(const char *path, char *out, size_t len)
 	return 0;
 }
 
+bool jr_same_dir(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	if (strcmp(a, b) == 0)
+		return true;
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
 /* A journal of another user: root too refuses it (a user could have
  * written one for any disk), so the way out is to replay it as its
  * owner, who ran the test. */

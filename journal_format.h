@@ -168,6 +168,9 @@ int jr_header_parse(int fd, const char *path, struct jr_header *h,
 /* ---- files ---- */
 int jr_fsync_dir_of(const char *path);
 int jr_abs_path(const char *path, char *out, size_t len);
+/* Whether a and b name one directory (a trailing slash, a symbolic link):
+ * looked in twice, its journals would count twice. */
+bool jr_same_dir(const char *a, const char *b);
 /* Create path holding exactly buf[0..n), it and its directory entry
  * fsync'ed, and return its descriptor, locked (flock LOCK_EX) until
  * closed; -EEXIST when path exists, else -errno.  A kill at any moment

@@ -110,18 +110,11 @@ static bool data_matches(const struct jr_header *h, int fd, uint64_t size,
  * FLASHPROBE_STATE_DIR has a pointer at the default place too). */
 static bool counted_there(const char *journal, const char *const *dirs, size_t ndirs)
 {
-	char parent[PATH_MAX], real_parent[PATH_MAX], real_dir[PATH_MAX];
-	char *slash;
+	char parent[PATH_MAX];
 
-	util_copy_str(parent, sizeof(parent), journal);
-	slash = strrchr(parent, '/');
-	if (slash == NULL)
-		return false;
-	*slash = '\0';
-	if (realpath(parent[0] ? parent : "/", real_parent) == NULL)
-		return false;
+	util_dir_of(journal, parent, sizeof(parent));
 	for (size_t i = 0; i < ndirs; i++)
-		if (realpath(dirs[i], real_dir) != NULL && strcmp(real_dir, real_parent) == 0)
+		if (jr_same_dir(parent, dirs[i]))
 			return true;
 	return false;
 }

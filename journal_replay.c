@@ -1442,18 +1442,6 @@ static int pending_dir(const char *dir, const struct pending_query *q,
 	return JOURNAL_PENDING_ALIAS;
 }
 
-/* Whether a and b are one directory (a trailing slash, a symbolic link):
- * looked in twice, its journals would count twice. */
-static bool same_dir(const char *a, const char *b)
-{
-	struct stat sa, sb;
-
-	if (strcmp(a, b) == 0)
-		return true;
-	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-	       sa.st_ino == sb.st_ino;
-}
-
 size_t journal_state_dirs(const char *dirs[JOURNAL_STATE_DIRS_MAX])
 {
 	const char *env = getenv(JOURNAL_STATE_ENV);
@@ -1471,7 +1459,7 @@ size_t journal_state_dirs(const char *dirs[JOURNAL_STATE_DIRS_MAX])
 		bool listed = false;
 
 		for (size_t i = 0; i < ndefaults; i++)
-			listed |= same_dir(env, defaults[i]);
+			listed |= jr_same_dir(env, defaults[i]);
 		if (!listed)
 			dirs[n++] = env;
 	}

@@ -139,27 +139,46 @@ static bool parse_u64(const char *s, uint64_t *v)
 	return true;
 }
 
-/* Adds window "+A+B" below the others. */
-static void append_window(struct chain_window *w, const char *a, const char *b)
+/* Adds "+A+B" to the text of the windows. */
+static void add_text(struct chain_window *w, const char *a, const char *b)
 {
 	size_t n = strlen(w->text);
 	int used = snprintf(w->text + n, sizeof(w->text) - n, "+%s+%s", a, b);
-	uint64_t o, l;
 
 	w->cut |= used < 0 || (size_t)used >= sizeof(w->text) - n;
-	w->composed = w->composed && parse_u64(a, &o) && parse_u64(b, &l) &&
-		      compose_window(&w->off, &w->lim, o, l);
+}
+
+/* Adds window (o, l) below the others. */
+static void add_numbers(struct chain_window *w, uint64_t o, uint64_t l)
+{
+	char a[24], b[24];
+
+	snprintf(a, sizeof(a), "%" PRIu64, o);
+	snprintf(b, sizeof(b), "%" PRIu64, l);
+	add_text(w, a, b);
+	w->composed = w->composed && compose_window(&w->off, &w->lim, o, l);
+}
+
+/* Adds a window that cannot be read: its text, which matches no other,
+ * and no composed window. */
+static void add_unknown(struct chain_window *w, const char *a, const char *b)
+{
+	add_text(w, a, b);
+	w->composed = false;
 }
 
 /* Adds the window loop device diskdir shows of its file, if any. */
 static void add_window(const char *diskdir, struct chain_window *w)
 {
 	char offset[32] = "0", limit[32] = "0";
+	uint64_t o, l;
 
 	sysfs_read_attr(diskdir, "loop/offset", offset, sizeof(offset));
 	sysfs_read_attr(diskdir, "loop/sizelimit", limit, sizeof(limit));
-	if (strcmp(offset, "0") != 0 || strcmp(limit, "0") != 0)
-		append_window(w, offset, limit);
+	if (!parse_u64(offset, &o) || !parse_u64(limit, &l))
+		add_unknown(w, offset, limit);
+	else if (o != 0 || l != 0)
+		add_numbers(w, o, l);
 }
 
 /* Adds the window partition dir is of its disk: a loop device over a
@@ -168,18 +187,14 @@ static void add_window(const char *diskdir, struct chain_window *w)
 static void add_partition_window(const char *dir, struct chain_window *w)
 {
 	char start[32] = "", size[32] = "";
-	unsigned long long s, z;
+	uint64_t s, z;
 
 	if (sysfs_read_attr(dir, "start", start, sizeof(start)) != 0 ||
 	    sysfs_read_attr(dir, "size", size, sizeof(size)) != 0 ||
-	    sscanf(start, "%llu", &s) != 1 || sscanf(size, "%llu", &z) != 1) {
-		append_window(w, "part?", "?");	/* matches no other */
-		return;
-	}
-	/* sysfs counts 512-byte sectors whatever the device's */
-	snprintf(start, sizeof(start), "%llu", s * 512);
-	snprintf(size, sizeof(size), "%llu", z * 512);
-	append_window(w, start, size);
+	    !parse_u64(start, &s) || !parse_u64(size, &z))
+		add_unknown(w, "part?", "?");
+	else	/* sysfs counts 512-byte sectors whatever the device's */
+		add_numbers(w, s * 512, z * 512);
 }
 
 int loopfile_data(const char *root, unsigned major, unsigned minor,
@@ -366,10 +381,11 @@ static bool same_file(const char *a, const char *b)
 
 bool loopfile_serials_same(const char *a, const char *b)
 {
-	size_t n = loopfile_serial_key_len(a);
+	size_t n;
 
 	if (strncmp(a, "loop", 4) == 0 && strncmp(b, "loop", 4) == 0)
 		return same_file(a, b) && same_window(a, b);
+	n = loopfile_serial_key_len(a);
 	return n == loopfile_serial_key_len(b) && memcmp(a, b, n) == 0;
 }
 
