@@ -1391,8 +1391,7 @@ END_TEST
 static void use_home(char *home, size_t len, int n)
 {
 	snprintf(home, len, "%s/home%d", work, n);
-	ck_assert_int_eq(mkdir(home, 0700), 0);
-	ck_assert_int_eq(setenv(JOURNAL_TEST_HOME_ENV, home, 1), 0);
+	ck_assert_msg(tu_default_dir_make(home), "cannot make '%s'", home);
 }
 
 /* find-fat --write on img killed by the file size limit once its journal

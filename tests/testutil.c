@@ -381,6 +381,11 @@ void tu_state_dir_set(const char *dir)
 	setenv(JOURNAL_TEST_HOME_ENV, dir, 1);
 }
 
+bool tu_default_dir_make(const char *dir)
+{
+	return mkdir(dir, 0700) == 0 && setenv(JOURNAL_TEST_HOME_ENV, dir, 1) == 0;
+}
+
 void tu_state_dir_unset(void)
 {
 	unsetenv(JOURNAL_STATE_ENV);

@@ -122,6 +122,9 @@ const char *tu_fast_dir(void);
  * tu_state_dir_unset() unsets the first and puts the second back. */
 void tu_state_dir_set(const char *dir);
 void tu_state_dir_unset(void);
+/* Makes dir and puts the default places there alone (FLASHPROBE_STATE_DIR
+ * as it is): a test of journals kept apart from them.  False on failure. */
+bool tu_default_dir_make(const char *dir);
 
 /* Sparse files: a new one of size bytes in dir (malloc'ed path, NULL on
  * error). */
