@@ -115,16 +115,17 @@ struct journal {
  * pointer files with it; creates the state directory. */
 static const char *default_dir(void)
 {
-	const char *test = getenv(JOURNAL_TEST_HOME_ENV);
+	const char *dirs[2];
+	size_t n = jr_default_dirs(dirs);
 	struct stat st;
 
-	if (test != NULL && test[0] != '\0')
-		return test;
-	if (mkdir(JOURNAL_STATE_DIR, 0700) == 0 || errno == EEXIST)
-		if (stat(JOURNAL_STATE_DIR, &st) == 0 && S_ISDIR(st.st_mode) &&
-		    access(JOURNAL_STATE_DIR, W_OK | X_OK) == 0)
-			return JOURNAL_STATE_DIR;
-	return JOURNAL_FALLBACK_DIR;
+	if (n == 1)
+		return dirs[0];
+	if (mkdir(dirs[0], 0700) == 0 || errno == EEXIST)
+		if (stat(dirs[0], &st) == 0 && S_ISDIR(st.st_mode) &&
+		    access(dirs[0], W_OK | X_OK) == 0)
+			return dirs[0];
+	return dirs[1];
 }
 
 /* The directory journals go to. */

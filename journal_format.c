@@ -179,6 +179,19 @@ int jr_abs_path(const char *path, char *out, size_t len)
 	return 0;
 }
 
+size_t jr_default_dirs(const char *dirs[2])
+{
+	const char *test = getenv(JOURNAL_TEST_HOME_ENV);
+
+	if (test != NULL && test[0] != '\0') {	/* the test suite's stand-in */
+		dirs[0] = test;
+		return 1;
+	}
+	dirs[0] = JOURNAL_STATE_DIR;
+	dirs[1] = JOURNAL_FALLBACK_DIR;
+	return 2;
+}
+
 bool jr_same_dir(const char *a, const char *b)
 {
 	struct stat sa, sb;

@@ -168,6 +168,9 @@ int jr_header_parse(int fd, const char *path, struct jr_header *h,
 /* ---- files ---- */
 int jr_fsync_dir_of(const char *path);
 int jr_abs_path(const char *path, char *out, size_t len);
+/* The default places, first choice first: /var/lib/flashprobe, then
+ * /var/tmp (or the test suite's FLASHPROBE_TEST_DEFAULT_DIR alone). */
+size_t jr_default_dirs(const char *dirs[2]);
 /* Whether a and b name one directory (a trailing slash, a symbolic link):
  * looked in twice, its journals would count twice. */
 bool jr_same_dir(const char *a, const char *b);

@@ -1445,14 +1445,9 @@ static int pending_dir(const char *dir, const struct pending_query *q,
 size_t journal_state_dirs(const char *dirs[JOURNAL_STATE_DIRS_MAX])
 {
 	const char *env = getenv(JOURNAL_STATE_ENV);
-	const char *test = getenv(JOURNAL_TEST_HOME_ENV);
-	const char *defaults[2] = { JOURNAL_STATE_DIR, JOURNAL_FALLBACK_DIR };
-	size_t ndefaults = 2, n = 0;
+	const char *defaults[2];
+	size_t ndefaults = jr_default_dirs(defaults), n = 0;
 
-	if (test != NULL && test[0] != '\0') {	/* the test suite's stand-in */
-		defaults[0] = test;
-		ndefaults = 1;
-	}
 	/* FLASHPROBE_STATE_DIR first, then the default places too: a journal
 	 * left by a run without it is still found (and blocks new tests) */
 	if (env != NULL && env[0] != '\0') {
