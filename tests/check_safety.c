@@ -943,6 +943,69 @@ START_TEST(test_fake_loop_chain_serial)
 }
 END_TEST
 
+/* One more made-up loop device, fakeloopMINOR, over the node of
+ * another (below fake/dev) at a window of large numbers. */
+static bool fake_loop_over(unsigned minor, const char *below)
+{
+	char dir[64], rel[128], text[PATH_MAX * 2 + 32];
+
+	snprintf(dir, sizeof(dir), FAKE_LOOPS "/fakeloop%u", minor);
+	snprintf(rel, sizeof(rel), "%s/loop", dir);
+	if (!fake_mkdir(dir) || !fake_mkdir(rel))
+		return false;
+	snprintf(rel, sizeof(rel), "%s/dev", dir);
+	snprintf(text, sizeof(text), "%u:%u\n", FAKE_MAJOR, minor);
+	if (!fake_text(rel, text))
+		return false;
+	snprintf(rel, sizeof(rel), "%s/loop/backing_file", dir);
+	snprintf(text, sizeof(text), "%s/dev/%s\n", fake, below);
+	if (!fake_text(rel, text))
+		return false;
+	snprintf(rel, sizeof(rel), "%s/loop/offset", dir);
+	if (!fake_text(rel, "1000000000000\n"))
+		return false;
+	snprintf(rel, sizeof(rel), "%s/loop/sizelimit", dir);
+	return fake_text(rel, "100000000000000\n") && fake_link(minor, dir);
+}
+
+/* A chain whose windows do not fit a journal's record: composed into
+ * one while every window is known (however long the chain), refused
+ * (-ENAMETOOLONG: a journal could not tell it from another chain) once
+ * a partition's window is not, rather than cut short. */
+START_TEST(test_fake_loop_chain_too_long)
+{
+	char serial[512], want[PATH_MAX * 2 + 128], below[16];
+	struct stat st;
+
+	ck_assert_msg(fake[0] != '\0', "no fake tree");
+	/* a partition and a file large enough for five windows of 1e12 on */
+	ck_assert(fake_text(FAKE_LOOPS "/fakeloop2/fakeloop2p1/size", "1099511627776\n"));
+	ck_assert(fake_text(FAKE_LOOPS "/fakeloop2/loop/sizelimit", "0\n"));
+	ck_assert(fake_node("fakeloop1", 11));
+	for (unsigned minor = 14; minor <= 18; minor++) {
+		snprintf(below, sizeof(below), "fakeloop%u", minor == 14 ? 1 : minor - 1);
+		ck_assert(fake_loop_over(minor, below));
+		snprintf(below, sizeof(below), "fakeloop%u", minor);
+		ck_assert(fake_node(below, minor));
+	}
+	snprintf(want, sizeof(want), "%s/image", fake);
+	ck_assert_int_eq(stat(want, &st), 0);
+	snprintf(want, sizeof(want), "loop+5000002101248+96000000000000:ino=%llu:%llu (%s/image)",
+		 (unsigned long long)st.st_dev, (unsigned long long)st.st_ino, fake);
+	ck_assert_int_eq(loopfile_serial(fake_sys, FAKE_MAJOR, 18, serial, sizeof(serial)),
+			 1);
+	ck_assert_str_eq(serial, want);
+	ck_assert(fake_text(FAKE_LOOPS "/fakeloop2/fakeloop2p1/start", "x\n"));
+	ck_assert_int_eq(loopfile_serial(fake_sys, FAKE_MAJOR, 18, serial, sizeof(serial)),
+			 -ENAMETOOLONG);
+	ck_assert_int_eq(loopfile_serial(fake_sys, FAKE_MAJOR, 11, serial, sizeof(serial)),
+			 1);	/* the short chain still fits */
+	ck_assert(fake_text(FAKE_LOOPS "/fakeloop2/fakeloop2p1/start", "2048\n"));
+	ck_assert(fake_text(FAKE_LOOPS "/fakeloop2/fakeloop2p1/size", "65536\n"));
+	ck_assert(fake_text(FAKE_LOOPS "/fakeloop2/loop/sizelimit", "67108864\n"));
+}
+END_TEST
+
 /* One situation of the fake card.  "@" in mountinfo and swaps stands for
  * the fake root. */
 static const struct fake_case {
@@ -1335,6 +1398,7 @@ Suite *safety_suite(void)
 				    (int)(sizeof(fake_cases) / sizeof(fake_cases[0])));
 		tcase_add_test(fk, test_fake_card_report);
 		tcase_add_test(fk, test_fake_loop_chain_serial);
+		tcase_add_test(fk, test_fake_loop_chain_too_long);
 		suite_add_tcase(s, fk);
 	}
 	add_scene(s, "loop-clean", plain_setup, test_loop_clean_disk, NULL);
