@@ -26,6 +26,7 @@
 #define FAT32_MIN_CLUSTERS 65525ULL	/* mkfs.fat's MIN_CLUST_32 */
 #define FAT32_MAX_CLUSTERS 268435446ULL	/* mkfs.fat's MAX_CLUST_32 */
 #define FAT32_MAX_CLUSTER (64 * KIB)
+#define FAT32_MAX_SECTORS 0xffffffffULL	/* a 32-bit field: mkfs.fat leaves the rest unused */
 #define FAT32_MAX_SPC 128u		/* mkfs.fat -s accepts 1..128 */
 #define FAT32_DEFAULT_RESERVED 32u
 #define FAT_MAX_RESERVED 65535u		/* a 16-bit field */
@@ -33,7 +34,8 @@
 #define MIN_CLUSTER (4 * KIB)
 #define UNKNOWN_PAGE_CLUSTER (32 * KIB)	/* SDHC cards' own format */
 #define FS_BLOCK 4096u			/* ext4 and f2fs block */
-#define EXFAT_BOOT_SECTORS 24u		/* main and backup boot regions */
+#define EXFAT_BOOT_SECTORS 24u
+#define EXFAT_MAX_CLUSTER (32 * MIB)		/* main and backup boot regions */
 #define F2FS_SEGMENT (2 * MIB)
 #define F2FS_MIN_SECTIONS 40		/* mkfs.f2fs reserves about 28 for cleaning */
 #define MAX_SANE_ALIGN (64 * MIB)
@@ -237,24 +239,31 @@ static bool want_gpt(const struct geometry *g, const struct advice_request *q)
 
 	if (q->label != ADVICE_LABEL_AUTO)
 		return q->label == ADVICE_LABEL_GPT;
+	if (!g->device_bytes)	/* the partition as asked, from 1MiB in */
+		return size + MIB > DOS_MAX_SECTORS * g->sector_bytes;
 	return size > 2 * TIB;
 }
 
 /* Where the partition can end: before GPT's backup entries and header, and
- * within the 32-bit sector numbers of an MBR. */
+ * within the 32-bit sector numbers of an MBR (*mbr_cut: that is what
+ * ends it). */
 static uint64_t usable_end(const struct geometry *g, const struct advice *a,
-			   bool gpt)
+			   bool gpt, bool *mbr_cut)
 {
 	uint64_t ss = g->sector_bytes, end = g->device_bytes;
 
+	*mbr_cut = false;
 	if (!end)	/* no device: the partition as asked */
-		return a->part_start_bytes + a->part_size_bytes;
-	if (g->usable_bytes && g->usable_bytes < end)
+		end = a->part_start_bytes + a->part_size_bytes;
+	else if (g->usable_bytes && g->usable_bytes < end)
 		end = g->usable_bytes;	/* a fake card: only the verified part */
-	if (gpt && end > GPT_BACKUP_ENTRIES_BYTES + ss)
+	if (gpt && g->device_bytes && end > GPT_BACKUP_ENTRIES_BYTES + ss)
 		end -= GPT_BACKUP_ENTRIES_BYTES + ss;
-	if (!gpt && end > DOS_MAX_SECTORS * ss)
+	if (!gpt && end > DOS_MAX_SECTORS * ss) {
+		/* worth a note where it costs a unit or more */
+		*mbr_cut = end - DOS_MAX_SECTORS * ss >= a->align_bytes;
 		end = DOS_MAX_SECTORS * ss;
+	}
 	return end;
 }
 
@@ -264,6 +273,7 @@ static bool place_partition(const struct geometry *g, const struct advice_reques
 			    bool gpt, struct advice *a)
 {
 	uint64_t A = a->align_bytes, fat_end = 0, end;
+	bool mbr_cut;
 	char s[32];
 
 	if (g->fat_found)
@@ -274,7 +284,7 @@ static bool place_partition(const struct geometry *g, const struct advice_reques
 		return a->part_size_bytes > 0;
 	}
 	a->part_size_bytes = q->part_bytes / A * A;
-	end = usable_end(g, a, gpt);
+	end = usable_end(g, a, gpt, &mbr_cut);
 	if (a->part_start_bytes >= end) {
 		add_note(a, "the device is too small for a partition that starts at %s",
 			 fmt_bytes(a->part_start_bytes, s, sizeof(s)));
@@ -282,11 +292,16 @@ static bool place_partition(const struct geometry *g, const struct advice_reques
 		return false;
 	}
 	if (!a->part_size_bytes || a->part_start_bytes + a->part_size_bytes > end) {
-		if (q->part_bytes && g->device_bytes)
+		if (q->part_bytes && g->device_bytes && !mbr_cut)
 			add_note(a, "the requested partition does not fit: it gets the "
 				 "rest of the device instead");
 		a->part_size_bytes = (end - a->part_start_bytes) / A * A;
 	}
+	if (mbr_cut)	/* sfdisk refuses a partition past it */
+		add_note(a, "an MBR (label dos) reaches only the first %s (its sector "
+			 "numbers are 32-bit): the partition ends there and the rest stays "
+			 "unused; --label=gpt uses all of it",
+			 fmt_bytes((DOS_MAX_SECTORS + 1) * g->sector_bytes, s, sizeof(s)));
 	if (!a->part_size_bytes) {
 		add_note(a, "the partition would be smaller than one alignment unit");
 		return false;
@@ -348,9 +363,10 @@ static void partition_advice(const struct geometry *g, const struct advice_reque
 		 a->label, a->part_start_bytes / ss, a->part_size_bytes / ss, type);
 	fmt_bytes(a->part_start_bytes, s, sizeof(s));
 	fmt_bytes(a->align_bytes, u, sizeof(u));
-	why(c, "label %s: %s", a->label, gpt ? (q->label == ADVICE_LABEL_GPT ?
-		"as asked" : "the device is larger than MBR's 2TiB") :
-	    "what SD cards ship with (MBR, up to 2TiB)");
+	why(c, "label %s: %s", a->label, q->label != ADVICE_LABEL_AUTO ? "as asked" :
+	    !gpt ? "what SD cards ship with (MBR, up to 2TiB)" : g->device_bytes ?
+	    "the device is larger than MBR's 2TiB" :
+	    "the partition would not fit an MBR (up to 2TiB)");
 	why(c, "the partition starts at %s, a multiple of the %s alignment unit%s", s, u,
 	    g->fat_found ? " past the card's FAT area" : " and at least 1MiB in");
 	why(c, "it is %s: whole alignment units, so it also ends on one%s",
@@ -380,7 +396,7 @@ bool advice_fat32_for_reserved(uint64_t total_sectors, uint32_t sector_bytes,
 	uint64_t ss = sector_bytes, total = total_sectors / FAT_TRACK_SECTORS * FAT_TRACK_SECTORS;
 	uint64_t fatdata, clusters, fat, maxclusters;
 
-	if (!ss || !spc || reserved % spc || total <= reserved)
+	if (!ss || !spc || reserved % spc || total <= reserved || total > FAT32_MAX_SECTORS)
 		return false;
 	fatdata = total - reserved;
 	clusters = (fatdata * ss + 2 * 8) / (spc * ss + 2 * 4);
@@ -427,39 +443,81 @@ bool advice_fat32_layout(uint64_t part_bytes, uint32_t sector_bytes,
 	return false;
 }
 
-/* Clusters of one page (the largest power of two within it), 4 to 64
- * KiB, and at least one sector. */
+/* Clusters of one page: the largest power of two within it, from
+ * MIN_CLUSTER up to max, at least one sector; UNKNOWN_PAGE_CLUSTER
+ * without a page. */
+static uint64_t page_cluster(const struct geometry *g, uint64_t max)
+{
+	uint64_t cluster = g->page.bytes ? pow2_floor(g->page.bytes) : UNKNOWN_PAGE_CLUSTER;
+
+	if (cluster > max)
+		cluster = max;
+	if (cluster < MIN_CLUSTER)
+		cluster = MIN_CLUSTER;
+	return cluster < g->sector_bytes ? g->sector_bytes : cluster;
+}
+
+/* page_cluster(), with the reason for it. */
 static uint64_t cluster_for_page(const struct geometry *g, uint64_t max,
 				 struct advice_command *c)
 {
-	uint64_t page = g->page.bytes, cluster;
+	uint64_t page = g->page.bytes, cluster = page_cluster(g, max);
 	char p[32], k[32];
 
-	if (!page) {
-		why(c, "the page is unknown: %s clusters, what SD cards are formatted with",
-		    fmt_bytes(UNKNOWN_PAGE_CLUSTER, k, sizeof(k)));
-		return UNKNOWN_PAGE_CLUSTER;
-	}
-	cluster = pow2_floor(page);
+	fmt_bytes(cluster, k, sizeof(k));
 	fmt_bytes(page, p, sizeof(p));
-	if (cluster > max) {
-		cluster = max;
-		why(c, "clusters of %s, the largest allowed, within the %s page",
-		    fmt_bytes(cluster, k, sizeof(k)), p);
-	} else if (cluster < MIN_CLUSTER) {
-		cluster = MIN_CLUSTER;
+	if (!page)
+		why(c, "the page is unknown: %s clusters, what SD cards are formatted with", k);
+	else if (pow2_floor(page) > max)
+		why(c, "clusters of %s, the largest allowed, within the %s page", k, p);
+	else if (pow2_floor(page) < MIN_CLUSTER)
 		why(c, "clusters of %s, whole %s pages (smaller ones only make the FAT larger)",
-		    fmt_bytes(cluster, k, sizeof(k)), p);
-	} else if (cluster != page) {
+		    k, p);
+	else if (pow2_floor(page) != page)
 		why(c, "clusters of %s: the largest power of two (which mkfs requires) "
-		    "within the %s page", fmt_bytes(cluster, k, sizeof(k)), p);
-	} else {
-		why(c, "clusters of %s, one page: a cluster write never shares a page",
-		    fmt_bytes(cluster, k, sizeof(k)));
-	}
-	if (cluster < g->sector_bytes)
-		cluster = g->sector_bytes;
+		    "within the %s page", k, p);
+	else
+		why(c, "clusters of %s, one page: a cluster write never shares a page", k);
 	return cluster;
+}
+
+/* Where mkfs.exfat (exfatprogs) puts the cluster heap, at the latest, in
+ * a partition that starts on the boundary: the boot region rounded up to
+ * the boundary, then the FAT for every cluster the partition could hold,
+ * rounded up to a cluster and then to the boundary. */
+static uint64_t exfat_heap_bound(const struct geometry *g, uint64_t part_bytes,
+				 uint64_t cluster, uint64_t boundary)
+{
+	uint64_t fat_off = util_round_up(EXFAT_BOOT_SECTORS * g->sector_bytes, boundary);
+	uint64_t fat_len = util_round_up((part_bytes / cluster + 2) * 4, cluster);
+
+	return util_round_up(fat_off + fat_len, boundary);
+}
+
+/* exFAT's boundary: the largest power of two in the unit (the only
+ * kind mkfs.exfat takes). */
+static uint64_t exfat_boundary(const struct advice *a)
+{
+	return pow2_factor(a->align_bytes);
+}
+
+/* Whether an exFAT of cluster-sized clusters leaves at least one
+ * boundary of data after a heap on the boundary: mkfs.exfat fails
+ * ("boundary alignment is too big") when nothing is left, and less is
+ * no file system worth advising. */
+static bool exfat_fits(const struct geometry *g, const struct advice *a, uint64_t cluster)
+{
+	uint64_t boundary = exfat_boundary(a);
+
+	return exfat_heap_bound(g, a->part_size_bytes, cluster, boundary) + boundary <=
+	       a->part_size_bytes;
+}
+
+/* What to use instead where FAT32 is not advised. */
+static const char *instead_of_fat32(const struct geometry *g, const struct advice *a)
+{
+	return exfat_fits(g, a, page_cluster(g, EXFAT_MAX_CLUSTER)) ? "use exFAT" :
+	       "exFAT does not fit either (below): use a larger partition";
 }
 
 /* Whether FAT32 has enough clusters of cluster_bytes in the partition at
@@ -481,6 +539,15 @@ static void fat_advice(const struct geometry *g, struct advice *a)
 	uint64_t cluster = cluster_for_page(g, FAT32_MAX_CLUSTER, c), first = cluster;
 	char k[32], u[32], d[32];
 
+	if (a->part_size_bytes / g->sector_bytes > FAT32_MAX_SECTORS) {
+		a->ncommands--;
+		add_note(a, "FAT32 is not advised: %s is more than FAT32's %llu sectors "
+			 "(mkfs.fat would leave the rest unused and its data would land off "
+			 "the unit); %s", a->sized_for, FAT32_MAX_SECTORS,
+			 instead_of_fat32(g, a));
+		return;
+	}
+
 	/* smaller clusters only when the partition is too small for enough of
 	 * the page-sized ones.  When the unit is out of reach (the reserved
 	 * sectors, at most 65535, cannot pad the FAT area to it: units of
@@ -496,16 +563,17 @@ static void fat_advice(const struct geometry *g, struct advice *a)
 			add_note(a, "FAT32 is not advised: its first data cluster cannot start "
 				 "on the %s unit with %s clusters (the reserved sectors, at most "
 				 "%u, cannot pad the FAT area that far, and smaller clusters cost "
-				 "a whole page per write); use exFAT",
+				 "a whole page per write); %s",
 				 fmt_bytes(a->align_bytes, u, sizeof(u)),
-				 fmt_bytes(cluster, k, sizeof(k)), FAT_MAX_RESERVED);
+				 fmt_bytes(cluster, k, sizeof(k)), FAT_MAX_RESERVED,
+				 instead_of_fat32(g, a));
 			return;
 		}
 	}
 	if (cluster < g->sector_bytes) {
 		a->ncommands--;
 		add_note(a, "FAT32: %s is too small for an aligned FAT32 (it needs 65525 "
-			 "clusters); use exFAT", a->sized_for);
+			 "clusters); %s", a->sized_for, instead_of_fat32(g, a));
 		return;
 	}
 	a->fat32_ok = true;
@@ -542,31 +610,15 @@ static void fat_advice(const struct geometry *g, struct advice *a)
 
 /* ---- exFAT ---- */
 
-/* Where mkfs.exfat (exfatprogs) puts the cluster heap, at the latest, in
- * a partition that starts on the boundary: the boot region rounded up to
- * the boundary, then the FAT for every cluster the partition could hold,
- * rounded up to a cluster and then to the boundary. */
-static uint64_t exfat_heap_bound(const struct geometry *g, uint64_t part_bytes,
-				 uint64_t cluster, uint64_t boundary)
-{
-	uint64_t fat_off = util_round_up(EXFAT_BOOT_SECTORS * g->sector_bytes, boundary);
-	uint64_t fat_len = util_round_up((part_bytes / cluster + 2) * 4, cluster);
-
-	return util_round_up(fat_off + fat_len, boundary);
-}
-
 static void exfat_advice(const struct geometry *g, struct advice *a)
 {
 	struct advice_command *c = new_command(a, "exfat");
-	uint64_t cluster = cluster_for_page(g, 32 * MIB, c);
-	uint64_t boundary = pow2_factor(a->align_bytes);
+	uint64_t cluster = cluster_for_page(g, EXFAT_MAX_CLUSTER, c);
+	uint64_t boundary = exfat_boundary(a);
 	uint64_t heap = exfat_heap_bound(g, a->part_size_bytes, cluster, boundary);
 	char b[32], u[32];
 
-	/* mkfs.exfat fails ("boundary alignment is too big") when nothing
-	 * is left after the heap's start; less than one boundary of data is
-	 * no file system worth advising */
-	if (heap + boundary > a->part_size_bytes) {
+	if (!exfat_fits(g, a, cluster)) {
 		a->ncommands--;
 		add_note(a, "exFAT: %s is too small for a cluster heap on the %s boundary "
 			 "(its FAT and boot region take %s before it): use a larger partition",

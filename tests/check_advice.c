@@ -410,6 +410,98 @@ START_TEST(test_exact_size_request)
 }
 END_TEST
 
+static bool has_note(const struct advice *a, const char *text)
+{
+	for (size_t i = 0; i < a->nnotes; i++)
+		if (strstr(a->notes[i], text))
+			return true;
+	return false;
+}
+
+/* An MBR's sector numbers are 32-bit: its partition ends within 2^32 - 1
+ * sectors, with or without a device, or sfdisk refuses the line ("No
+ * free sectors available").  Without a device, a partition that does
+ * not fit gets GPT unless dos is asked for; then it is cut, with a note
+ * (none where the cut costs less than a unit). */
+START_TEST(test_mbr_limit)
+{
+	static const struct {
+		uint64_t device, part;
+		enum advice_label label;
+		const char *want;
+		bool cut;
+	} cases[] = {
+		{ 0, 2048 * 1024 * MIB, ADVICE_LABEL_AUTO, "gpt", false },
+		{ 0, 2046 * 1024 * MIB, ADVICE_LABEL_AUTO, "dos", false },
+		{ 0, 3072 * 1024 * MIB, ADVICE_LABEL_DOS, "dos", true },
+		{ 0, 2048 * 1024 * MIB, ADVICE_LABEL_DOS, "dos", true },
+		{ 3072 * 1024 * MIB, 0, ADVICE_LABEL_DOS, "dos", true },
+		{ 2048 * 1024 * MIB, 0, ADVICE_LABEL_AUTO, "dos", false },
+	};
+	struct geometry g = base_geometry(4 * MIB, 16 * KIB);
+	struct advice_request q = { .part_bytes = cases[_i].part, .label = cases[_i].label };
+	struct advice a;
+
+	g.device_bytes = cases[_i].device;
+	advice_compute_for(&g, &q, &a);
+	ck_assert_str_eq(a.label, cases[_i].want);
+	if (!strcmp(a.label, "dos"))
+		ck_assert_uint_le(a.part_start_bytes + a.part_size_bytes, 0xffffffffULL * 512);
+	else
+		ck_assert_uint_eq(a.part_size_bytes, cases[_i].part);
+	ck_assert_int_eq(has_note(&a, "reaches only the first 2TiB"), cases[_i].cut);
+	ck_assert_uint_eq(a.part_size_bytes % (4 * MIB), 0);
+}
+END_TEST
+
+/* FAT32 counts sectors in 32 bits: past that mkfs.fat leaves the rest
+ * unused and its FAT length no longer matches -R, so the data lands off
+ * the unit.  exFAT is advised instead; 4096-byte sectors reach further. */
+START_TEST(test_fat32_sector_limit)
+{
+	struct geometry g = base_geometry(4 * MIB, 16 * KIB);
+	struct advice_request q = { .part_bytes = 3072 * 1024 * MIB, .label = ADVICE_LABEL_GPT };
+	struct advice a;
+
+	g.device_bytes = 0;
+	advice_compute_for(&g, &q, &a);
+	ck_assert_ptr_null(advice_command(&a, "fat32"));
+	ck_assert(has_note(&a, "more than FAT32's 4294967295 sectors"));
+	ck_assert(has_note(&a, "use exFAT"));
+	ck_assert_ptr_nonnull(advice_command(&a, "exfat"));
+	g.sector_bytes = 4096;
+	advice_compute_for(&g, &q, &a);
+	ck_assert_ptr_nonnull(advice_command(&a, "fat32"));
+	q.part_bytes = 2047 * 1024 * MIB;	/* just within, on 512-byte sectors */
+	g.sector_bytes = 512;
+	advice_compute_for(&g, &q, &a);
+	ck_assert_ptr_nonnull(advice_command(&a, "fat32"));
+}
+END_TEST
+
+/* Where neither FAT32 nor exFAT fits, FAT32's note does not send the
+ * user to exFAT, whose own note says it does not fit. */
+START_TEST(test_small_partition_notes_agree)
+{
+	struct geometry g = base_geometry(4 * MIB, 16 * KIB);
+	struct advice_request q = { .part_bytes = 8 * MIB, .label = ADVICE_LABEL_DOS };
+	struct advice a;
+
+	g.device_bytes = 0;
+	advice_compute_for(&g, &q, &a);
+	ck_assert_ptr_null(advice_command(&a, "fat32"));
+	ck_assert_ptr_null(advice_command(&a, "exfat"));
+	ck_assert(has_note(&a, "exFAT: "));
+	ck_assert(!has_note(&a, "use exFAT"));
+	ck_assert(has_note(&a, "exFAT does not fit either"));
+	q.part_bytes = 200 * MIB;	/* exFAT fits: FAT32's note points to it */
+	g.erase.bytes = 64 * MIB;
+	advice_compute_for(&g, &q, &a);
+	ck_assert_ptr_nonnull(advice_command(&a, "exfat"));
+	ck_assert(!has_note(&a, "exFAT does not fit either"));
+}
+END_TEST
+
 /* An erase size that is no multiple of 4KiB gave cut ext4 stripes and
  * --boundary-align=0K: advise and check refuse it in one line. */
 START_TEST(test_erase_not_4k)
@@ -440,6 +532,9 @@ Suite *advice_suite(void)
 	tcase_add_test(tc, test_unknown_geometry);
 	tcase_add_test(tc, test_fat32_layout);
 	tcase_add_test(tc, test_small_partition_smaller_clusters);
+	tcase_add_loop_test(tc, test_mbr_limit, 0, 6);
+	tcase_add_test(tc, test_fat32_sector_limit);
+	tcase_add_test(tc, test_small_partition_notes_agree);
 	tcase_add_test(tc, test_smaller_clusters_reason);
 	tcase_add_loop_test(tc, test_f2fs_sections, 0, 6);
 	tcase_add_test(tc, test_consequences);

@@ -502,6 +502,46 @@ START_TEST(test_generated)
 }
 END_TEST
 
+/* ---- partitions an MBR cannot hold ---- */
+
+/* advise without a device for a partition of 2TiB (which an MBR cannot
+ * hold: GPT) and of 3TiB with --label=dos (cut to what it can hold):
+ * the partition line pasted on a sparse image of the size asked for is
+ * taken by sfdisk, which refused a dos line past 2^32 - 1 sectors ("No
+ * free sectors available"). */
+START_TEST(test_mbr_limit_pasted)
+{
+	static const struct { const char *size, *label, *want; uint64_t image; } cases[] = {
+		{ "2TiB", NULL, "gpt", 2048 * GIB + 16 * MIB },
+		{ "3TiB", "dos", "dos", 3072 * GIB },
+	};
+	const char *argv[] = { "advise", "--json", "-e", "4M", "--size", cases[_i].size,
+			       cases[_i].label ? "--label" : NULL, cases[_i].label, NULL };
+	char *image = image_file(cases[_i].image);
+	struct part_entry pe;
+	struct run_result r;
+	struct command c;
+	struct jsonv *doc;
+
+	tu_run(&r, argv);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	doc = jsonv_parse(r.out);
+	ck_assert_ptr_nonnull(doc);
+	ck_assert_str_eq(jsonv_get(doc, "advice.label")->string, cases[_i].want);
+	command_of(jsonv_at(jsonv_get(doc, "advice.commands"), 0), image, NULL, &c);
+	ck_assert_str_eq(c.purpose, "partition");
+	run_ok(c.argv, c.input, cases[_i].size);
+	pe = read_first_partition(image, cases[_i].want);
+	ck_assert_uint_eq(pe.start % (4 * MIB), 0);
+	ck_assert_uint_eq(pe.size % (4 * MIB), 0);
+	ck_assert_uint_ge(pe.size, 2047 * GIB);
+	jsonv_free(doc);
+	tu_run_free(&r);
+	unlink(image);
+	free(image);
+}
+END_TEST
+
 /* ---- check on what the advice made ---- */
 
 static const char *fs_name(const char *purpose)
@@ -649,6 +689,7 @@ Suite *partition_suite(void)
 		tu_skip("partition: the advice run by sfdisk, mkfs and fsck", why);
 	} else {
 		tests_add_sweep(tc, test_sim_cards, n_sims());
+		tcase_add_loop_test(tc, test_mbr_limit_pasted, 0, 2);
 		tcase_add_loop_test(tc, test_generated, 0,
 				    getenv("FLASHPROBE_LONG") ? (int)N_GENERATED : N_SAMPLED);
 	}
