@@ -159,6 +159,14 @@ static void judge_data_start(const struct check_geometry *g, struct check_part *
 	p->data_start_bytes = p->entry.start_bytes + fs->data_offset_bytes;
 	p->data_aligned = !e || p->data_start_bytes % e == 0;
 	data_label(fs, what, sizeof(what));
+	if (!e && pg && p->start_page_aligned && p->data_start_bytes % pg &&
+	    (fs->type == FS_VFAT || fs->type == FS_EXFAT)) {
+		p->misfit = true;	/* the page alone can judge this much */
+		problem(p, "partition %u: the %s starts at %s on the device, not on a "
+			"multiple of the %s page: each cluster write touches two pages",
+			p->entry.number, what, fmt(p->data_start_bytes, d, sizeof(d)),
+			fmt(pg, b2, sizeof(b2)));
+	}
 	if (p->data_aligned || !p->start_aligned)
 		return;		/* a misplaced start says it all */
 	if (exfat_best_possible(fs, e, p)) {

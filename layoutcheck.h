@@ -31,7 +31,8 @@ struct check_geometry {
 
 struct check_part {
 	struct pt_entry entry;		/* number 0: a file system on the whole device */
-	bool start_aligned;		/* on the erase block */
+	bool start_aligned;		/* on the erase block (not judged, and
+					 * true, without one) */
 	bool start_page_aligned;
 	bool in_fat_area;
 	struct fsinfo fs;

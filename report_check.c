@@ -32,8 +32,20 @@ static void text_geometry(FILE *out, const struct check_geometry *g)
 			"give --erasesize\n");
 }
 
-static void text_part(FILE *out, const struct check_part *p, const char *device,
-		      const char *disk)
+/* The start's verdict: against the erase block and the page, the page
+ * alone, or none. */
+static const char *start_verdict(const struct check_geometry *g, const struct check_part *p)
+{
+	if (g->erase_bytes)
+		return yes_no(p->start_aligned && p->start_page_aligned);
+	if (g->page_bytes)
+		return p->start_page_aligned ? "on the page (no erase block to judge by)" :
+		       "NOT on the page";
+	return "not judged (no erase block)";
+}
+
+static void text_part(FILE *out, const struct check_geometry *g,
+		      const struct check_part *p, const char *device, const char *disk)
 {
 	char s[32], z[32], d[32], c[32], line[2 * ADVICE_TEXT];
 	unsigned left = 0;
@@ -41,8 +53,7 @@ static void text_part(FILE *out, const struct check_part *p, const char *device,
 	fprintf(out, "\n%s %u: starts at %s, %s, start %s\n",
 		p->entry.number ? "Partition" : "Whole device", p->entry.number,
 		units_format_bytes(p->entry.start_bytes, s, sizeof(s)),
-		units_format_bytes(p->entry.size_bytes, z, sizeof(z)),
-		yes_no(p->start_aligned && p->start_page_aligned));
+		units_format_bytes(p->entry.size_bytes, z, sizeof(z)), start_verdict(g, p));
 	if (p->fs.type == FS_UNKNOWN)
 		fprintf(out, "  file system: unknown\n");
 	else
@@ -53,7 +64,7 @@ static void text_part(FILE *out, const struct check_part *p, const char *device,
 			p->fs.type == FS_VFAT || p->fs.type == FS_EXFAT ? "clusters" : "blocks",
 			units_format_bytes(p->fs.cluster_bytes, c, sizeof(c)), p->fs.data_name,
 			units_format_bytes(p->data_start_bytes, d, sizeof(d)),
-			yes_no(p->data_aligned));
+			g->erase_bytes ? yes_no(p->data_aligned) : "not judged");
 	for (size_t i = 0; i < p->nproblems; i++)
 		fprintf(out, "  - %s\n", p->problems[i]);
 	if (p->nfix)
@@ -86,7 +97,7 @@ void report_check_text(FILE *out, const struct check_result *r, const char *devi
 	for (size_t i = 0; i < r->table.nproblems; i++)
 		fprintf(out, "  - %s\n", r->table.problems[i]);
 	for (size_t i = 0; i < r->nparts; i++) {
-		text_part(out, &r->parts[i], device, disk);
+		text_part(out, &r->geo, &r->parts[i], device, disk);
 		problems += r->parts[i].nproblems;
 	}
 	if (!r->nparts && !problems) {
@@ -107,7 +118,16 @@ static void json_uint_if(struct json_writer *w, const char *key, uint64_t val,
 		json_null(w, key);
 }
 
-static void json_fs(struct json_writer *w, const struct check_part *p)
+static void json_bool_if(struct json_writer *w, const char *key, bool val, bool applies)
+{
+	if (applies)
+		json_bool(w, key, val);
+	else
+		json_null(w, key);
+}
+
+static void json_fs(struct json_writer *w, const struct check_geometry *g,
+		    const struct check_part *p)
 {
 	const struct fsinfo *fs = &p->fs;
 	bool known = fs->type != FS_UNKNOWN;
@@ -118,7 +138,7 @@ static void json_fs(struct json_writer *w, const struct check_part *p)
 	json_uint_or_null(w, "fat_bits", fs->fat_bits);
 	if (known) {
 		json_uint(w, "data_start_bytes", p->data_start_bytes);
-		json_bool(w, "data_aligned", p->data_aligned);
+		json_bool_if(w, "data_aligned", p->data_aligned, g->erase_bytes != 0);
 		json_uint(w, "cluster_bytes", fs->cluster_bytes);
 	} else {
 		json_null(w, "data_start_bytes");
@@ -134,16 +154,17 @@ static void json_fs(struct json_writer *w, const struct check_part *p)
 	json_object_end(w);
 }
 
-static void json_part(struct json_writer *w, const struct check_part *p)
+static void json_part(struct json_writer *w, const struct check_geometry *g,
+		      const struct check_part *p)
 {
 	json_object_begin(w, NULL);
 	json_uint(w, "number", p->entry.number);
 	json_uint(w, "start_bytes", p->entry.start_bytes);
 	json_uint(w, "size_bytes", p->entry.size_bytes);
-	json_bool(w, "start_aligned", p->start_aligned);
-	json_bool(w, "start_page_aligned", p->start_page_aligned);
+	json_bool_if(w, "start_aligned", p->start_aligned, g->erase_bytes != 0);
+	json_bool_if(w, "start_page_aligned", p->start_page_aligned, g->page_bytes != 0);
 	json_bool(w, "in_fat_area", p->in_fat_area);
-	json_fs(w, p);
+	json_fs(w, g, p);
 	json_array_begin(w, "problems");
 	for (size_t i = 0; i < p->nproblems; i++)
 		json_string(w, NULL, p->problems[i]);
@@ -182,7 +203,7 @@ void report_check_json(struct json_writer *w, const struct check_result *r)
 	json_object_end(w);
 	json_array_begin(w, "partitions");
 	for (size_t i = 0; i < r->nparts; i++)
-		json_part(w, &r->parts[i]);
+		json_part(w, &r->geo, &r->parts[i]);
 	json_array_end(w);
 	json_object_end(w);
 }

@@ -88,17 +88,27 @@ static void collect(const struct jsonv *list, struct checked *c)
 	}
 }
 
-/* check --json on image; page NULL: check times the page with a
+/* check --json on image; erase or page NULL: check times it with a
  * read-only align run (--no-realtime keeps a non-root run's notice off
  * stderr). */
 static void run_check_page(const char *image, const char *erase, const char *page,
 			   struct checked *c)
 {
-	const char *argv[] = { "check", "--json", "--no-realtime", "--erasesize", erase,
-			       page ? "--page" : image, page ? page : NULL, image, NULL };
+	const char *argv[10] = { "check", "--json", "--no-realtime" };
+	size_t n = 3;
 	const struct jsonv *parts;
 	struct run_result r;
 
+	if (erase) {
+		argv[n++] = "--erasesize";
+		argv[n++] = erase;
+	}
+	if (page) {
+		argv[n++] = "--page";
+		argv[n++] = page;
+	}
+	argv[n++] = image;
+	argv[n] = NULL;
 	memset(c, 0, sizeof(*c));
 	tu_run(&r, argv);
 	ck_assert_msg(r.status == 0, "check exited %d: %s", r.status, r.err);
@@ -188,6 +198,57 @@ START_TEST(test_flaw_63_sector_start)
 	ck_assert_str_eq(jsonv_get(partition(&c, 0), "filesystem.type")->string, "vfat");
 	ck_assert_uint_eq((uint64_t)jsonv_get(partition(&c, 0), "filesystem.data_start_bytes")->number,
 			  fat_data_start(image, 63 * 512));
+	jsonv_free(c.doc);
+	drop(image);
+}
+END_TEST
+
+/* Without an erase size nothing is judged against it: the verdicts
+ * are null (they said "aligned" for a partition at sector 63), and the
+ * text says "not judged".  With a page alone, the start and a FAT's data
+ * are judged against the page. */
+START_TEST(test_no_erase_size_no_verdicts)
+{
+	const char *mkfs[] = { "mkfs.fat", "-F", "32", NULL, NULL };
+	const char *unaligned[] = { "mkfs.fat", "-F", "32", "-a", "-R", "33", NULL, NULL };
+	char *image = layout(2 * GIB, "label: dos\nstart=63, size=4000000, type=c\n", 63 * 512,
+			     4000000 * 512ULL, mkfs);
+	const char *text[] = { "check", "--no-realtime", image, NULL };
+	const struct jsonv *p;
+	struct run_result r;
+	struct checked c;
+
+	run_check_page(image, NULL, NULL, &c);
+	ck_assert(jsonv_get(c.doc, "check.geometry.erase_size_bytes")->type == JSONV_NULL);
+	p = partition(&c, 0);
+	ck_assert(jsonv_get(p, "start_aligned")->type == JSONV_NULL);
+	ck_assert(jsonv_get(p, "start_page_aligned")->type == JSONV_NULL);
+	ck_assert(jsonv_get(p, "filesystem.data_aligned")->type == JSONV_NULL);
+	ck_assert_uint_eq(c.problems, 0);
+	jsonv_free(c.doc);
+	tu_run(&r, text);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(!strstr(r.out, " aligned\n") && strstr(r.out, "start not judged") &&
+		      strstr(r.out, "on the device: not judged"), "%s", r.out);
+	tu_run_free(&r);
+	run_check_page(image, NULL, "16K", &c);
+	p = partition(&c, 0);
+	ck_assert(jsonv_get(p, "start_aligned")->type == JSONV_NULL);
+	ck_assert(!jsonv_get(p, "start_page_aligned")->boolean);
+	ck_assert(jsonv_get(p, "filesystem.data_aligned")->type == JSONV_NULL);
+	ck_assert_msg(strstr(c.all, "not on a multiple of the 16KiB page"), "%s", c.all);
+	jsonv_free(c.doc);
+	drop(image);
+	/* on the page, but its data is not */
+	image = layout(2 * GIB, "label: dos\nstart=8192, size=4000000, type=c\n", 4 * MIB,
+		       4000000 * 512ULL, unaligned);
+	ck_assert_uint_ne(fat_data_start(image, 4 * MIB) % (16 * KIB), 0);
+	run_check_page(image, NULL, "16K", &c);
+	p = partition(&c, 0);
+	ck_assert(jsonv_get(p, "start_page_aligned")->boolean);
+	ck_assert(jsonv_get(p, "filesystem.data_aligned")->type == JSONV_NULL);
+	ck_assert_msg(strstr(c.all, "first data cluster starts at") &&
+		      strstr(c.all, "not on a multiple of the 16KiB page"), "%s", c.all);
 	jsonv_free(c.doc);
 	drop(image);
 }
@@ -853,6 +914,7 @@ Suite *layout_suite(void)
 	} else {
 		tcase_add_test(tc, test_flaw_63_sector_start);
 		tcase_add_test(tc, test_flaw_fat32_default_reserved);
+		tcase_add_test(tc, test_no_erase_size_no_verdicts);
 		tcase_add_test(tc, test_flaw_gpt_1mib_start);
 		tcase_add_test(tc, test_flaw_f2fs_main_area);
 		tcase_add_test(tc, test_flaw_f2fs_small_sections);
