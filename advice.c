@@ -651,7 +651,8 @@ static void ext4_advice(const struct geometry *g, struct advice *a)
 {
 	struct advice_command *c = new_command(a, "ext4");
 	uint64_t stripe = a->align_bytes / FS_BLOCK;
-	uint64_t page_blocks = g->page.bytes > FS_BLOCK ? g->page.bytes / FS_BLOCK : 1;
+	uint64_t page_blocks = g->page.bytes > FS_BLOCK && g->page.bytes % FS_BLOCK == 0 ?
+			       g->page.bytes / FS_BLOCK : 1;
 	uint64_t stride = gcd64(page_blocks, stripe ? stripe : 1);
 	char u[32], p[32];
 
@@ -669,6 +670,8 @@ static void ext4_advice(const struct geometry *g, struct advice *a)
 	else if (stride == page_blocks && page_blocks > 1)
 		why(c, "stride=%" PRIu64 ": one %s page is %" PRIu64 " blocks, so related "
 		    "blocks are kept within a page", stride, p, page_blocks);
+	else if (page_blocks == 1 && g->page.bytes > FS_BLOCK)
+		why(c, "stride=1: the %s page is not a whole number of 4KiB blocks", p);
 	else if (page_blocks == 1)
 		why(c, "stride=1: the %s page is not larger than a 4KiB block", p);
 	else

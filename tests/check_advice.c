@@ -502,6 +502,29 @@ START_TEST(test_small_partition_notes_agree)
 }
 END_TEST
 
+/* ext4's stride is the page in whole 4KiB blocks: a 6KiB page is not
+ * (it was explained as "not larger than a 4KiB block"), a 12KiB one is
+ * three, a 2KiB one is within one. */
+START_TEST(test_ext4_stride_reason)
+{
+	static const struct { uint64_t page, stride; const char *why; } cases[] = {
+		{ 6 * KIB, 1, "not a whole number of 4KiB blocks" },
+		{ 12 * KIB, 1, "reduced to divide the stripe" },
+		{ 16 * KIB, 4, "one 16KiB page is 4 blocks" },
+		{ 2 * KIB, 1, "not larger than a 4KiB block" },
+	};
+	struct geometry g = base_geometry(4 * MIB, cases[_i].page);
+	const struct advice_command *c;
+	struct advice a;
+
+	advice_compute(&g, &a);
+	c = advice_command(&a, "ext4");
+	ck_assert_ptr_nonnull(c);
+	ck_assert_uint_eq(tu_number_after(c->line, "stride="), cases[_i].stride);
+	ck_assert_msg(strstr(c->why, cases[_i].why), "%s", c->why);
+}
+END_TEST
+
 /* An erase size that is no multiple of 4KiB gave cut ext4 stripes and
  * --boundary-align=0K: advise and check refuse it in one line. */
 START_TEST(test_erase_not_4k)
@@ -535,6 +558,7 @@ Suite *advice_suite(void)
 	tcase_add_loop_test(tc, test_mbr_limit, 0, 6);
 	tcase_add_test(tc, test_fat32_sector_limit);
 	tcase_add_test(tc, test_small_partition_notes_agree);
+	tcase_add_loop_test(tc, test_ext4_stride_reason, 0, 4);
 	tcase_add_test(tc, test_smaller_clusters_reason);
 	tcase_add_loop_test(tc, test_f2fs_sections, 0, 6);
 	tcase_add_test(tc, test_consequences);
