@@ -29,6 +29,10 @@
 #define FAT32_MAX_SECTORS 0xffffffffULL	/* a 32-bit field: mkfs.fat leaves the rest unused */
 #define FAT32_MAX_SPC 128u		/* mkfs.fat -s accepts 1..128 */
 #define FAT32_DEFAULT_RESERVED 32u
+#define FAT16_MIN_CLUSTERS 4087ULL	/* mkfs.fat's MIN_CLUST_16 */
+#define FAT16_MAX_CLUSTERS 65524ULL	/* mkfs.fat's MAX_CLUST_16 */
+#define FAT16_ROOT_ENTRIES 512u		/* mkfs.fat's default on a disk */
+#define FAT_UNALIGNED_MAX_SECTORS 8192u	/* mkfs.fat aligns nothing this small */
 #define FAT_MAX_RESERVED 65535u		/* a 16-bit field */
 #define FAT_TRACK_SECTORS 32u		/* the -g 64/32 of the advice */
 #define MIN_CLUSTER (4 * KIB)
@@ -314,7 +318,7 @@ static bool place_partition(const struct geometry *g, const struct advice_reques
 /* FAT32 (SDHC's format) up to 32 GiB, exFAT (SDXC's) above; Linux's
  * where asked (check's fix for an ext4 or f2fs partition). */
 static const char *partition_type(bool gpt, uint64_t part_bytes, bool linux_fs,
-				  const char **name)
+				  bool fat16, const char **name)
 {
 	bool small = part_bytes <= 32 * 1024 * MIB;
 
@@ -322,17 +326,25 @@ static const char *partition_type(bool gpt, uint64_t part_bytes, bool linux_fs,
 		*name = gpt ? "Linux filesystem" : "Linux";
 		return gpt ? GPT_LINUX_TYPE : "83";
 	}
+	if (fat16 && !gpt) {
+		*name = "W95 FAT16 (LBA)";
+		return "e";
+	}
 	*name = gpt ? "Microsoft basic data" : small ? "W95 FAT32 (LBA)" : "exFAT/NTFS";
 	if (gpt)
 		return "EBD0A0A2-B9E5-4433-87C0-68B6B72699C7";
 	return small ? "c" : "7";
 }
 
+static bool fat16_instead(const struct geometry *g, const struct advice *a,
+			  struct fat32_layout *l);
+
 static void partition_advice(const struct geometry *g, const struct advice_request *q,
 			     struct advice *a)
 {
 	bool gpt = want_gpt(g, q);
 	uint64_t ss = g->sector_bytes;
+	struct fat32_layout fat16;
 	struct advice_command *c;
 	const char *type, *type_name;
 	char s[32], u[32], z[32];
@@ -340,7 +352,8 @@ static void partition_advice(const struct geometry *g, const struct advice_reque
 	a->label = gpt ? "gpt" : "dos";
 	if (!place_partition(g, q, gpt, a))
 		return;
-	type = partition_type(gpt, a->part_size_bytes, q->linux_type, &type_name);
+	type = partition_type(gpt, a->part_size_bytes, q->linux_type,
+			      fat16_instead(g, a, &fat16), &type_name);
 	snprintf(a->sized_for, ADVICE_LINE, "a %s partition (%" PRIu64 " sectors of %" PRIu64
 		 " bytes)", fmt_bytes(a->part_size_bytes, s, sizeof(s)),
 		 a->part_size_bytes / ss, ss);
@@ -443,6 +456,60 @@ bool advice_fat32_layout(uint64_t part_bytes, uint32_t sector_bytes,
 	return false;
 }
 
+bool advice_fat16_for_reserved(uint64_t total_sectors, uint32_t sector_bytes,
+			       uint32_t spc, uint32_t reserved, struct fat32_layout *out)
+{
+	uint64_t ss = sector_bytes, total = total_sectors / FAT_TRACK_SECTORS * FAT_TRACK_SECTORS;
+	uint64_t root, fatdata, clusters, fat, maxclusters;
+
+	if (!ss || !spc || reserved % spc || total <= FAT_UNALIGNED_MAX_SECTORS)
+		return false;
+	root = util_round_up(div_up(FAT16_ROOT_ENTRIES * 32ULL, ss), spc);
+	if (total <= reserved + root)
+		return false;
+	fatdata = total - reserved - root;
+	clusters = (fatdata * ss + 2 * 4) / (spc * ss + 2 * 2);
+	fat = util_round_up(div_up((clusters + 2) * 2, ss), spc);
+	if (2 * fat >= fatdata)
+		return false;
+	clusters = (fatdata - 2 * fat) / spc;
+	maxclusters = fat * ss / 2;
+	if (maxclusters > FAT16_MAX_CLUSTERS)
+		maxclusters = FAT16_MAX_CLUSTERS;
+	if (clusters > maxclusters || clusters < FAT16_MIN_CLUSTERS)
+		return false;
+	out->sectors_per_cluster = spc;
+	out->reserved_sectors = reserved;
+	out->fat_sectors = (uint32_t)fat;
+	out->root_sectors = (uint32_t)root;
+	out->clusters = clusters;
+	return true;
+}
+
+bool advice_fat16_layout(uint64_t part_bytes, uint32_t sector_bytes,
+			 uint64_t cluster_bytes, uint64_t align_bytes,
+			 struct fat32_layout *out)
+{
+	uint64_t ss = sector_bytes, spc = ss ? cluster_bytes / ss : 0;
+	uint64_t unit = ss ? align_bytes / ss : 0;
+
+	if (!spc || !unit || spc > FAT32_MAX_SPC || cluster_bytes % ss || align_bytes % ss ||
+	    unit % spc)
+		return false;
+	for (uint64_t r = spc; r <= FAT_MAX_RESERVED; r += spc) {
+		struct fat32_layout l;
+
+		if (!advice_fat16_for_reserved(part_bytes / ss, sector_bytes, (uint32_t)spc,
+					       (uint32_t)r, &l))
+			return false;
+		if ((r + 2ULL * l.fat_sectors + l.root_sectors) % unit == 0) {
+			*out = l;
+			return true;
+		}
+	}
+	return false;
+}
+
 /* Clusters of one page: the largest power of two within it, from
  * MIN_CLUSTER up to max, at least one sector; UNKNOWN_PAGE_CLUSTER
  * without a page. */
@@ -533,6 +600,98 @@ static bool fat32_enough_clusters(const struct geometry *g, const struct advice 
 					 (uint32_t)util_round_up(FAT32_DEFAULT_RESERVED, spc), &l);
 }
 
+/* FAT16 where FAT32 would need clusters smaller than the page's (the
+ * partition holds fewer than 65525 of those): what SD cards up to 2GB
+ * ship with, and its clusters are 16 times larger than FAT32's would be.
+ * The smallest cluster from the page's up to 64KiB whose FAT16 lands on
+ * the unit, else the largest below the page's (a partition too small
+ * for 4087 page-sized clusters); false when FAT32 has enough page-sized
+ * clusters or no FAT16 does. */
+static bool fat16_instead(const struct geometry *g, const struct advice *a,
+			  struct fat32_layout *l)
+{
+	uint64_t first = page_cluster(g, FAT32_MAX_CLUSTER), ss = g->sector_bytes;
+
+	if (a->part_size_bytes / ss > FAT32_MAX_SECTORS || fat32_enough_clusters(g, a, first))
+		return false;
+	for (uint64_t cluster = first; cluster <= FAT32_MAX_CLUSTER; cluster *= 2)
+		if (advice_fat16_layout(a->part_size_bytes, (uint32_t)ss, cluster,
+					a->align_bytes, l))
+			return true;
+	for (uint64_t cluster = first / 2; cluster >= ss; cluster /= 2)
+		if (advice_fat16_layout(a->part_size_bytes, (uint32_t)ss, cluster,
+					a->align_bytes, l))
+			return true;
+	return false;
+}
+
+/* mkfs.fat's options for the layout in a->fat, and the reasons for -R
+ * and -g. */
+static void fat_options(const struct geometry *g, struct advice *a,
+			struct advice_command *c, unsigned bits)
+{
+	const struct fat32_layout *l = &a->fat;
+	char u[32], d[32];
+
+	arg(c, "mkfs.fat");
+	arg(c, "-F");
+	arg(c, "%u", bits);
+	arg(c, "-S");
+	arg(c, "%u", g->sector_bytes);
+	arg(c, "-s");
+	arg(c, "%u", l->sectors_per_cluster);
+	arg(c, "-R");
+	arg(c, "%u", l->reserved_sectors);
+	if (bits == 16) {
+		arg(c, "-r");
+		arg(c, "%u", FAT16_ROOT_ENTRIES);
+	}
+	arg(c, "-g");
+	arg(c, "64/32");
+	arg(c, "PARTITION");
+	fmt_bytes(a->align_bytes, u, sizeof(u));
+	fmt_bytes(((uint64_t)l->reserved_sectors + 2ULL * l->fat_sectors + l->root_sectors) *
+		  g->sector_bytes, d, sizeof(d));
+	if (bits == 16)
+		why(c, "-R %u: with mkfs.fat's two FATs of %u sectors and the root "
+		    "directory (-r %u entries, %u sectors) the first data cluster starts "
+		    "%s in, on the %s unit; this holds for %s only (for another size run "
+		    "'flashprobe advise --size SIZE')", l->reserved_sectors, l->fat_sectors,
+		    FAT16_ROOT_ENTRIES, l->root_sectors, d, u, a->sized_for);
+	else
+		why(c, "-R %u: with mkfs.fat's two FATs of %u sectors the first data "
+		    "cluster starts %s in, on the %s unit; this holds for %s only (for "
+		    "another size run 'flashprobe advise --size SIZE')",
+		    l->reserved_sectors, l->fat_sectors, d, u, a->sized_for);
+	why(c, "-g 64/32 fixes the track size mkfs.fat rounds the size to (it differs "
+	    "between card readers and image files), so the FAT length is the one -R is "
+	    "computed for");
+	c->data_align_bytes = a->align_bytes;
+}
+
+/* The FAT16 line, in place of FAT32's. */
+static void fat16_advice(const struct geometry *g, struct advice *a,
+			 struct advice_command *c, uint64_t first)
+{
+	uint64_t cluster = (uint64_t)a->fat.sectors_per_cluster * g->sector_bytes;
+	char k[32], f[32];
+
+	a->fat_ok = a->fat16 = true;
+	c->purpose = "fat16";
+	fmt_bytes(first, f, sizeof(f));
+	if (cluster != first) {
+		c->why[0] = '\0';	/* the page's reason no longer describes -s */
+		why(c, "clusters of %s: %s ones would be %s", fmt_bytes(cluster, k, sizeof(k)),
+		    f, cluster > first ? "more than FAT16's 65524" :
+		    "fewer than FAT16's 4087 (or its data would miss the unit)");
+	}
+	why(c, "FAT16, not FAT32: fewer than FAT32's 65525 clusters of %s fit, and "
+	    "smaller ones %s; FAT16 is what SD cards up to 2GB ship with", f,
+	    g->page.bytes ? "would cost a whole page per write" :
+	    "would make the FAT larger for no known gain");
+	fat_options(g, a, c, 16);
+}
+
 static void fat_advice(const struct geometry *g, struct advice *a)
 {
 	struct advice_command *c = new_command(a, "fat32");
@@ -547,6 +706,10 @@ static void fat_advice(const struct geometry *g, struct advice *a)
 			 instead_of_fat32(g, a));
 		return;
 	}
+	if (fat16_instead(g, a, &a->fat)) {
+		fat16_advice(g, a, c, first);
+		return;
+	}
 
 	/* smaller clusters only when the partition is too small for enough of
 	 * the page-sized ones.  When the unit is out of reach (the reserved
@@ -556,7 +719,7 @@ static void fat_advice(const struct geometry *g, struct advice *a)
 	 * write: FAT32 is not advised then, exFAT is */
 	for (; cluster >= g->sector_bytes; cluster /= 2) {
 		if (advice_fat32_layout(a->part_size_bytes, g->sector_bytes, cluster,
-					a->align_bytes, &a->fat32))
+					a->align_bytes, &a->fat))
 			break;
 		if (fat32_enough_clusters(g, a, cluster)) {
 			a->ncommands--;
@@ -576,36 +739,14 @@ static void fat_advice(const struct geometry *g, struct advice *a)
 			 "clusters); %s", a->sized_for, instead_of_fat32(g, a));
 		return;
 	}
-	a->fat32_ok = true;
+	a->fat_ok = true;
 	if (cluster != first) {
 		c->why[0] = '\0';	/* the page's reason no longer describes -s */
 		why(c, "clusters of %s: %s ones would be fewer than FAT32's 65525 in %s",
 		    fmt_bytes(cluster, d, sizeof(d)), fmt_bytes(first, k, sizeof(k)),
 		    a->sized_for);
 	}
-	arg(c, "mkfs.fat");
-	arg(c, "-F");
-	arg(c, "32");
-	arg(c, "-S");
-	arg(c, "%u", g->sector_bytes);
-	arg(c, "-s");
-	arg(c, "%u", a->fat32.sectors_per_cluster);
-	arg(c, "-R");
-	arg(c, "%u", a->fat32.reserved_sectors);
-	arg(c, "-g");
-	arg(c, "64/32");
-	arg(c, "PARTITION");
-	fmt_bytes(a->align_bytes, u, sizeof(u));
-	why(c, "-R %u: with mkfs.fat's two FATs of %u sectors the first data cluster "
-	    "starts %s in, on the %s unit; this holds for %s only (for another size run "
-	    "'flashprobe advise --size SIZE')", a->fat32.reserved_sectors,
-	    a->fat32.fat_sectors,
-	    fmt_bytes(((uint64_t)a->fat32.reserved_sectors + 2ULL * a->fat32.fat_sectors) *
-		      g->sector_bytes, d, sizeof(d)), u, a->sized_for);
-	why(c, "-g 64/32 fixes the track size mkfs.fat rounds the size to (it differs "
-	    "between card readers and image files), so the FAT length is the one -R is "
-	    "computed for");
-	c->data_align_bytes = a->align_bytes;
+	fat_options(g, a, c, 32);
 }
 
 /* ---- exFAT ---- */
@@ -641,7 +782,7 @@ static void exfat_advice(const struct geometry *g, struct advice *a)
 		why(c, "mkfs.exfat's --boundary-align takes only powers of two: the cluster "
 		    "heap starts on a boundary of %s, which is on the %s unit only where "
 		    "the FAT happens to end right (%s can be aligned fully)", b, u,
-		    a->fat32_ok ? "FAT32 or f2fs" : "f2fs");
+		    a->fat_ok ? "FAT32 or f2fs" : "f2fs");
 	c->data_align_bytes = boundary;
 }
 

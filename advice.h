@@ -79,6 +79,7 @@ struct advice_request {
 
 #define ADVICE_LINE 256
 #define ADVICE_TEXT 640
+#define ADVICE_WHY 1024			/* FAT16's reasons take five lines */
 #define ADVICE_MAX_NOTES 8
 #define ADVICE_MAX_ARGS 16
 #define ADVICE_ARG 48
@@ -88,11 +89,12 @@ struct advice_request {
  * input (or none), why each value was chosen, and the alignment its file
  * system's data area will have on the device. */
 struct advice_command {
-	const char *purpose;		/* "partition", "fat32", "exfat", "ext4", "f2fs" */
+	const char *purpose;		/* "partition", "fat32" or "fat16", "exfat",
+					 * "ext4", "f2fs" */
 	char argv[ADVICE_MAX_ARGS][ADVICE_ARG];
 	size_t argc;
 	char stdin_text[ADVICE_TEXT];	/* "" = no input */
-	char why[ADVICE_TEXT];		/* one reason per line */
+	char why[ADVICE_WHY];		/* one reason per line */
 	uint64_t data_align_bytes;	/* the data area starts on a multiple of this */
 	char line[ADVICE_TEXT];		/* the whole command as one shell line */
 };
@@ -103,6 +105,7 @@ struct fat32_layout {
 	uint32_t sectors_per_cluster;
 	uint32_t reserved_sectors;
 	uint32_t fat_sectors;		/* per FAT copy */
+	uint32_t root_sectors;		/* FAT16's root directory; 0 in FAT32 */
 	uint64_t clusters;
 };
 
@@ -116,8 +119,9 @@ struct advice {
 	const char *label;		/* "dos" or "gpt" */
 	char warning[ADVICE_LINE];	/* what the partition command destroys */
 	char sized_for[ADVICE_LINE];	/* "a 1.9GiB partition (3977216 sectors)" */
-	bool fat32_ok;
-	struct fat32_layout fat32;
+	bool fat_ok;			/* a FAT (FAT32 or FAT16) is advised */
+	bool fat16;			/* and it is FAT16 */
+	struct fat32_layout fat;
 	struct advice_command commands[ADVICE_MAX_COMMANDS];
 	size_t ncommands;
 	char notes[ADVICE_MAX_NOTES][ADVICE_LINE];	/* plain-language consequences */
@@ -152,5 +156,13 @@ bool advice_fat32_layout(uint64_t part_bytes, uint32_t sector_bytes,
 bool advice_fat32_for_reserved(uint64_t total_sectors, uint32_t sector_bytes,
 			       uint32_t spc, uint32_t reserved,
 			       struct fat32_layout *out);
+
+/* The same for FAT16 (mkfs.fat -F 16 with its default 512 root
+ * directory entries): the data area also follows the root directory. */
+bool advice_fat16_layout(uint64_t part_bytes, uint32_t sector_bytes,
+			 uint64_t cluster_bytes, uint64_t align_bytes,
+			 struct fat32_layout *out);
+bool advice_fat16_for_reserved(uint64_t total_sectors, uint32_t sector_bytes,
+			       uint32_t spc, uint32_t reserved, struct fat32_layout *out);
 
 #endif

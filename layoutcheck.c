@@ -200,8 +200,8 @@ static uint64_t best_cluster(const struct fsinfo *fs, uint64_t pg, const struct 
 
 	if (fs->type != FS_VFAT)
 		return best;
-	if (a && advice_command(a, "fat32"))
-		return (uint64_t)a->fat32.sectors_per_cluster * a->sector_bytes;
+	if (a && a->fat_ok)	/* FAT32, or FAT16 where FAT32's would be too few */
+		return (uint64_t)a->fat.sectors_per_cluster * a->sector_bytes;
 	return best > FAT32_MAX_CLUSTER ? FAT32_MAX_CLUSTER : best;
 }
 
@@ -272,6 +272,9 @@ static void add_format_fix(const struct advice *a, struct check_part *p)
 	const char *want = (unsigned)p->fs.type < sizeof(purpose) / sizeof(purpose[0]) ?
 			   purpose[p->fs.type] : NULL;
 	const struct advice_command *c = want ? advice_command(a, want) : NULL;
+
+	if (c == NULL && p->fs.type == FS_VFAT)
+		c = advice_command(a, "fat16");
 
 	if (c != NULL || p->fs.type != FS_VFAT) {
 		add_fix_line(p, c);

@@ -13,7 +13,8 @@
 #include "units.h"
 
 static const char *const labels[][2] = {
-	{ "partition", "partition" }, { "fat32", "FAT32" }, { "exfat", "exFAT" },
+	{ "partition", "partition" }, { "fat32", "FAT32" }, { "fat16", "FAT16" },
+	{ "exfat", "exFAT" },
 	{ "ext4", "ext4" }, { "f2fs", "f2fs" },
 };
 

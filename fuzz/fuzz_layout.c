@@ -112,8 +112,9 @@ static void fuzz_advice(const uint8_t *data, size_t size)
 		CHECK(a.commands[i].argc > 0 && a.commands[i].line[0]);
 		CHECK(memchr(a.commands[i].why, '\0', sizeof(a.commands[i].why)) != NULL);
 	}
-	if (a.fat32_ok)
-		CHECK((a.fat32.reserved_sectors + 2ULL * a.fat32.fat_sectors) * g.sector_bytes %
+	if (a.fat_ok)
+		CHECK((a.fat.reserved_sectors + 2ULL * a.fat.fat_sectors + a.fat.root_sectors) *
+		      g.sector_bytes %
 		      a.align_bytes == 0);
 }
 

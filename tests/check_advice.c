@@ -126,35 +126,94 @@ START_TEST(test_fat32_layout)
 }
 END_TEST
 
-/* A partition too small for 65525 clusters of one page gets smaller
- * clusters, not an invalid FAT32. */
-START_TEST(test_small_partition_smaller_clusters)
+/* The FAT line, FAT32's or FAT16's. */
+static const struct advice_command *fat_command(const struct advice *a)
+{
+	const struct advice_command *c = advice_command(a, "fat32");
+
+	return c ? c : advice_command(a, "fat16");
+}
+
+/* A partition too small for 65525 clusters of one page gets FAT16 with
+ * clusters of one page (FAT32's would have to be smaller), in a FAT16
+ * partition (type e). */
+START_TEST(test_small_partition_fat16)
 {
 	struct geometry g = base_geometry(4 * MIB, 32 * KIB);
 	struct advice a;
 
 	g.device_bytes = 1024 * MIB;
 	advice_compute(&g, &a);
-	ck_assert_uint_le(tu_number_after(line_of(&a, "fat32"), "-s "), 16);
-	ck_assert_uint_ge(tu_number_after(line_of(&a, "fat32"), "-s "), 1);
+	ck_assert_ptr_null(advice_command(&a, "fat32"));
+	ck_assert_uint_eq(tu_number_after(line_of(&a, "fat16"), "-s "), 64);
+	ck_assert_ptr_nonnull(strstr(line_of(&a, "fat16"), "mkfs.fat -F 16 "));
+	ck_assert_ptr_nonnull(strstr(advice_command(&a, "partition")->stdin_text, "type=e\n"));
+	ck_assert(a.fat_ok && a.fat16);
+	ck_assert_uint_eq(a.fat.root_sectors, 64);	/* 512 entries, whole clusters */
+	/* large enough for FAT32 with 32 KiB clusters: FAT32 */
+	g.device_bytes = 4096 * MIB;
+	advice_compute(&g, &a);
+	ck_assert_ptr_null(advice_command(&a, "fat16"));
+	ck_assert_uint_eq(tu_number_after(line_of(&a, "fat32"), "-s "), 64);
+	ck_assert_ptr_nonnull(strstr(advice_command(&a, "partition")->stdin_text, "type=c\n"));
 }
 END_TEST
 
 /* The reasons describe the clusters the line makes: once they are made
- * smaller, no reason still speaks of clusters of one page. */
+ * smaller (a partition too small for FAT16's 4087 of one page), no reason
+ * still speaks of clusters of one page. */
 START_TEST(test_smaller_clusters_reason)
 {
 	struct geometry g = base_geometry(4 * MIB, 16 * KIB);
+	struct advice_request q = { .part_bytes = 48 * MIB, .label = ADVICE_LABEL_DOS };
 	const struct advice_command *c;
 	struct advice a;
 
 	g.device_bytes = 1024 * MIB;
-	advice_compute(&g, &a);
-	c = advice_command(&a, "fat32");
+	advice_compute_for(&g, &q, &a);
+	c = advice_command(&a, "fat16");
 	ck_assert_ptr_nonnull(c);
 	ck_assert_uint_eq(tu_number_after(c->line, "-s "), 16);
-	ck_assert_ptr_null(strstr(c->why, "clusters of 16KiB"));
-	ck_assert_ptr_nonnull(strstr(c->why, "clusters of 8KiB: 16KiB ones would be fewer"));
+	ck_assert_ptr_null(strstr(c->why, "clusters of 16KiB, one page"));
+	ck_assert_ptr_nonnull(strstr(c->why, "clusters of 8KiB: 16KiB ones would be fewer "
+				     "than FAT16's 4087"));
+}
+END_TEST
+
+/* The FAT16 data area lands on the alignment unit (after the reserved
+ * sectors, two FATs and the root directory), with a count of clusters
+ * FAT16 accepts that the FATs hold. */
+START_TEST(test_fat16_layout)
+{
+	static const uint64_t parts[] = { 200 * MIB, 500 * MIB, 1000 * MIB, 2000 * MIB };
+	static const uint64_t units[] = { 128 * KIB, 2 * MIB, 3 * MIB, 4 * MIB, 24 * MIB };
+	static const uint32_t sectors[] = { 512, 4096 };
+
+	for (int p = 0; p < 4; p++)
+		for (int u = 0; u < 5; u++)
+			for (int z = 0; z < 2; z++) {
+				uint64_t cluster = 32 * KIB, data, clusters, ss = sectors[z];
+				struct fat32_layout l;
+
+				ck_assert(advice_fat16_layout(parts[p], sectors[z], cluster,
+							      units[u], &l));
+				data = l.reserved_sectors + 2ULL * l.fat_sectors + l.root_sectors;
+				ck_assert_uint_eq(data * ss % units[u], 0);
+				ck_assert_uint_eq(l.root_sectors * ss % cluster, 0);
+				ck_assert_uint_ge(l.root_sectors * ss, 512 * 32);
+				clusters = (parts[p] / ss / 32 * 32 - data) / l.sectors_per_cluster;
+				ck_assert_uint_eq(clusters, l.clusters);
+				ck_assert_uint_ge(clusters, 4087);
+				ck_assert_uint_le(clusters, 65524);
+				ck_assert_uint_ge((uint64_t)l.fat_sectors * ss / 2, clusters + 2);
+			}
+	/* 65536 clusters of 16 KiB do not fit FAT16; 2000 clusters are too few */
+	{
+		struct fat32_layout l;
+
+		ck_assert(!advice_fat16_layout(1024 * MIB + 64 * MIB, 512, 16 * KIB, 4 * MIB, &l));
+		ck_assert(!advice_fat16_layout(2000 * 16 * KIB, 512, 16 * KIB, 4 * MIB, &l));
+	}
 }
 END_TEST
 
@@ -206,13 +265,14 @@ START_TEST(test_fat32_cluster_power_of_two)
 	uint64_t spc;
 
 	advice_compute(&g, &a);
-	spc = tu_number_after(line_of(&a, "fat32"), "-s ");
+	ck_assert_ptr_nonnull(fat_command(&a));
+	spc = tu_number_after(fat_command(&a)->line, "-s ");
 	ck_assert_uint_eq(spc & (spc - 1), 0);
 	ck_assert_uint_le(spc, 128);
 	ck_assert_uint_le(spc * 512, pages[_i] < 4 * KIB ? 4 * KIB : pages[_i]);
-	ck_assert_uint_eq(spc, a.fat32.sectors_per_cluster);
+	ck_assert_uint_eq(spc, a.fat.sectors_per_cluster);
 	/* the size it was computed for is named */
-	ck_assert_ptr_nonnull(strstr(advice_command(&a, "fat32")->why, a.sized_for));
+	ck_assert_ptr_nonnull(strstr(fat_command(&a)->why, a.sized_for));
 }
 END_TEST
 
@@ -353,7 +413,7 @@ START_TEST(test_fat32_unit_out_of_reach)
 
 	g.device_bytes = 8192 * MIB;
 	advice_compute(&g, &a);
-	ck_assert(!a.fat32_ok);
+	ck_assert(!a.fat_ok);
 	ck_assert_ptr_null(advice_command(&a, "fat32"));
 	ck_assert_ptr_nonnull(strstr(a.notes[a.nnotes - 1], "FAT32 is not advised"));
 	ck_assert_ptr_nonnull(strstr(a.notes[a.nnotes - 1], "65535"));
@@ -479,21 +539,27 @@ START_TEST(test_fat32_sector_limit)
 }
 END_TEST
 
-/* Where neither FAT32 nor exFAT fits, FAT32's note does not send the
- * user to exFAT, whose own note says it does not fit. */
+/* Where neither FAT nor exFAT fits (one unit: nothing is left after the
+ * data start), FAT32's note does not send the user to exFAT, whose own
+ * note says it does not fit; an 8MiB partition still gets FAT16. */
 START_TEST(test_small_partition_notes_agree)
 {
 	struct geometry g = base_geometry(4 * MIB, 16 * KIB);
-	struct advice_request q = { .part_bytes = 8 * MIB, .label = ADVICE_LABEL_DOS };
+	struct advice_request q = { .part_bytes = 4 * MIB, .label = ADVICE_LABEL_DOS };
 	struct advice a;
 
 	g.device_bytes = 0;
 	advice_compute_for(&g, &q, &a);
 	ck_assert_ptr_null(advice_command(&a, "fat32"));
+	ck_assert_ptr_null(advice_command(&a, "fat16"));
 	ck_assert_ptr_null(advice_command(&a, "exfat"));
 	ck_assert(has_note(&a, "exFAT: "));
 	ck_assert(!has_note(&a, "use exFAT"));
 	ck_assert(has_note(&a, "exFAT does not fit either"));
+	q.part_bytes = 8 * MIB;
+	advice_compute_for(&g, &q, &a);
+	ck_assert_ptr_nonnull(advice_command(&a, "fat16"));
+	ck_assert(!has_note(&a, "use exFAT"));
 	q.part_bytes = 200 * MIB;	/* exFAT fits: FAT32's note points to it */
 	g.erase.bytes = 64 * MIB;
 	advice_compute_for(&g, &q, &a);
@@ -554,7 +620,8 @@ Suite *advice_suite(void)
 	tcase_add_test(tc, test_card_au_disagreement);
 	tcase_add_test(tc, test_unknown_geometry);
 	tcase_add_test(tc, test_fat32_layout);
-	tcase_add_test(tc, test_small_partition_smaller_clusters);
+	tcase_add_test(tc, test_small_partition_fat16);
+	tcase_add_test(tc, test_fat16_layout);
 	tcase_add_loop_test(tc, test_mbr_limit, 0, 6);
 	tcase_add_test(tc, test_fat32_sector_limit);
 	tcase_add_test(tc, test_small_partition_notes_agree);

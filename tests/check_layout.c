@@ -387,10 +387,12 @@ START_TEST(test_fix_converges_at_real_size)
 }
 END_TEST
 
-/* The advice's own FAT32 for a 1 GiB partition and a 16 KiB page: 8 KiB
- * clusters, as 16 KiB ones would be too few once the FATs are counted.
- * check judges it by the same count: nothing to fix. */
-START_TEST(test_advised_fat32_passes)
+/* The advice's own FAT for a 1 GiB partition and a 16 KiB page: FAT16
+ * with 16 KiB clusters, as FAT32 would need clusters of 8 KiB (16 KiB ones
+ * would be too few once the FATs are counted).  check judges it by the
+ * same count: nothing to fix.  Case 1: the FAT32 with 8 KiB clusters an
+ * earlier advice made is judged by it too, and its fix is that FAT16. */
+START_TEST(test_advised_fat_passes)
 {
 	const char *advise[] = { "advise", "--json", "-e", "4M", "--page", "16K", "--size", "1G",
 				 NULL, NULL };
@@ -409,17 +411,39 @@ START_TEST(test_advised_fat32_passes)
 	ck_assert_ptr_nonnull(doc);
 	cmds = jsonv_get(doc, "advice.commands");
 	for (size_t i = 0; i < jsonv_len(cmds); i++)
-		if (!strcmp(jsonv_get(jsonv_at(cmds, i), "purpose")->string, "fat32"))
+		if (!strcmp(jsonv_get(jsonv_at(cmds, i), "purpose")->string, "fat16"))
 			argv = jsonv_get(jsonv_at(cmds, i), "argv");
 	ck_assert_ptr_nonnull(argv);
 	for (size_t i = 0; i < jsonv_len(argv) && n < 18; i++)
 		if (strcmp(jsonv_at(argv, i)->string, "PARTITION"))
 			mkfs[n++] = jsonv_at(argv, i)->string;
-	ck_assert_str_eq(mkfs[6], "16");	/* -s 16: 8 KiB clusters */
-	made = layout(4 * GIB, "label: dos\nstart=8192, size=2097152, type=c\n", 4 * MIB,
+	ck_assert_str_eq(mkfs[2], "16");
+	ck_assert_str_eq(mkfs[6], "32");	/* -s 32: 16 KiB clusters */
+	if (_i == 1) {	/* what the advice said before: FAT32, 8 KiB clusters */
+		static const char *const fat32[] = { "mkfs.fat", "-F", "32", "-S", "512",
+						     "-s", "16", "-R", "6144", "-g",
+						     "64/32", NULL };
+
+		memset(mkfs, 0, sizeof(mkfs));
+		memcpy(mkfs, fat32, sizeof(fat32));
+	}
+	made = layout(4 * GIB, "label: dos\nstart=8192, size=2097152, type=e\n", 4 * MIB,
 		      GIB, mkfs);
 	run_check_page(made, "4M", "16K", &c);
-	ck_assert_msg(c.problems == 0, "advise's own FAT32: %s", c.all);
+	if (_i == 0) {
+		ck_assert_msg(c.problems == 0, "advise's own FAT16: %s", c.all);
+	} else {
+		const struct jsonv *fix = jsonv_get(partition(&c, 0), "fix");
+
+		expect_one(&c, "8KiB clusters are smaller than the 16KiB page");
+		ck_assert_uint_eq(jsonv_len(fix), 1);
+		ck_assert_msg(strstr(jsonv_at(fix, 0)->string, "mkfs.fat -F 16 -S 512 -s 32 "),
+			      "%s", jsonv_at(fix, 0)->string);
+		apply_format_fix(jsonv_at(fix, 0)->string, made, 4 * MIB, GIB);
+		jsonv_free(c.doc);
+		run_check_page(made, "4M", "16K", &c);
+		ck_assert_msg(c.problems == 0, "after the fix: %s", c.all);
+	}
 	jsonv_free(c.doc);
 	jsonv_free(doc);
 	tu_run_free(&r);
@@ -921,7 +945,7 @@ Suite *layout_suite(void)
 		tcase_add_test(tc, test_exfat_on_3x2n_unit);
 		tcase_add_test(tc, test_fat32_out_of_reach);
 		tcase_add_test(tc, test_fix_converges_at_real_size);
-		tcase_add_test(tc, test_advised_fat32_passes);
+		tcase_add_loop_test(tc, test_advised_fat_passes, 0, 2);
 		tcase_add_loop_test(tc, test_fix_spares_other_partitions, 0, 2);
 		tcase_add_test(tc, test_fix_whole_device);
 		tcase_add_loop_test(tc, test_gpt_damage, 0, 3);

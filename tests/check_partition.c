@@ -218,6 +218,12 @@ static uint64_t data_offset(const char *purpose, const char *part,
 		ck_assert(!memcmp(b + 82, "FAT32   ", 8));
 		return (le(b + 14, 2) + b[16] * le(b + 36, 4)) * ss;
 	}
+	if (!strcmp(purpose, "fat16")) {	/* and the root directory */
+		uint64_t ss = le(b + 11, 2);
+
+		ck_assert(!memcmp(b + 54, "FAT16   ", 8));
+		return (le(b + 14, 2) + b[16] * le(b + 22, 2)) * ss + le(b + 17, 2) * 32;
+	}
 	if (!strcmp(purpose, "exfat")) {
 		ck_assert(!memcmp(b + 3, "EXFAT   ", 8));
 		return le(b + 88, 4) << b[108];
@@ -249,7 +255,8 @@ static uint64_t data_offset(const char *purpose, const char *part,
 static const char *fsck_of(const char *purpose, const char *part, const char **argv)
 {
 	static const struct { const char *purpose, *tool, *opt1, *opt2; } tools[] = {
-		{ "fat32", "fsck.fat", "-n", NULL }, { "exfat", "fsck.exfat", "-n", NULL },
+		{ "fat32", "fsck.fat", "-n", NULL }, { "fat16", "fsck.fat", "-n", NULL },
+		{ "exfat", "fsck.exfat", "-n", NULL },
 		{ "ext4", "e2fsck", "-fn", NULL }, { "f2fs", "fsck.f2fs", NULL, NULL },
 	};
 
@@ -546,7 +553,7 @@ END_TEST
 
 static const char *fs_name(const char *purpose)
 {
-	return !strcmp(purpose, "fat32") ? "vfat" : purpose;
+	return !strcmp(purpose, "fat32") || !strcmp(purpose, "fat16") ? "vfat" : purpose;
 }
 
 static void check_agrees(const struct geo_case *g, const char *image, const char *label,
