@@ -101,11 +101,18 @@ int safety_check_stream(const char *what, int fd, const char *device,
 			char *err, size_t errlen);
 
 /* Whether a partition table, file system, swap or RAID/LVM/LUKS signature
- * is on d (reads the first 68 KiB, or less on a smaller device).  Returns
- * 1 with its name in what ("MBR partition table", "ext2/3/4 file
- * system", ...), 0 when none is known, or a negative errno from the read
- * (treat as "may hold data"). */
+ * is on d (reads the first 68 KiB and the last 128 KiB, where md 0.90 and
+ * 1.0 and a GPT's backup header are).  Returns 1 with its name in what
+ * ("MBR partition table", "ext2/3/4 file system", ...), 0 when none is
+ * known, or a negative errno from the read (treat as "may hold data"). */
 int safety_find_signature(struct fp_dev *d, char *what, size_t whatlen);
+
+/* Whether d holds anything but erased bytes (0x00 or 0xff) where it is
+ * sampled: its first and last MiB and 63 blocks of 4 KiB spread between.
+ * For --destructive, which has no backup: data without a known signature
+ * (a raw archive, plain dm-crypt) is data too.  1 with a description in
+ * what, 0 blank, or a negative errno. */
+int safety_find_nonblank(struct fp_dev *d, char *what, size_t whatlen);
 
 /* Ask on out for the device name and read one line from in.  Accepts the
  * path as given or its last component ("sdb" for "/dev/sdb").  Returns 0

@@ -85,6 +85,9 @@ static int confirm_if_data(struct session *s, const struct session_opts *o,
 	char what[128];
 	int found = safety_find_signature(s->raw, what, sizeof(what));
 
+	/* with no backup, anything but an erased card is worth a question */
+	if (found == 0 && o->consent == SESSION_DESTRUCTIVE)
+		found = safety_find_nonblank(s->raw, what, sizeof(what));
 	if (found == 0)
 		return 0;
 	if (found < 0)

@@ -967,7 +967,7 @@ START_TEST(test_open_au_no_flash)
 	ck_assert_msg(ram_dev != NULL, "could not attach a RAM-backed loop device");
 	for (int attempt = 0; attempt < 5 && !reached; attempt++) {
 		struct jsonv *doc = run_json((const char *const[]){
-			"open-au", "--destructive", "--json", "-q", "--erasesize=4M",
+			"open-au", "--destructive", "--yes", "--json", "-q", "--erasesize=4M",
 			"--max-open=4", ram_dev, NULL });
 		const struct jsonv *lin = jsonv_get(doc, "open_au.linear");
 		const struct jsonv *ran = jsonv_get(doc, "open_au.random");
@@ -991,8 +991,9 @@ START_TEST(test_find_fat_no_flash)
 	const struct jsonv *v;
 
 	ck_assert_msg(ram_dev != NULL, "could not attach a RAM-backed loop device");
-	doc = run_json((const char *const[]){ "find-fat", "--destructive", "--json", "-q",
-					      "--erasesize=1M", ram_dev, NULL });
+	/* --yes: the open-au test before it left its patterns */
+	doc = run_json((const char *const[]){ "find-fat", "--destructive", "--yes", "--json",
+					      "-q", "--erasesize=1M", ram_dev, NULL });
 	v = jsonv_get(doc, "fat_area.found");
 	ck_assert(v && v->type == JSONV_BOOL && !v->boolean);
 	jsonv_free(doc);

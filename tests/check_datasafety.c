@@ -320,8 +320,8 @@ static void start_bench(struct tu_child *ch, const char *const *extra, const cha
  * refused (status 3) naming the first, and writes nothing. */
 static void second_writer_refused(const char *target, const char *consent)
 {
-	const char *const first_extra[] = { consent, "--offset=8M", NULL };
-	const char *const second_extra[] = { consent, "--offset=32M", NULL };
+	const char *const first_extra[] = { consent, "--yes", "--offset=8M", NULL };
+	const char *const second_extra[] = { consent, "--yes", "--offset=32M", NULL };
 	const char *b[MAX_ARGS];
 	uint64_t untouched = tu_checksum_range(target, 32 * MIB, 32 * MIB);
 	struct run_result r, f;

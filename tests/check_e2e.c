@@ -740,19 +740,21 @@ END_TEST
 
 /* ==== 3. --destructive writes only inside the announced area ==== */
 
+/* --yes: the images hold a pattern, which --destructive asks about. */
+
 static const char *const destructive_cases[][MAX_ARGS] = {
-	{ "open-au", "--destructive", "--erasesize=1M", "--max-open=4", "@IMG", NULL },
-	{ "open-au", "--destructive", "--erasesize=2M", "--max-open=4", "--offset=40M", "@IMG",
+	{ "open-au", "--destructive", "--yes", "--erasesize=1M", "--max-open=4", "@IMG", NULL },
+	{ "open-au", "--destructive", "--yes", "--erasesize=2M", "--max-open=4", "--offset=40M", "@IMG",
 	  NULL },
-	{ "-O", "--destructive", "--open-au-nr=2", "--erasesize=1M", "--blocksize=64K", "@IMG",
+	{ "-O", "--destructive", "--yes", "--open-au-nr=2", "--erasesize=1M", "--blocksize=64K", "@IMG",
 	  NULL },
-	{ "find-fat", "--destructive", "--erasesize=1M", "@IMG", NULL },
-	{ "-f", "--destructive", "--erasesize=1M", "--fat-nr=3", "@IMG", NULL },
-	{ "bench", "--destructive", "--runtime=200ms", "--warmup=0", "--repeat=1", "--size=16M",
+	{ "find-fat", "--destructive", "--yes", "--erasesize=1M", "@IMG", NULL },
+	{ "-f", "--destructive", "--yes", "--erasesize=1M", "--fat-nr=3", "@IMG", NULL },
+	{ "bench", "--destructive", "--yes", "--runtime=200ms", "--warmup=0", "--repeat=1", "--size=16M",
 	  "@IMG", NULL },
-	{ "bench", "--destructive", "--runtime=200ms", "--warmup=0", "--repeat=1", "--size=8M",
+	{ "bench", "--destructive", "--yes", "--runtime=200ms", "--warmup=0", "--repeat=1", "--size=8M",
 	  "--offset=100M", "@IMG", NULL },
-	{ "probe", "--destructive", "--quick", "--erasesize=1M", "@IMG", NULL },
+	{ "probe", "--destructive", "--yes", "--quick", "--erasesize=1M", "@IMG", NULL },
 };
 
 START_TEST(test_destructive_area)
@@ -779,6 +781,58 @@ START_TEST(test_destructive_area)
 	ck_assert_msg(inside > 0, "%s wrote nothing inside its area", cmd);
 	ck_assert_msg(state_list(names, sizeof(names)) == 0, "%s left %s", cmd, names);
 	tu_run_free(&r);
+}
+END_TEST
+
+/* Data a writing test asks about before it writes, without a terminal
+ * to ask on: status 3 and not a byte changed.  A blank image with
+ * nothing but a signature: the ones at the end (md 0.90 and 1.0
+ * superblocks, a GPT's backup header), which the first 68 KiB it read
+ * before never showed, and ones it did not know (squashfs), for --write
+ * too.  A pattern without any signature: --destructive, which keeps no
+ * backup, asks about it; an erased image it does not. */
+static const struct {
+	uint64_t from_end;	/* where the magic goes: bytes before the end,
+				 * or 0: the start */
+	const char *magic;	/* NULL: a pattern image, no magic */
+	const char *consent;
+	const char *named;	/* in the refusal; NULL: tested, status 0 */
+} data_cases[] = {
+	{ 8 * 1024, "\xfc\x4e\x2b\xa9", "--write", "md 1.0" },
+	{ 64 * 1024, "\xfc\x4e\x2b\xa9", "--destructive", "md 0.90" },
+	{ 512, "EFI PART", "--write", "GPT partition table (backup header)" },
+	{ 0, "hsqs", "--write", "squashfs" },
+	{ 0, NULL, "--destructive", "non-erased content" },
+	{ 0, "", "--destructive", NULL },
+};
+
+START_TEST(test_data_asks_first)
+{
+	const char *args[] = { "find-fat", data_cases[_i].consent, "--erasesize=1M", "@IMG",
+			       NULL };
+	const char *magic = data_cases[_i].magic;
+	struct run_result r;
+	uint64_t before;
+
+	image = magic ? tu_sparse_file(work, 64 * MIB) : bf_image_in(work, 64 * MIB, IMG_SEED);
+	ck_assert_ptr_nonnull(image);
+	if (magic && magic[0])
+		ck_assert_int_eq(tu_write_at(image, data_cases[_i].from_end ?
+					     64 * MIB - data_cases[_i].from_end : 0, magic,
+					     strlen(magic)), 0);
+	before = csum(image);
+	run(&r, args);
+	if (data_cases[_i].named) {
+		ck_assert_msg(r.status == 3 && strstr(r.err, data_cases[_i].named) &&
+			      strstr(r.err, "add --yes"), "status %d: %s", r.status, r.err);
+		ck_assert_msg(csum(image) == before, "the refused run changed the image");
+	} else {
+		ck_assert_msg(r.status == 0, "an erased image: status %d: %s", r.status, r.err);
+	}
+	tu_run_free(&r);
+	unlink(image);
+	free(image);
+	image = NULL;
 }
 END_TEST
 
@@ -2373,6 +2427,7 @@ Suite *e2e_suite(void)
 	tcase_add_unchecked_fixture(destr, env_setup, image_teardown);
 	tcase_set_timeout(destr, 300);
 	tcase_add_loop_test(destr, test_destructive_area, 0, NCASES(destructive_cases));
+	tcase_add_loop_test(destr, test_data_asks_first, 0, NCASES(data_cases));
 	suite_add_tcase(s, destr);
 
 	add_scene(s, "refuse-mounted", mounted_setup, test_refused, NCASES(refusal_cases),
