@@ -1553,6 +1553,27 @@ static int refuse_alias_restore(const char *device, const char *journal)
 		    "written", device, why);
 }
 
+/* An image file in use elsewhere, as a writing test refuses it: attached
+ * to a loop device (a file system mounted from it would write its
+ * cached blocks back over the restored ones later) or used as swap.
+ * Block devices are opened O_EXCL, which refuses theirs. */
+static int refuse_image_in_use(const char *device)
+{
+	struct safety_report rep;
+	char err[512];
+	struct stat st;
+
+	if (stat(device, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    safety_check_target(device, SAFETY_WRITE, &rep, err, sizeof(err)) != -EBUSY)
+		return FP_EXIT_OK;
+	if (rep.swap)
+		return fail(FP_EXIT_REFUSED, "%s: nothing was written; the journal is "
+			    "kept for a restore once it is no longer swap", err);
+	return fail(FP_EXIT_REFUSED, "%s: nothing was written; unmount what is mounted "
+		    "from it, detach it ('losetup -d %s') and run this restore again (the "
+		    "journal is kept)", err, rep.busy);
+}
+
 /* restore JOURNAL or restore DEVICE (its pending journal).  Signals do
  * not stop a replay: they only print its progress (see safety.h), and the
  * status says 128+N once it is done. */
@@ -1604,6 +1625,8 @@ static int run_restore(const struct cli *c)
 	/* by its name, a journal restores through the device it names */
 	if (!by_device && journal_loop_gone(journal, err, sizeof(err)))
 		return fail(FP_EXIT_REFUSED, "%s; nothing was written", err);
+	if ((ret = refuse_image_in_use(device)))
+		return ret;
 	ret = devspec_open(device, FP_OPEN_WRITE, &d, err, sizeof(err));
 	if (ret)
 		return fail(status_for_error(ret, STAGE_WRITE), "%s", err);

@@ -1288,6 +1288,45 @@ START_TEST(test_pending_journal_of_alias)
 }
 END_TEST
 
+/* A killed test's image, then attached to a loop device: "restore
+ * IMAGE" is refused with status 3, nothing written and the way out
+ * named, as a writing test is (it wrote the file under the loop device,
+ * where a file system mounted from it could write its cached blocks back
+ * over the restored ones).  Detached, the restore brings the data back. */
+START_TEST(test_restore_image_while_attached)
+{
+	char journal[PATH_MAX + 300], names[512];
+	char *img = bf_image_in(work, 64 * MIB, IMG_SEED + 9), *dev = NULL;
+	struct run_result rs, fix;
+	uint64_t sum0, sum_killed, sum_refused;
+
+	ck_assert_msg(img != NULL, "could not make an image in %s", work);
+	sum0 = csum(img);
+	kill_with_journal(img, journal, sizeof(journal));
+	sum_killed = csum(img);
+	dev = tu_loop_attach_opts(img, "");
+	run_args(&rs, "restore", img, NULL, NULL, NULL);
+	sum_refused = csum(img);
+	detach_own(&dev);
+	run_args(&fix, "restore", img, NULL, NULL, NULL);
+	ck_assert_msg(csum(img) == sum0, "the data differs after the restore: %s", fix.err);
+	unlink(img);
+	free(img);
+	ck_assert_msg(journal[0], "the killed test left no journal");
+	ck_assert_msg(sum_killed != sum0, "the killed test had written nothing");
+	ck_assert_msg(rs.status == 3 && strstr(rs.err, "attached to loop device") &&
+		      strstr(rs.err, "losetup -d") && tu_count_lines(rs.err) == 1,
+		      "restore of an attached image: status %d, '%s'", rs.status, rs.err);
+	ck_assert_msg(sum_refused == sum_killed, "the refused restore wrote to the image");
+	ck_assert_msg(fix.status == 0, "restore once detached: status %d, '%s'", fix.status,
+		      fix.err);
+	ck_assert_msg(state_list(names, sizeof(names)) == 0, "the state directory holds %s",
+		      names);
+	tu_run_free(&rs);
+	tu_run_free(&fix);
+}
+END_TEST
+
 /* An image of zeros but for 16 MiB of random data at 16 MiB (where the
  * bench test below writes): two of them differ only where the test's
  * journal saved data. */
@@ -2461,6 +2500,8 @@ Suite *e2e_suite(void)
 		       alias_teardown, test_output_on_stacked_mount, 1, "mkfs.ext4");
 	add_scene_torn(s, "pending-alias", env_setup, image_teardown,
 		       test_pending_journal_of_alias, NCASES(alias_cases), NULL);
+	add_scene_torn(s, "restore-attached-image", env_setup, image_teardown,
+		       test_restore_image_while_attached, 1, NULL);
 	add_scene_torn(s, "journal-follows-file", env_setup, image_teardown,
 		       test_journal_follows_file_not_name, 2, NULL);
 	add_scene_torn(s, "renamed-during-test", env_setup, image_teardown,
