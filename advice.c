@@ -399,84 +399,50 @@ static void partition_advice(const struct geometry *g, const struct advice_reque
 
 /* ---- FAT32 ---- */
 
+/* What sets FAT32 and FAT16 apart in mkfs.fat's computation. */
+struct fat_kind {
+	unsigned entry_bytes;		/* of a FAT entry */
+	uint64_t min_clusters, max_clusters;
+	uint32_t root_entries;		/* the fixed root directory (FAT16) */
+	uint32_t min_reserved;		/* mkfs.fat's own count */
+};
+
+static const struct fat_kind fat32_kind = {
+	4, FAT32_MIN_CLUSTERS, FAT32_MAX_CLUSTERS, 0, FAT32_DEFAULT_RESERVED,
+};
+static const struct fat_kind fat16_kind = {
+	2, FAT16_MIN_CLUSTERS, FAT16_MAX_CLUSTERS, FAT16_ROOT_ENTRIES, 1,
+};
+
 /* mkfs.fat (dosfstools 4.x, setup_tables) with two FATs and aligned
- * structures: the cluster count estimate, the FAT length from it rounded
- * up to whole clusters, then the clusters that really fit. */
-bool advice_fat32_for_reserved(uint64_t total_sectors, uint32_t sector_bytes,
-			       uint32_t spc, uint32_t reserved,
-			       struct fat32_layout *out)
+ * structures: the size rounded to whole tracks, the root directory (FAT16)
+ * rounded up to whole clusters, the cluster count estimate, the FAT length
+ * from it rounded up to whole clusters, then the clusters that really fit.
+ * Alignment is off at 8192 sectors and below, so those are refused. */
+static bool fat_for_reserved(const struct fat_kind *k, uint64_t total_sectors,
+			     uint32_t sector_bytes, uint32_t spc, uint32_t reserved,
+			     struct fat32_layout *out)
 {
-	uint64_t ss = sector_bytes, total = total_sectors / FAT_TRACK_SECTORS * FAT_TRACK_SECTORS;
-	uint64_t fatdata, clusters, fat, maxclusters;
-
-	if (!ss || !spc || reserved % spc || total <= reserved || total > FAT32_MAX_SECTORS)
-		return false;
-	fatdata = total - reserved;
-	clusters = (fatdata * ss + 2 * 8) / (spc * ss + 2 * 4);
-	fat = util_round_up(div_up((clusters + 2) * 4, ss), spc);
-	if (2 * fat >= fatdata)
-		return false;
-	clusters = (fatdata - 2 * fat) / spc;
-	maxclusters = fat * ss / 4;
-	if (maxclusters > FAT32_MAX_CLUSTERS)
-		maxclusters = FAT32_MAX_CLUSTERS;
-	if (clusters > maxclusters || clusters < FAT32_MIN_CLUSTERS)
-		return false;
-	out->sectors_per_cluster = spc;
-	out->reserved_sectors = reserved;
-	out->fat_sectors = (uint32_t)fat;
-	out->clusters = clusters;
-	return true;
-}
-
-/* The fewest reserved sectors (at least mkfs.fat's 32, whole clusters)
- * that put the first data cluster on the unit.  The FAT length shrinks as
- * the reserved area grows, so every candidate is tried in turn. */
-bool advice_fat32_layout(uint64_t part_bytes, uint32_t sector_bytes,
-			 uint64_t cluster_bytes, uint64_t align_bytes,
-			 struct fat32_layout *out)
-{
-	uint64_t ss = sector_bytes, spc = ss ? cluster_bytes / ss : 0;
-	uint64_t unit = ss ? align_bytes / ss : 0;
-
-	if (!spc || !unit || spc > FAT32_MAX_SPC || cluster_bytes % ss || align_bytes % ss ||
-	    unit % spc)
-		return false;
-	for (uint64_t r = util_round_up(FAT32_DEFAULT_RESERVED, spc); r <= FAT_MAX_RESERVED; r += spc) {
-		struct fat32_layout l;
-
-		if (!advice_fat32_for_reserved(part_bytes / ss, sector_bytes, (uint32_t)spc,
-					       (uint32_t)r, &l))
-			return false;
-		if ((r + 2ULL * l.fat_sectors) % unit == 0) {
-			*out = l;
-			return true;
-		}
-	}
-	return false;
-}
-
-bool advice_fat16_for_reserved(uint64_t total_sectors, uint32_t sector_bytes,
-			       uint32_t spc, uint32_t reserved, struct fat32_layout *out)
-{
-	uint64_t ss = sector_bytes, total = total_sectors / FAT_TRACK_SECTORS * FAT_TRACK_SECTORS;
+	uint64_t ss = sector_bytes, e = k->entry_bytes;
+	uint64_t total = total_sectors / FAT_TRACK_SECTORS * FAT_TRACK_SECTORS;
 	uint64_t root, fatdata, clusters, fat, maxclusters;
 
-	if (!ss || !spc || reserved % spc || total <= FAT_UNALIGNED_MAX_SECTORS)
+	if (!ss || !spc || reserved % spc || total <= FAT_UNALIGNED_MAX_SECTORS ||
+	    total > FAT32_MAX_SECTORS)
 		return false;
-	root = util_round_up(div_up(FAT16_ROOT_ENTRIES * 32ULL, ss), spc);
+	root = k->root_entries ? util_round_up(div_up(k->root_entries * 32ULL, ss), spc) : 0;
 	if (total <= reserved + root)
 		return false;
 	fatdata = total - reserved - root;
-	clusters = (fatdata * ss + 2 * 4) / (spc * ss + 2 * 2);
-	fat = util_round_up(div_up((clusters + 2) * 2, ss), spc);
+	clusters = (fatdata * ss + 2 * 2 * e) / (spc * ss + 2 * e);
+	fat = util_round_up(div_up((clusters + 2) * e, ss), spc);
 	if (2 * fat >= fatdata)
 		return false;
 	clusters = (fatdata - 2 * fat) / spc;
-	maxclusters = fat * ss / 2;
-	if (maxclusters > FAT16_MAX_CLUSTERS)
-		maxclusters = FAT16_MAX_CLUSTERS;
-	if (clusters > maxclusters || clusters < FAT16_MIN_CLUSTERS)
+	maxclusters = fat * ss / e;
+	if (maxclusters > k->max_clusters)
+		maxclusters = k->max_clusters;
+	if (clusters > maxclusters || clusters < k->min_clusters)
 		return false;
 	out->sectors_per_cluster = spc;
 	out->reserved_sectors = reserved;
@@ -486,9 +452,12 @@ bool advice_fat16_for_reserved(uint64_t total_sectors, uint32_t sector_bytes,
 	return true;
 }
 
-bool advice_fat16_layout(uint64_t part_bytes, uint32_t sector_bytes,
-			 uint64_t cluster_bytes, uint64_t align_bytes,
-			 struct fat32_layout *out)
+/* The fewest reserved sectors (at least mkfs.fat's own count, whole
+ * clusters) that put the first data cluster on the unit.  The FAT length
+ * shrinks as the reserved area grows, so every candidate is tried in
+ * turn. */
+static bool fat_layout(const struct fat_kind *k, uint64_t part_bytes, uint32_t sector_bytes,
+		       uint64_t cluster_bytes, uint64_t align_bytes, struct fat32_layout *out)
 {
 	uint64_t ss = sector_bytes, spc = ss ? cluster_bytes / ss : 0;
 	uint64_t unit = ss ? align_bytes / ss : 0;
@@ -496,11 +465,11 @@ bool advice_fat16_layout(uint64_t part_bytes, uint32_t sector_bytes,
 	if (!spc || !unit || spc > FAT32_MAX_SPC || cluster_bytes % ss || align_bytes % ss ||
 	    unit % spc)
 		return false;
-	for (uint64_t r = spc; r <= FAT_MAX_RESERVED; r += spc) {
+	for (uint64_t r = util_round_up(k->min_reserved, spc); r <= FAT_MAX_RESERVED; r += spc) {
 		struct fat32_layout l;
 
-		if (!advice_fat16_for_reserved(part_bytes / ss, sector_bytes, (uint32_t)spc,
-					       (uint32_t)r, &l))
+		if (!fat_for_reserved(k, part_bytes / ss, sector_bytes, (uint32_t)spc,
+				      (uint32_t)r, &l))
 			return false;
 		if ((r + 2ULL * l.fat_sectors + l.root_sectors) % unit == 0) {
 			*out = l;
@@ -508,6 +477,29 @@ bool advice_fat16_layout(uint64_t part_bytes, uint32_t sector_bytes,
 		}
 	}
 	return false;
+}
+
+bool advice_fat32_for_reserved(uint64_t total_sectors, uint32_t sector_bytes,
+			       uint32_t spc, uint32_t reserved,
+			       struct fat32_layout *out)
+{
+	return fat_for_reserved(&fat32_kind, total_sectors, sector_bytes, spc, reserved, out);
+}
+
+bool advice_fat32_layout(uint64_t part_bytes, uint32_t sector_bytes,
+			 uint64_t cluster_bytes, uint64_t align_bytes,
+			 struct fat32_layout *out)
+{
+	return fat_layout(&fat32_kind, part_bytes, sector_bytes, cluster_bytes, align_bytes,
+			  out);
+}
+
+bool advice_fat16_layout(uint64_t part_bytes, uint32_t sector_bytes,
+			 uint64_t cluster_bytes, uint64_t align_bytes,
+			 struct fat32_layout *out)
+{
+	return fat_layout(&fat16_kind, part_bytes, sector_bytes, cluster_bytes, align_bytes,
+			  out);
 }
 
 /* Clusters of one page: the largest power of two within it, from

@@ -162,7 +162,5 @@ bool advice_fat32_for_reserved(uint64_t total_sectors, uint32_t sector_bytes,
 bool advice_fat16_layout(uint64_t part_bytes, uint32_t sector_bytes,
 			 uint64_t cluster_bytes, uint64_t align_bytes,
 			 struct fat32_layout *out);
-bool advice_fat16_for_reserved(uint64_t total_sectors, uint32_t sector_bytes,
-			       uint32_t spc, uint32_t reserved, struct fat32_layout *out);
 
 #endif

@@ -915,6 +915,19 @@ static void fake_teardown(void)
 	fake[0] = '\0';
 }
 
+/* The serial of a loop chain over the fake "image" at window
+ * ("+OFFSET+SIZE"). */
+static void fake_image_serial(const char *window, char *want, size_t len)
+{
+	char image[PATH_MAX + 16];
+	struct stat st;
+
+	snprintf(image, sizeof(image), "%s/image", fake);
+	ck_assert_int_eq(stat(image, &st), 0);
+	snprintf(want, len, "loop%s:ino=%llu:%llu (%s)", window,
+		 (unsigned long long)st.st_dev, (unsigned long long)st.st_ino, image);
+}
+
 /* The serial of fakeloop1 composes its chain: 1 MiB, then the partition
  * at 1 MiB (32 MiB long: 31 MiB left below the first offset), then 4 KiB
  * of the file (64 MiB long); a partition whose start sysfs does not give
@@ -922,13 +935,9 @@ static void fake_teardown(void)
 START_TEST(test_fake_loop_chain_serial)
 {
 	char serial[512], want[PATH_MAX * 2 + 128], start[PATH_MAX * 2 + 64];
-	struct stat st;
 
 	ck_assert_msg(fake[0] != '\0', "no fake tree");
-	snprintf(want, sizeof(want), "%s/image", fake);
-	ck_assert_int_eq(stat(want, &st), 0);
-	snprintf(want, sizeof(want), "loop+2101248+32505856:ino=%llu:%llu (%s/image)",
-		 (unsigned long long)st.st_dev, (unsigned long long)st.st_ino, fake);
+	fake_image_serial("+2101248+32505856", want, sizeof(want));
 	ck_assert_int_eq(loopfile_serial(fake_sys, FAKE_MAJOR, 11, serial, sizeof(serial)),
 			 1);
 	ck_assert_str_eq(serial, want);
@@ -975,7 +984,6 @@ static bool fake_loop_over(unsigned minor, const char *below)
 START_TEST(test_fake_loop_chain_too_long)
 {
 	char serial[512], want[PATH_MAX * 2 + 128], below[16];
-	struct stat st;
 
 	ck_assert_msg(fake[0] != '\0', "no fake tree");
 	/* a partition and a file large enough for five windows of 1e12 on */
@@ -988,10 +996,7 @@ START_TEST(test_fake_loop_chain_too_long)
 		snprintf(below, sizeof(below), "fakeloop%u", minor);
 		ck_assert(fake_node(below, minor));
 	}
-	snprintf(want, sizeof(want), "%s/image", fake);
-	ck_assert_int_eq(stat(want, &st), 0);
-	snprintf(want, sizeof(want), "loop+5000002101248+96000000000000:ino=%llu:%llu (%s/image)",
-		 (unsigned long long)st.st_dev, (unsigned long long)st.st_ino, fake);
+	fake_image_serial("+5000002101248+96000000000000", want, sizeof(want));
 	ck_assert_int_eq(loopfile_serial(fake_sys, FAKE_MAJOR, 18, serial, sizeof(serial)),
 			 1);
 	ck_assert_str_eq(serial, want);
