@@ -77,7 +77,7 @@ struct advice_request {
 	bool linux_type;
 };
 
-#define ADVICE_LINE 256
+#define ADVICE_LINE 384
 #define ADVICE_TEXT 640
 #define ADVICE_WHY 1024			/* FAT16's reasons take five lines */
 #define ADVICE_MAX_NOTES 8

@@ -418,9 +418,8 @@ static void benchio_verdict(struct benchio_result *r)
 	r->rand_write_iops_ratio = rw->iops / rr->iops;
 }
 
-static int benchio_check(struct fp_dev *d, const struct benchio_opts *o)
+int benchio_check_area(uint64_t dev_bytes, uint64_t sector, const struct benchio_opts *o)
 {
-	uint64_t sector = fp_dev_sector_bytes(d), dev_bytes = fp_dev_size_bytes(d);
 	const uint64_t blocks[2] = { o->seq_block_bytes, o->rand_block_bytes };
 
 	if (o->size_bytes == 0 || o->runtime_ns == 0 || o->repeats == 0 ||
@@ -519,7 +518,7 @@ int benchio_run(struct fp_dev *d, const struct benchio_opts *o,
 	if (d == NULL || o == NULL || r == NULL)
 		return -EINVAL;
 	benchio_result_init(r, o);
-	rc = benchio_check(d, o);
+	rc = benchio_check_area(fp_dev_size_bytes(d), fp_dev_sector_bytes(d), o);
 	if (rc < 0)
 		return rc;
 	for (unsigned w = 0; w < BENCHIO_NWORKLOADS; w++)

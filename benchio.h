@@ -189,4 +189,9 @@ void benchio_lat_summary(uint64_t *samples, size_t n, struct benchio_lat_ns *out
 int benchio_run(struct fp_dev *d, const struct benchio_opts *o,
 		struct benchio_result *r);
 
+/* Whether o can run on a device of dev_bytes: the options in range and
+ * the area (offset_bytes, size_bytes) inside it, sector aligned, with room
+ * for one aligned block of each size.  0 or -EINVAL. */
+int benchio_check_area(uint64_t dev_bytes, uint64_t sector, const struct benchio_opts *o);
+
 #endif

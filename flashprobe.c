@@ -126,11 +126,33 @@ static void progress_line(void *arg, uint64_t done, uint64_t total)
 	progress.width = n > progress.width ? n : progress.width;
 }
 
+/* "flashprobe: " and the message on one line of stderr: what the user
+ * typed or a file is named is in it, control characters shown as \xNN. */
+static void put_message(const char *fmt, va_list ap)
+{
+	char msg[3 * PATH_MAX];	/* two paths and the words around them */
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	fputs("flashprobe: ", stderr);
+	util_fputs_visible(msg, stderr);
+	fputc('\n', stderr);
+}
+
+static void put_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void put_line(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	put_message(fmt, ap);
+	va_end(ap);
+}
+
 static int usage_error(const char *fmt, const char *arg)
 {
-	fprintf(stderr, "flashprobe: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\nTry 'flashprobe --help' for more information.\n");
+	put_line(fmt, arg);
+	fprintf(stderr, "Try 'flashprobe --help' for more information.\n");
 	return FP_EXIT_USAGE;
 }
 
@@ -144,11 +166,9 @@ static int fail(int status, const char *fmt, ...)
 	va_list ap;
 
 	progress_done();
-	fputs("flashprobe: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	put_message(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	return status;
 }
 
@@ -160,11 +180,9 @@ static void note(const struct cli *c, const char *fmt, ...)
 	if (c->quiet)
 		return;
 	progress_done();
-	fputs("flashprobe: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	put_message(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 static bool set_command(struct cli *c, enum fp_command cmd, bool flashbench_form)
@@ -503,6 +521,8 @@ struct typed_option {
 /* First pass over one option: what getopt could not parse, the command
  * forms -a, -O and -f, and --help are handled here; the others are kept
  * in *t (t->opt 0 for none). */
+static int report_status(int status);
+
 static int scan_option(struct cli *c, int opt, const char *arg, char **argv,
 		       struct typed_option *t)
 {
@@ -524,7 +544,7 @@ static int scan_option(struct cli *c, int opt, const char *arg, char **argv,
 		break;
 	case 'V':
 		printf("flashprobe %s\n", FLASHPROBE_VERSION);
-		exit(FP_EXIT_OK);
+		exit(report_status(FP_EXIT_OK));
 	default:
 		*t = (struct typed_option){ opt, arg };
 		break;
@@ -1432,6 +1452,8 @@ static const struct measurement probe_measurement = {
 	probe_evidence, probe_card_failed,
 };
 
+static bool bench_writes(const struct cli *c);
+
 static int bench_options(const struct cli *c, struct fp_dev *d,
 			 struct benchio_opts *o)
 {
@@ -1439,7 +1461,9 @@ static int bench_options(const struct cli *c, struct fp_dev *d,
 	if (c->workloads && benchio_workloads_parse(c->workloads, &o->workloads))
 		return fail(FP_EXIT_USAGE, "workload list '%s' names an unknown workload "
 			    "(seq_read, seq_write, rand_read, rand_write, all)", c->workloads);
-	if (benchio_plan_area(fp_dev_size_bytes(d), fp_dev_sector_bytes(d),
+	/* the default area only where one of them is not given */
+	if ((!c->offset_set || !c->size_bytes) &&
+	    benchio_plan_area(fp_dev_size_bytes(d), fp_dev_sector_bytes(d),
 			      c->erase_bytes, 0, &o->offset_bytes, &o->size_bytes))
 		return fail(FP_EXIT_USAGE, "'%s' is too small for the default test area: "
 			    "give --offset and --size", c->device);
@@ -1460,6 +1484,15 @@ static int bench_options(const struct cli *c, struct fp_dev *d,
 		o->repeats = (unsigned)c->repeat;
 	if (c->seed_set)
 		o->seed = c->seed;
+	if (benchio_check_area(fp_dev_size_bytes(d), fp_dev_sector_bytes(d), o))
+		return fail(FP_EXIT_USAGE, "the test area (%s) must hold one aligned "
+			    "1MiB block and one 4KiB block: give a larger --size",
+			    c->size_bytes ? "--size" : "the default");
+	if (!bench_writes(c) && !(o->workloads & (BENCHIO_MASK(BENCHIO_SEQ_READ) |
+						  BENCHIO_MASK(BENCHIO_RAND_READ))))
+		return fail(FP_EXIT_USAGE, "only write workloads are selected, and this "
+			    "run does not write (%s): nothing to measure",
+			    c->read_only ? "--read-only" : "no --write or --destructive");
 	o->constant_fill = devspec_dev_is_sim(d);
 	if (show_progress(c)) {
 		o->progress = progress_line;
@@ -1693,15 +1726,30 @@ static void given_geometry(const struct cli *c, struct geometry *g)
  * are multiples of the page, itself 4KiB or more on SD cards. */
 #define ERASE_GRANULE 4096u
 
-static int given_erase_error(const struct cli *c)
-{
-	char e[32];
+/* The largest --size advise takes: far above any card (SDUC ends at
+ * 128TB), and far enough below 2^64 that a start and a rounding to the
+ * unit added to it cannot wrap. */
+#define ADVISE_MAX_SIZE (UINT64_C(1) << 60)
 
-	if (!c->erase_bytes || c->erase_bytes % ERASE_GRANULE == 0)
-		return FP_EXIT_OK;
-	return fail(FP_EXIT_USAGE, "erasesize %s is not a multiple of 4KiB, which no SD "
-		    "card's erase block is: give the size 'flashprobe align' measures",
-		    units_format_bytes(c->erase_bytes, e, sizeof(e)));
+/* The sizes advise and check are given, judged before anything runs:
+ * an erase block of whole 4KiB, a page no larger than it, a size that
+ * the arithmetic holds. */
+static int given_geometry_error(const struct cli *c)
+{
+	char e[32], p[32];
+
+	units_format_bytes(c->erase_bytes, e, sizeof(e));
+	units_format_bytes(c->page_bytes, p, sizeof(p));
+	if (c->erase_bytes && c->erase_bytes % ERASE_GRANULE)
+		return fail(FP_EXIT_USAGE, "erasesize %s is not a multiple of 4KiB, which no "
+			    "SD card's erase block is: give the size 'flashprobe align' "
+			    "measures", e);
+	if (c->erase_bytes && c->page_bytes > c->erase_bytes)
+		return fail(FP_EXIT_USAGE, "page %s is larger than the erasesize %s: an "
+			    "erase block is whole pages", p, e);
+	if (c->size_bytes > ADVISE_MAX_SIZE)
+		return fail(FP_EXIT_USAGE, "--size is larger than any device (at most 1EiB)");
+	return FP_EXIT_OK;
 }
 
 /* advise: the Advice section from known numbers; the device, when given,
@@ -1723,7 +1771,7 @@ static int run_advise(const struct cli *c)
 				   "advise needs --erasesize (measure it with 'flashprobe align DEVICE')" :
 				   "advise needs a DEVICE or --size");
 	}
-	if ((ret = given_erase_error(c))) {
+	if ((ret = given_geometry_error(c))) {
 		free(a);
 		return ret;
 	}
@@ -1831,7 +1879,7 @@ static int run_check(const struct cli *c)
 
 	if (!r)
 		return fail(FP_EXIT_FAILURE, "out of memory");
-	if ((ret = given_erase_error(c))) {
+	if ((ret = given_geometry_error(c))) {
 		free(r);
 		return ret;
 	}
@@ -2032,8 +2080,8 @@ int main(int argc, char **argv)
 	open_closed_streams();
 	ret = parse_args(argc, argv, &c);
 
-	if (ret)
-		return ret < 0 ? FP_EXIT_OK : ret;
+	if (ret)	/* -1: help was printed */
+		return ret < 0 ? report_status(FP_EXIT_OK) : ret;
 	if ((ret = check_state_dir_env()))
 		return ret;
 	if (c.svg && !strcmp(c.svg, "-") && (ret = claim_stdout_for_svg()))

@@ -11,6 +11,7 @@
 #include "report.h"
 #include "sim.h"
 #include "units.h"
+#include "util.h"
 
 void report_device_json(struct json_writer *w, struct fp_dev *d)
 {
@@ -145,8 +146,8 @@ void report_device_text(FILE *out, struct fp_dev *d)
 			   fp_dev_kind(d) == FP_DEV_BLOCK ? "block device" :
 			   "regular file";
 
-	fprintf(out, "%s: %s, %s (%" PRIu64 " bytes, %u-byte sectors)\n",
-		fp_dev_path(d), what,
+	util_fputs_visible(fp_dev_path(d), out);
+	fprintf(out, ": %s, %s (%" PRIu64 " bytes, %u-byte sectors)\n", what,
 		units_format_bytes(fp_dev_size_bytes(d), size, sizeof(size)),
 		fp_dev_size_bytes(d), fp_dev_sector_bytes(d));
 }

@@ -11,6 +11,7 @@
 #include "report_identity.h"
 #include "sysinfo.h"
 #include "units.h"
+#include "util.h"
 
 /* SPEED_CLASS codes 0..4 are classes 0, 2, 4, 6 and 10. */
 static unsigned speed_class_number(unsigned code)
@@ -448,7 +449,8 @@ static void t_first_line(FILE *out, const struct sysinfo *si)
 {
 	char buf[32];
 
-	fprintf(out, "identity: %s", si->name);
+	fputs("identity: ", out);
+	util_fputs_visible(si->name, out);
 	if (si->is_partition)
 		fprintf(out, " (partition of %s)", si->disk_name);
 	fprintf(out, ", %s", sysinfo_kind_description(si->kind));

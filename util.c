@@ -137,3 +137,15 @@ uint64_t util_birth_ns(int dirfd, const char *path, int flags)
 	return (uint64_t)stx.stx_btime.tv_sec * 1000000000u +
 	       stx.stx_btime.tv_nsec;
 }
+
+void util_fputs_visible(const char *s, FILE *f)
+{
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch < 0x20 || ch == 0x7f)
+			fprintf(f, "\\x%02x", ch);
+		else
+			fputc(ch, f);
+	}
+}

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -53,6 +54,11 @@ size_t util_chunk_ladder(uint64_t erase, uint64_t block, uint32_t sector,
 
 /* Copy src into dst of len bytes (len > 0), cut to fit, always ended. */
 void util_copy_str(char *dst, size_t len, const char *src);
+
+/* Write s to f with control characters (a newline, an escape sequence
+ * in a file name or an argument) as \xNN: a message stays one line and
+ * cannot drive the terminal. */
+void util_fputs_visible(const char *s, FILE *f);
 
 /* read()/pread()/write()/pwrite() until n bytes are done, retrying after
  * EINTR.  The reads return the bytes read (fewer than n only at end of

@@ -119,10 +119,62 @@ static const struct bad_case {
 	/* sizes are binary: a decimal-looking unit is refused with the fix */
 	{ { "align", "--blocksize=4MB", "sim:seed", NULL }, "use 4M or 4MiB (binary units)" },
 	{ { "bench", "--runtime=0", "sim:seed", NULL }, "out of range (1ms to 86400s)" },
+	/* bench's area too small for its blocks failed at run time (status 1,
+	 * after announcing writes); only write workloads in a run that does
+	 * not write measured nothing and said 0 */
+	{ { "bench", "--size=4k", "sim:seed", NULL }, "must hold one aligned 1MiB block" },
+	{ { "bench", "--workload=seq_write", "--read-only", "sim:seed", NULL },
+	  "nothing to measure" },
+	/* a page larger than the erase block, a size the arithmetic cannot
+	 * hold ("the device is too small" for 2^64 - 1MiB) */
+	{ { "advise", "-e", "4M", "--page=8M", "--size=1G", NULL },
+	  "page 8MiB is larger than the erasesize 4MiB" },
+	{ { "check", "-e", "4M", "--page=8M", "sim:seed", NULL }, "is larger than the erasesize" },
+	{ { "advise", "-e", "4M", "--size=0xfffffffffff00000", NULL }, "larger than any device" },
 	/* an erase size above find-fat's largest was called "too small" */
 	{ { "find-fat", "--destructive", "-y", "--erasesize=128M", "sim:seed", NULL },
 	  "erasesize 128MiB is larger than this test takes" },
 };
+
+/* What a user typed or a file is named goes into messages with its
+ * control characters as \xNN: one line, and no escape sequence reaches
+ * the terminal (an ESC in a device name cleared the screen). */
+START_TEST(test_control_characters_shown)
+{
+	struct run_result r;
+
+	run(&r, (const char *const[]){ "align", "sim:seed\x1b[2J\nfoo", NULL });
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(!strchr(r.err, 0x1b) && tu_count_lines(r.err) == 1 &&
+		      strstr(r.err, "seed\\x1b[2J\\x0afoo"), "'%s'", r.err);
+	tu_run_free(&r);
+}
+END_TEST
+
+/* Help and the version that did not reach standard output (a full disk)
+ * are a failure, as a report is; an explicit bench area on a device too
+ * small for the default one is taken (it was refused, telling the user
+ * to give what they gave). */
+START_TEST(test_help_to_full_and_small_bench)
+{
+	static const char *const forms[] = { "--help", "-V", "help align" };
+	char cmd[4096 + 64];
+	struct run_result r;
+
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		snprintf(cmd, sizeof(cmd), "'%s' %s >/dev/full", tu_binary(), forms[i]);
+		tu_run_tool(&r, (const char *const[]){ "sh", "-c", cmd, NULL }, NULL);
+		ck_assert_msg(r.status == 1 && strstr(r.err, "cannot write"), "%s: %d '%s'",
+			      forms[i], r.status, r.err);
+		tu_run_free(&r);
+	}
+	run(&r, (const char *const[]){ "bench", "--offset=0", "--size=1M", "--runtime=100ms",
+				       "--warmup=0", "--repeat=1", "--json", "-q",
+				       "sim:seed,sector=4096,size=8M", NULL });
+	ck_assert_msg(r.status == 0, "%d '%s'", r.status, r.err);
+	tu_run_free(&r);
+}
+END_TEST
 
 START_TEST(test_bad_input)
 {
@@ -1093,6 +1145,8 @@ Suite *cli_suite(void)
 		tu_skip("cli/invocation: bash completion", "no bash");
 	tcase_add_test(tc, test_align_device_too_small);
 	tcase_add_test(tc, test_relative_state_dir);
+	tcase_add_test(tc, test_control_characters_shown);
+	tcase_add_test(tc, test_help_to_full_and_small_bench);
 	tcase_add_loop_test(tc, test_bad_input, 0,
 			    (int)(sizeof(bad_cases) / sizeof(bad_cases[0])));
 	tcase_add_test(tc, test_align_text_on_sim);
