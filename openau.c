@@ -178,6 +178,16 @@
 /* A slowdown beyond noise still counts as open (device drift) up to this
  * fraction of the smallest collapse. */
 #define DRIFT_MAX 0.25
+/* and never more than this many T_AU: drift is a fraction of a write's
+ * time, while a collapse measured during a stall of the host can make a
+ * quarter of it look like tens of T_AU (an AU collapsing in random order
+ * was then taken for drift: random 8 of 6 at 0.77) */
+#define DRIFT_X_MAX 1.0
+/* The one-AU linear reference measured again (after random 0, and at the
+ * end) may take at most this much longer or less time than at the start:
+ * beyond it the host or the card changed speed (a reader stalling for a
+ * while, a throttling card), and every trial of that while is suspect. */
+#define REF_CHANGE_MAX 0.5
 /* A collapse keeps (t(4c)/t(c) - 1) at about 1/S of the reference's; at
  * half of the reference's or more the slowdown scales with the data and is
  * no garbage collection. */
@@ -943,11 +953,11 @@ static enum openau_verdict classify(const struct ctx *c,
 	} else if (d <= lim) {
 		*strength = res_open * open_strength(d, z);
 		return *strength > 0 ? OPENAU_TRIAL_OPEN : OPENAU_TRIAL_UNCLEAR;
-	} else if (x <= DRIFT_MAX * col_min) {
+	} else if (x <= fmin(DRIFT_MAX * col_min, DRIFT_X_MAX)) {
 		/* slower than noise explains, but far below any collapse:
 		 * the device drifting (caches, temperature), not collection;
 		 * trusted less the closer it gets to a collapse */
-		*strength = res_open * (1.0 - 0.5 * x / (DRIFT_MAX * col_min));
+		*strength = res_open * (1.0 - 0.5 * x / fmin(DRIFT_MAX * col_min, DRIFT_X_MAX));
 		return *strength > 0 ? OPENAU_TRIAL_OPEN : OPENAU_TRIAL_UNCLEAR;
 	}
 	f = rho_factor(c, st);
@@ -1260,6 +1270,24 @@ static double no_collapse_confidence(struct ctx *c, enum openau_order order,
 	return fmin(conf, UNBUFFERED_CONF);
 }
 
+/* The one-AU linear reference, measured again now: whether it still
+ * takes the time it took at the start (within REF_CHANGE_MAX), and in
+ * *change how much it differs. */
+static int reference_holds(struct ctx *c, bool *holds, double *change)
+{
+	enum openau_verdict v;
+	double strength;
+	int rc = test_n(c, OPENAU_LINEAR, 1, &v, &strength);
+
+	*holds = false;
+	*change = 0;
+	if (rc < 0 || c->out_of_budget || c->r->ntrials == 0)
+		return rc;
+	*change = (double)c->r->trials[c->r->ntrials - 1].write_ns / c->ref_lin - 1.0;
+	*holds = v == OPENAU_TRIAL_OPEN && fabs(*change) <= REF_CHANGE_MAX;
+	return 0;
+}
+
 /* Find the count for one order.  known_open: N already shown open (the
  * linear reference covers N=1); limit: highest N tested; at_limit_exact:
  * an open result at the limit is exact (random cannot exceed a known
@@ -1289,6 +1317,22 @@ static int search(struct ctx *c, enum openau_order order, unsigned known_open,
 	if (rc == 0 && !unclear && !c->out_of_budget && hi <= limit &&
 	    !collapse_shown_twice(t, hi, limit))
 		rc = confirm(c, order, hi, OPENAU_TRIAL_COLLAPSED, t, &agree_hi);
+	/* random 0 says one AU written out of order costs a collapse; a host
+	 * stalling through the trial and its re-test looks the same, unless
+	 * the linear reference, measured right after, is as fast as ever */
+	if (rc == 0 && order == OPENAU_RANDOM && hi == 1 && !unclear && !c->out_of_budget) {
+		bool holds;
+		double change;
+
+		rc = reference_holds(c, &holds, &change);
+		if (rc == 0 && !holds && !c->out_of_budget) {
+			unclear = true;
+			note(c, "random", "the one-AU linear reference, written again "
+			     "after the random trials, was slower than at the start: "
+			     "the slow random writes may have been the host or the "
+			     "card slowing down");
+		}
+	}
 	if (rc < 0)
 		goto out;
 	if (c->out_of_budget) {
@@ -1359,9 +1403,8 @@ static uint64_t drift_check_bytes(const struct ctx *c)
  * still open against the first, neither count stands. */
 static int check_drift(struct ctx *c)
 {
-	bool out_of_budget = c->out_of_budget;
-	enum openau_verdict v;
-	double strength;
+	bool out_of_budget = c->out_of_budget, holds = false;
+	double change = 0;
 	int rc;
 
 	c->budget_bytes += drift_check_bytes(c);	/* reserved in run_auto() */
@@ -1370,17 +1413,14 @@ static int check_drift(struct ctx *c)
 	if (rc == 0)
 		rc = complete_reference(c);
 	if (rc == 0)
-		rc = test_n(c, OPENAU_LINEAR, 1, &v, &strength);
-	if (rc == 0 && (c->out_of_budget || v != OPENAU_TRIAL_OPEN)) {
-		const struct openau_trial *t = &c->r->trials[c->r->ntrials - 1];
-		double change = (double)t->write_ns / c->ref_lin - 1.0;
-
+		rc = reference_holds(c, &holds, &change);
+	if (rc == 0 && (c->out_of_budget || !holds)) {
 		set_count(&c->r->linear, 0, OPENAU_UNDETERMINED, 0);
 		set_count(&c->r->random, 0, OPENAU_UNDETERMINED, 0);
 		snprintf(c->r->note, sizeof(c->r->note), "one-AU reference writes "
 			 "took %.0f %% %s at the end than at the start: the card's "
 			 "write time changed during the test (a worn or throttling "
-			 "card), so no count stands", 100.0 * fabs(change),
+			 "card, or a host stalling), so no count stands", 100.0 * fabs(change),
 			 change >= 0 ? "longer" : "less time");
 	}
 	c->out_of_budget = out_of_budget;
@@ -1401,6 +1441,33 @@ static void unsupported_linear_only(struct ctx *c, struct openau_count *rnd)
 	note(c, "random", "one-AU random writes were slow, but no linear "
 	     "collapse showed what a collapse costs on this card: random "
 	     "mode's own cost per write can look the same");
+}
+
+/* What a collapse costs on this card, for the random search: only from
+ * linear trials past the count the linear search settled on.  A slow
+ * trial at or below it was a stall of the host or the card that its
+ * re-tests overruled (a reader's hiccup slowing one trial five times
+ * over): kept, its slowdown made random mode's own cost look like a
+ * collapse, random 0 at 0.99 for a card with 6 random AUs
+ * (bench/indepcard seed 450).  No settled count: no collapse is known. */
+static void settle_linear_collapse(struct ctx *c, const struct openau_count *lin)
+{
+	c->x_lin_col = 0;
+	c->x_lin_slow = 0;
+	if (lin->bound != OPENAU_EXACT)
+		return;
+	for (size_t i = 0; i < c->r->ntrials; i++) {
+		const struct openau_trial *t = &c->r->trials[i];
+		double x_typ = ((double)t->write_ns - c->ref_lin) / c->au_ns;
+
+		if (t->order != OPENAU_LINEAR || t->n <= lin->n)
+			continue;
+		if (t->verdict == OPENAU_TRIAL_COLLAPSED)
+			c->x_lin_col = c->x_lin_col > 0 ? fmin(c->x_lin_col, x_typ) : x_typ;
+		if (t->verdict != OPENAU_TRIAL_OPEN && t->excess > 0)
+			c->x_lin_slow = c->x_lin_slow > 0 ? fmin(c->x_lin_slow, t->excess)
+							   : t->excess;
+	}
 }
 
 static int run_auto(struct ctx *c)
@@ -1429,6 +1496,7 @@ static int run_auto(struct ctx *c)
 	rc = search(c, OPENAU_LINEAR, 1, m, false, lin);
 	if (rc < 0)
 		return rc;
+	settle_linear_collapse(c, lin);
 	/* Random mode is a subset of the open pool: no need to test beyond
 	 * a known linear count, and the pool size tells how many flush
 	 * writes empty it. */
