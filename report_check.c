@@ -16,7 +16,7 @@ static const char *yes_no(bool aligned)
 
 static void text_geometry(FILE *out, const struct check_geometry *g)
 {
-	char e[32] = "unknown", p[32] = "unknown", f[32] = "none";
+	char e[32] = "unknown", p[32] = "unknown", f[32] = "unknown";
 
 	if (g->erase_bytes)
 		units_format_bytes(g->erase_bytes, e, sizeof(e));
@@ -24,6 +24,8 @@ static void text_geometry(FILE *out, const struct check_geometry *g)
 		units_format_bytes(g->page_bytes, p, sizeof(p));
 	if (g->fat_area_bytes)
 		units_format_bytes(g->fat_area_bytes, f, sizeof(f));
+	else if (g->fat_source != GEO_NONE)	/* --fat-area 0: known to be none */
+		snprintf(f, sizeof(f), "none");
 	fprintf(out, "Geometry: erase block %s (%s), page %s (%s), FAT area %s (%s)\n", e,
 		geo_source_name(g->erase_source), p, geo_source_name(g->page_source), f,
 		geo_source_name(g->fat_source));
@@ -83,11 +85,27 @@ static void text_part(FILE *out, const struct check_geometry *g,
 	report_advice_placeholder_note(out, "    ", left);
 }
 
-void report_check_text(FILE *out, const struct check_result *r, const char *device,
-		       const char *disk)
+/* The verdict, first. */
+static void text_verdict(FILE *out, const struct check_result *r)
 {
 	size_t problems = r->table.nproblems;
 
+	for (size_t i = 0; i < r->nparts; i++)
+		problems += r->parts[i].nproblems;
+	if (!r->nparts && !problems)
+		fprintf(out, "No partitions and no file system found: nothing to judge.\n");
+	else if (problems)
+		fprintf(out, "Problems found: %zu (each below, with its fix where one "
+			"exists).\n", problems);
+	else
+		fprintf(out, "%s\n", r->geo.erase_bytes ? "No problems found: the layout "
+			"fits the card." : "No structural problems found.");
+}
+
+void report_check_text(FILE *out, const struct check_result *r, const char *device,
+		       const char *disk)
+{
+	text_verdict(out, r);
 	text_geometry(out, &r->geo);
 	if (r->partition_device)
 		fprintf(out, "A partition: its offset on the disk comes from sysfs; the "
@@ -96,17 +114,8 @@ void report_check_text(FILE *out, const struct check_result *r, const char *devi
 		fprintf(out, "Partition table: %s\n", parttable_kind_name(r->table.kind));
 	for (size_t i = 0; i < r->table.nproblems; i++)
 		fprintf(out, "  - %s\n", r->table.problems[i]);
-	for (size_t i = 0; i < r->nparts; i++) {
+	for (size_t i = 0; i < r->nparts; i++)
 		text_part(out, &r->geo, &r->parts[i], device, disk);
-		problems += r->parts[i].nproblems;
-	}
-	if (!r->nparts && !problems) {
-		fprintf(out, "\nNo partitions and no file system found: nothing to judge.\n");
-		return;
-	}
-	fprintf(out, "\n%s\n", problems ? "Problems found: see above." :
-		r->geo.erase_bytes ? "No problems found: the layout fits the card." :
-		"No structural problems found.");
 }
 
 static void json_uint_if(struct json_writer *w, const char *key, uint64_t val,

@@ -769,7 +769,7 @@ static int sim_range_append(const struct sim_key *k, const char *val,
 		return -EINVAL;
 	memcpy(&rs, (char *)p + k->offset, sizeof(rs));
 	if (rs.n >= SIM_MAX_RANGES)
-		return -EINVAL;
+		return -E2BIG;
 	rs.r[rs.n++] = (struct sim_range){ a, n };
 	memcpy((char *)p + k->offset, &rs, sizeof(rs));
 	return 0;
@@ -839,8 +839,15 @@ static int sim_apply_option(const char *spec, const char *opt, size_t len,
 	if (len < sizeof(val)) {
 		memcpy(val, eq + 1, len);
 		val[len] = '\0';
-		if (k->kind == SIM_KEY_RANGE && sim_range_append(k, val, p) == 0)
+		int rc = k->kind == SIM_KEY_RANGE ? sim_range_append(k, val, p) : 0;
+
+		if (k->kind == SIM_KEY_RANGE && rc == 0)
 			return 0;
+		if (rc == -E2BIG) {
+			fp_errf(err, errlen, "at most %u %s ranges", SIM_MAX_RANGES,
+				k->name);
+			return -EINVAL;
+		}
 		if (k->kind != SIM_KEY_RANGE && sim_key_value(k, val, &v) == 0) {
 			sim_key_store(k, v, p);
 			return 0;

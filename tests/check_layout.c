@@ -254,6 +254,29 @@ START_TEST(test_no_erase_size_no_verdicts)
 }
 END_TEST
 
+/* The text report says its verdict before the evidence (it came last),
+ * and a FAT area nobody measured or gave is unknown, not "none". */
+START_TEST(test_text_verdict_first)
+{
+	const char *mkfs[] = { "mkfs.fat", "-F", "32", NULL, NULL };
+	char *image = layout(2 * GIB, "label: dos\nstart=63, size=4000000, type=c\n", 63 * 512,
+			     4000000 * 512ULL, mkfs);
+	const char *argv[] = { "check", "--no-realtime", "-e", "4M", image, NULL };
+	const char *verdict, *part;
+	struct run_result r;
+
+	tu_run(&r, argv);
+	ck_assert_int_eq(r.status, 0);
+	verdict = strstr(r.out, "Problems found: 1 ");
+	part = strstr(r.out, "Partition 1:");
+	ck_assert_msg(verdict && part && verdict < part, "%s", r.out);
+	ck_assert_msg(strstr(r.out, "FAT area unknown") && !strstr(r.out, "FAT area none"),
+		      "%s", r.out);
+	tu_run_free(&r);
+	drop(image);
+}
+END_TEST
+
 START_TEST(test_flaw_fat32_default_reserved)
 {
 	const char *mkfs[] = { "mkfs.fat", "-F", "32", NULL, NULL };
@@ -939,6 +962,7 @@ Suite *layout_suite(void)
 		tcase_add_test(tc, test_flaw_63_sector_start);
 		tcase_add_test(tc, test_flaw_fat32_default_reserved);
 		tcase_add_test(tc, test_no_erase_size_no_verdicts);
+		tcase_add_test(tc, test_text_verdict_first);
 		tcase_add_test(tc, test_flaw_gpt_1mib_start);
 		tcase_add_test(tc, test_flaw_f2fs_main_area);
 		tcase_add_test(tc, test_flaw_f2fs_small_sections);
