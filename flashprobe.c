@@ -1096,13 +1096,19 @@ static int erase_size_for(const struct cli *c, struct session *s, uint64_t *out)
 {
 	struct align_opts o;
 	struct align_result *r;
-	char buf[32];
+	char buf[32], size[32];
 	int ret;
 
 	if (c->erase_bytes) {
 		*out = c->erase_bytes;
 		return FP_EXIT_OK;
 	}
+	/* an offset no erase size can make fit is said before the card is
+	 * timed for one */
+	if (c->offset_set && c->offset_bytes >= fp_dev_size_bytes(s->dev))
+		return fail(FP_EXIT_USAGE, "offset %s is past the end of '%s' (%s)",
+			    units_format_bytes(c->offset_bytes, buf, sizeof(buf)), c->device,
+			    units_format_bytes(fp_dev_size_bytes(s->dev), size, sizeof(size)));
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return fail(FP_EXIT_FAILURE, "out of memory");

@@ -131,6 +131,9 @@ static const struct bad_case {
 	  "page 8MiB is larger than the erasesize 4MiB" },
 	{ { "check", "-e", "4M", "--page=8M", "sim:seed", NULL }, "is larger than the erasesize" },
 	{ { "advise", "-e", "4M", "--size=0xfffffffffff00000", NULL }, "larger than any device" },
+	/* an offset past the end: said before the card is timed for an
+	 * erase size (two lines, the first a measurement, came before) */
+	{ { "open-au", "--offset=1T", "sim:seed", NULL }, "offset 1TiB is past the end of" },
 	/* a fifth range was "a bad value" */
 	{ { "align", "sim:seed,eio=1M+1M,eio=2M+1M,eio=3M+1M,eio=4M+1M,eio=5M+1M", NULL },
 	  "at most 4 eio ranges" },
