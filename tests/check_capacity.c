@@ -181,7 +181,7 @@ static const struct {
 	{ "sdhc-4m,eio=5M", "bad value '5M' for 'eio'" },
 	{ "sdhc-4m,lost=1M+0", "lost range 1 is empty" },
 	{ "sdhc-4m,eio=1023M+2M", "eio range 1 is empty or passes" },
-	{ "sdhc-4m,eio=1M+1,eio=2M+1,eio=3M+1,eio=4M+1,eio=5M+1", "bad value '5M+1'" },
+	{ "sdhc-4m,eio=1M+1,eio=2M+1,eio=3M+1,eio=4M+1,eio=5M+1", "at most 4 eio ranges" },
 	{ "sdhc-4m,cache=5000", "cache must be a multiple of 4KiB" },
 	{ "sdhc-4m,cache_direct=1", "cache_direct needs cache=SIZE" },
 	{ "sdhc-4m,cache=1M,cache_strict=1", "cache_strict needs cache_direct" },
