@@ -38,8 +38,8 @@
 #define MIN_CLUSTER (4 * KIB)
 #define UNKNOWN_PAGE_CLUSTER (32 * KIB)	/* SDHC cards' own format */
 #define FS_BLOCK 4096u			/* ext4 and f2fs block */
-#define EXFAT_BOOT_SECTORS 24u
-#define EXFAT_MAX_CLUSTER (32 * MIB)		/* main and backup boot regions */
+#define EXFAT_BOOT_SECTORS 24u		/* main and backup boot regions */
+#define EXFAT_MAX_CLUSTER (32 * MIB)
 #define F2FS_SEGMENT (2 * MIB)
 #define F2FS_MIN_SECTIONS 40		/* mkfs.f2fs reserves about 28 for cleaning */
 #define MAX_SANE_ALIGN (64 * MIB)
@@ -344,7 +344,6 @@ static void partition_advice(const struct geometry *g, const struct advice_reque
 {
 	bool gpt = want_gpt(g, q);
 	uint64_t ss = g->sector_bytes;
-	struct fat32_layout fat16;
 	struct advice_command *c;
 	const char *type, *type_name;
 	char s[32], u[32], z[32];
@@ -352,8 +351,10 @@ static void partition_advice(const struct geometry *g, const struct advice_reque
 	a->label = gpt ? "gpt" : "dos";
 	if (!place_partition(g, q, gpt, a))
 		return;
-	type = partition_type(gpt, a->part_size_bytes, q->linux_type,
-			      fat16_instead(g, a, &fat16), &type_name);
+	/* FAT16 or FAT32 is decided here, once: the type depends on it, and
+	 * fat_advice() makes the line from a->fat */
+	a->fat16 = fat16_instead(g, a, &a->fat);
+	type = partition_type(gpt, a->part_size_bytes, q->linux_type, a->fat16, &type_name);
 	snprintf(a->sized_for, ADVICE_LINE, "a %s partition (%" PRIu64 " sectors of %" PRIu64
 		 " bytes)", fmt_bytes(a->part_size_bytes, s, sizeof(s)),
 		 a->part_size_bytes / ss, ss);
@@ -668,7 +669,7 @@ static void fat16_advice(const struct geometry *g, struct advice *a,
 	uint64_t cluster = (uint64_t)a->fat.sectors_per_cluster * g->sector_bytes;
 	char k[32], f[32];
 
-	a->fat_ok = a->fat16 = true;
+	a->fat_ok = true;
 	c->purpose = "fat16";
 	fmt_bytes(first, f, sizeof(f));
 	if (cluster != first) {
@@ -698,7 +699,7 @@ static void fat_advice(const struct geometry *g, struct advice *a)
 			 instead_of_fat32(g, a));
 		return;
 	}
-	if (fat16_instead(g, a, &a->fat)) {
+	if (a->fat16) {	/* decided with the partition's type */
 		fat16_advice(g, a, c, first);
 		return;
 	}

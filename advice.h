@@ -120,7 +120,8 @@ struct advice {
 	char warning[ADVICE_LINE];	/* what the partition command destroys */
 	char sized_for[ADVICE_LINE];	/* "a 1.9GiB partition (3977216 sectors)" */
 	bool fat_ok;			/* a FAT (FAT32 or FAT16) is advised */
-	bool fat16;			/* and it is FAT16 */
+	bool fat16;			/* FAT16 instead of FAT32 (a->fat its
+					 * layout), decided with the partition */
 	struct fat32_layout fat;
 	struct advice_command commands[ADVICE_MAX_COMMANDS];
 	size_t ncommands;

@@ -518,11 +518,11 @@ struct typed_option {
 	const char *arg;
 };
 
+static int report_status(int status);
+
 /* First pass over one option: what getopt could not parse, the command
  * forms -a, -O and -f, and --help are handled here; the others are kept
  * in *t (t->opt 0 for none). */
-static int report_status(int status);
-
 static int scan_option(struct cli *c, int opt, const char *arg, char **argv,
 		       struct typed_option *t)
 {
@@ -1458,7 +1458,12 @@ static const struct measurement probe_measurement = {
 	probe_evidence, probe_card_failed,
 };
 
-static bool bench_writes(const struct cli *c);
+/* Reads always; writes with --write, --destructive, or on a simulated
+ * card unless --read-only. */
+static bool bench_writes(const struct cli *c)
+{
+	return !c->read_only && (c->write || c->destructive || devspec_is_sim(c->device));
+}
 
 static int bench_options(const struct cli *c, struct fp_dev *d,
 			 struct benchio_opts *o)
@@ -1505,13 +1510,6 @@ static int bench_options(const struct cli *c, struct fp_dev *d,
 		o->progress_arg = "bench";
 	}
 	return FP_EXIT_OK;
-}
-
-/* Reads always; writes with --write, --destructive, or on a simulated
- * card unless --read-only. */
-static bool bench_writes(const struct cli *c)
-{
-	return !c->read_only && (c->write || c->destructive || devspec_is_sim(c->device));
 }
 
 static void print_bench(const struct cli *c, const struct session *s,

@@ -269,12 +269,10 @@ static void add_format_fix(const struct advice *a, struct check_part *p)
 {
 	static const char *const purpose[] = { NULL, "fat32", "exfat", "ext4", "ext4",
 					       "ext4", "f2fs" };
-	const char *want = (unsigned)p->fs.type < sizeof(purpose) / sizeof(purpose[0]) ?
+	const char *want = p->fs.type == FS_VFAT && a->fat16 ? "fat16" :
+			   (unsigned)p->fs.type < sizeof(purpose) / sizeof(purpose[0]) ?
 			   purpose[p->fs.type] : NULL;
 	const struct advice_command *c = want ? advice_command(a, want) : NULL;
-
-	if (c == NULL && p->fs.type == FS_VFAT)
-		c = advice_command(a, "fat16");
 
 	if (c != NULL || p->fs.type != FS_VFAT) {
 		add_fix_line(p, c);

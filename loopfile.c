@@ -4,7 +4,6 @@
 #include <inttypes.h>
 #include <linux/loop.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -13,6 +12,7 @@
 
 #include "loopfile.h"
 #include "sysfs.h"
+#include "units.h"
 
 /* A chain of loop devices deeper than this is not followed. */
 #define LOOPFILE_CHAIN_MAX 8
@@ -123,22 +123,6 @@ static bool compose_window(uint64_t *off, uint64_t *lim, uint64_t o, uint64_t l)
 	return true;
 }
 
-/* A decimal number, whole. */
-static bool parse_u64(const char *s, uint64_t *v)
-{
-	char *end;
-	unsigned long long x;
-
-	if (s[0] < '0' || s[0] > '9')
-		return false;
-	errno = 0;
-	x = strtoull(s, &end, 10);
-	if (errno != 0 || *end != '\0')
-		return false;
-	*v = x;
-	return true;
-}
-
 /* Adds "+A+B" to the text of the windows. */
 static void add_text(struct chain_window *w, const char *a, const char *b)
 {
@@ -175,7 +159,8 @@ static void add_window(const char *diskdir, struct chain_window *w)
 
 	sysfs_read_attr(diskdir, "loop/offset", offset, sizeof(offset));
 	sysfs_read_attr(diskdir, "loop/sizelimit", limit, sizeof(limit));
-	if (!parse_u64(offset, &o) || !parse_u64(limit, &l))
+	if (units_parse_uint(offset, UINT64_MAX, &o) ||
+	    units_parse_uint(limit, UINT64_MAX, &l))
 		add_unknown(w, offset, limit);
 	else if (o != 0 || l != 0)
 		add_numbers(w, o, l);
@@ -191,7 +176,7 @@ static void add_partition_window(const char *dir, struct chain_window *w)
 
 	if (sysfs_read_attr(dir, "start", start, sizeof(start)) != 0 ||
 	    sysfs_read_attr(dir, "size", size, sizeof(size)) != 0 ||
-	    !parse_u64(start, &s) || !parse_u64(size, &z))
+	    units_parse_uint(start, UINT64_MAX, &s) || units_parse_uint(size, UINT64_MAX, &z))
 		add_unknown(w, "part?", "?");
 	else	/* sysfs counts 512-byte sectors whatever the device's */
 		add_numbers(w, s * 512, z * 512);

@@ -919,6 +919,7 @@ static enum openau_verdict classify(const struct ctx *c,
 				     n, ref_sd);
 	double lim = open_limit(z);
 	double col_min = collapse_min(c);
+	double drift_max = fmin(DRIFT_MAX * col_min, DRIFT_X_MAX);
 	double col_clear = fmax(X_COL_CLEAR, COL_CLEAR_OF_COL * c->x_lin_col);
 	double x_seen = fmax(X_COL_MIN, SEEN_OF_COL * c->x_lin_col);
 	double res_open = resolution(x_seen * to_d / lim), open_max, best, f;
@@ -953,11 +954,11 @@ static enum openau_verdict classify(const struct ctx *c,
 	} else if (d <= lim) {
 		*strength = res_open * open_strength(d, z);
 		return *strength > 0 ? OPENAU_TRIAL_OPEN : OPENAU_TRIAL_UNCLEAR;
-	} else if (x <= fmin(DRIFT_MAX * col_min, DRIFT_X_MAX)) {
+	} else if (x <= drift_max) {
 		/* slower than noise explains, but far below any collapse:
 		 * the device drifting (caches, temperature), not collection;
 		 * trusted less the closer it gets to a collapse */
-		*strength = res_open * (1.0 - 0.5 * x / fmin(DRIFT_MAX * col_min, DRIFT_X_MAX));
+		*strength = res_open * (1.0 - 0.5 * x / drift_max);
 		return *strength > 0 ? OPENAU_TRIAL_OPEN : OPENAU_TRIAL_UNCLEAR;
 	}
 	f = rho_factor(c, st);
@@ -984,6 +985,18 @@ static double stop_time(const struct ctx *c, const struct shape *s,
 	double col = collapse_min(c) * c->au_ns;
 
 	return ref + fmax(4 * lim * ref, 2 * col);
+}
+
+/* A linear trial's slowdown into what the card's collapses cost (the
+ * smallest collapse, x_lin_col) and the smallest slowdown of a trial
+ * that was not open (x_lin_slow). */
+static void count_linear_slowdown(struct ctx *c, enum openau_verdict v, double x_typ,
+				  double excess)
+{
+	if (v == OPENAU_TRIAL_COLLAPSED)
+		c->x_lin_col = c->x_lin_col > 0 ? fmin(c->x_lin_col, x_typ) : x_typ;
+	if (v != OPENAU_TRIAL_OPEN && excess > 0)
+		c->x_lin_slow = c->x_lin_slow > 0 ? fmin(c->x_lin_slow, excess) : excess;
 }
 
 /* Run and classify one trial of n AUs; records it in the result.  The
@@ -1031,12 +1044,8 @@ static int test_n(struct ctx *c, enum openau_order order, unsigned n,
 	/* the typical collapsed write, not the slowest AU (which adds the
 	 * gap copies of AUs at different offsets) */
 	x_typ = (st.small_med - ref) / c->au_ns;
-	if (order == OPENAU_LINEAR && *v == OPENAU_TRIAL_COLLAPSED)
-		c->x_lin_col = c->x_lin_col > 0 ? fmin(c->x_lin_col, x_typ)
-						: x_typ;
-	if (order == OPENAU_LINEAR && *v != OPENAU_TRIAL_OPEN && excess > 0)
-		c->x_lin_slow = c->x_lin_slow > 0 ? fmin(c->x_lin_slow, excess)
-						 : excess;
+	if (order == OPENAU_LINEAR)
+		count_linear_slowdown(c, *v, x_typ, excess);
 	t = add_trial(c, n, order, s->chunk);
 	if (t != NULL) {
 		t->bytes_per_sec = st.bytes_per_sec;
@@ -1458,15 +1467,10 @@ static void settle_linear_collapse(struct ctx *c, const struct openau_count *lin
 		return;
 	for (size_t i = 0; i < c->r->ntrials; i++) {
 		const struct openau_trial *t = &c->r->trials[i];
-		double x_typ = ((double)t->write_ns - c->ref_lin) / c->au_ns;
 
-		if (t->order != OPENAU_LINEAR || t->n <= lin->n)
-			continue;
-		if (t->verdict == OPENAU_TRIAL_COLLAPSED)
-			c->x_lin_col = c->x_lin_col > 0 ? fmin(c->x_lin_col, x_typ) : x_typ;
-		if (t->verdict != OPENAU_TRIAL_OPEN && t->excess > 0)
-			c->x_lin_slow = c->x_lin_slow > 0 ? fmin(c->x_lin_slow, t->excess)
-							   : t->excess;
+		if (t->order == OPENAU_LINEAR && t->n > lin->n)
+			count_linear_slowdown(c, t->verdict, ((double)t->write_ns -
+					      c->ref_lin) / c->au_ns, t->excess);
 	}
 }
 

@@ -155,7 +155,7 @@ static int found(const char *name, char *what, size_t whatlen)
 
 int safety_find_signature(struct fp_dev *d, char *what, size_t whatlen)
 {
-	uint64_t size = fp_dev_size_bytes(d), ss = fp_dev_sector_bytes(d);
+	uint64_t size = fp_dev_size_bytes(d), ss = fp_dev_sector_bytes(d), end;
 	size_t n = SIG_READ_BYTES;
 	const char *name;
 	unsigned char *buf;
@@ -177,10 +177,11 @@ int safety_find_signature(struct fp_dev *d, char *what, size_t whatlen)
 		return found(name, what, whatlen);
 	n = size < SIG_END_BYTES ? (size_t)size : SIG_END_BYTES;
 	n -= n % ss;
-	rc = read_block(d, (size - n) / ss * ss, n, &buf);
+	end = size / ss * ss;	/* the last whole sector's end */
+	rc = read_block(d, end - n, n, &buf);
 	if (rc < 0)
 		return rc;
-	name = sig_match_end(buf, n, (size - n) / ss * ss + n);
+	name = sig_match_end(buf, n, end);
 	free(buf);
 	return found(name, what, whatlen);
 }
@@ -188,9 +189,11 @@ int safety_find_signature(struct fp_dev *d, char *what, size_t whatlen)
 /* A sample is blank when every byte is the erased value, 0x00 or 0xff. */
 static bool blank(const unsigned char *buf, size_t n)
 {
-	if (n == 0 || (buf[0] != 0x00 && buf[0] != 0xff))
-		return n == 0;
-	return memcmp(buf, buf + 1, n - 1) == 0;
+	if (n == 0)
+		return true;
+	if (buf[0] != 0x00 && buf[0] != 0xff)
+		return false;
+	return memcmp(buf, buf + 1, n - 1) == 0;	/* every byte as the first */
 }
 
 /* The sample at off of n bytes: 1 when it holds data, 0 blank, or a
@@ -219,7 +222,7 @@ int safety_find_nonblank(struct fp_dev *d, char *what, size_t whatlen)
 		what[0] = '\0';
 	if (edge > 0)
 		rc = sample_holds_data(d, 0, (size_t)edge);
-	if (rc == 0 && edge > 0)
+	if (rc == 0 && edge > 0)	/* the last whole sectors */
 		rc = sample_holds_data(d, size / ss * ss - edge, (size_t)edge);
 	for (uint64_t i = 1; rc == 0 && step >= sample && i < BLANK_SAMPLES; i++)
 		rc = sample_holds_data(d, i * step, sample);

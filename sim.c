@@ -839,18 +839,17 @@ static int sim_apply_option(const char *spec, const char *opt, size_t len,
 	if (len < sizeof(val)) {
 		memcpy(val, eq + 1, len);
 		val[len] = '\0';
-		int rc = k->kind == SIM_KEY_RANGE ? sim_range_append(k, val, p) : 0;
+		int rc = k->kind == SIM_KEY_RANGE ? sim_range_append(k, val, p)
+						  : sim_key_value(k, val, &v);
 
-		if (k->kind == SIM_KEY_RANGE && rc == 0)
+		if (rc == 0 && k->kind != SIM_KEY_RANGE)
+			sim_key_store(k, v, p);
+		if (rc == 0)
 			return 0;
 		if (rc == -E2BIG) {
 			fp_errf(err, errlen, "at most %u %s ranges", SIM_MAX_RANGES,
 				k->name);
 			return -EINVAL;
-		}
-		if (k->kind != SIM_KEY_RANGE && sim_key_value(k, val, &v) == 0) {
-			sim_key_store(k, v, p);
-			return 0;
 		}
 	}
 	fp_errf(err, errlen, "bad value '%.*s' for '%s'", (int)len, eq + 1,
