@@ -42,7 +42,11 @@
  * confidence, an unclear trial (after one re-test) leaves the count
  * undetermined.  Random order is first tested with one AU against the
  * linear reference: a collapse there means linear only (random = 0),
- * trusted only when a linear collapse was measured to compare it with.
+ * trusted only when a linear collapse was measured to compare it with,
+ * and only when the cost of ending a cycle of one AU follows what the
+ * cycle left to copy: random mode can cost as much per write as a cheap
+ * collapse, but the same however much of the AU was written
+ * (check_random_zero()).
  *
  * Random mode against a collapse: the one-AU random trial is compared with
  * the linear reference, and random mode's own cost per write must stay
@@ -79,9 +83,11 @@
  *
  * Failure modes: per-command overhead far above the transfer time (a slow
  * USB bridge) hides the size response and the collapse; garbage collection
- * cheaper than 0.12 T_AU, or random mode as expensive as a collapse, is
- * not separable by timing: such trials come out unclear and the counts
- * undetermined or of low confidence.  Cards that defer garbage collection
+ * cheaper than 0.12 T_AU is not separable by timing: such trials come
+ * out unclear and the counts undetermined or of low confidence.  Random
+ * mode as expensive as a collapse only shows in the cycle check, which
+ * needs valid data to copy: on a card that copies nothing (a never-written
+ * one) random 0 is undetermined.  Cards that defer garbage collection
  * (log blocks, background merges, PCTIPS2 in flash-model.md) can look open
  * beyond their pool.
  *
@@ -196,6 +202,9 @@
 #define CONF_CAP 0.99
 #define UNSUPPORTED_CONF 0.5		/* random count without a linear one */
 #define UNBUFFERED_CONF 0.45		/* no collapse, fewer bytes than a buffer */
+#define CYCLE_PAIRS 4			/* random-0 check: cycles of each kind */
+#define CYCLE_RATIO_MAX 0.75		/* its ratio: about 0.5 linear only, 1
+					 * in random mode */
 
 enum phase_kind { PHASE_REF, PHASE_TRIAL };
 
@@ -1436,6 +1445,76 @@ static int check_drift(struct ctx *c)
 	return rc;
 }
 
+/* What check_random_zero() writes: the AU whole, then CYCLE_PAIRS
+ * one-chunk cycles and as many that go on for half the AU. */
+static uint64_t cycle_check_bytes(const struct ctx *c)
+{
+	return c->e + CYCLE_PAIRS * (2 * c->ref.chunk + c->e / 2);
+}
+
+/* Random 0 says one AU written out of order costs a collapse, and random
+ * mode can cost as much per write (bench/indepcard seed 435: 48 pages of
+ * collection at 0.2 ms, random mode 9 ms a write): the random trials
+ * cannot tell "linear only" from "one random AU".  A collapse copies the
+ * pages the cycle it ends did not write (flash-model.md section 4 rule
+ * 2); random mode's cost does not depend on them.  So one AU, written
+ * whole first (every page valid), is written below its write pointer at
+ * the same chunk, over and over, ending cycles that wrote only that
+ * chunk and cycles that went on to write half the AU in order.  Linear
+ * only: ending the second kind costs about half as much as the first;
+ * random mode: the same.  *ratio: the median excess of the second over
+ * the first's, or -1 when the first's is too small to compare. */
+static int cycle_cost_ratio(struct ctx *c, double *ratio)
+{
+	uint64_t chunk = c->ref.chunk, at = c->e / chunk / 8, au, ns = 0;
+	double after_chunk[CYCLE_PAIRS], after_half[CYCLE_PAIRS - 1], first;
+	int rc;
+
+	*ratio = -1;
+	at = (at ? at : 1) * chunk;
+	next_cycle(c, &c->cursor[0], &c->test_at[0]);
+	rc = flush_pool(c);	/* random-mode quota held elsewhere: freed */
+	au = test_au_off(c, 0);
+	if (rc == 0)
+		rc = write_at(c, au, c->e, NULL);
+	for (unsigned j = 0; j < CYCLE_PAIRS && rc == 0; j++) {
+		rc = write_at(c, au + at, chunk, &ns);	/* ends a half cycle */
+		if (rc == 0 && j > 0)
+			after_half[j - 1] = (double)ns - c->ref_lin;
+		if (rc == 0)
+			rc = write_at(c, au + at, chunk, &ns);	/* ends a chunk's */
+		after_chunk[j] = (double)ns - c->ref_lin;
+		if (rc == 0)
+			rc = write_at(c, au + at + chunk, c->e / 2, NULL);
+	}
+	next_cycle(c, &c->cursor[0], &c->test_at[0]);
+	if (rc < 0)
+		return rc;
+	first = stats_median(after_chunk, CYCLE_PAIRS);
+	if (first >= collapse_min(c) * c->au_ns)
+		*ratio = stats_median(after_half, CYCLE_PAIRS - 1) / first;
+	return 0;
+}
+
+/* Random 0 stands only where ending a cycle costs what a collapse does:
+ * less after a cycle that wrote more (cycle_cost_ratio()). */
+static int check_random_zero(struct ctx *c, struct openau_count *rnd)
+{
+	double ratio;
+	int rc = cycle_cost_ratio(c, &ratio);
+
+	c->r->random_cycle_ratio = ratio;
+	if (rc < 0 || (ratio >= 0 && ratio <= CYCLE_RATIO_MAX))
+		return rc;
+	set_count(rnd, 0, OPENAU_UNDETERMINED, 0);
+	note(c, "random", ratio < 0 ? "the writes that ended cycles of one AU "
+	     "were not slow enough to tell linear only from random mode" :
+	     "an out-of-order write cost as much after the AU was half "
+	     "written as after one chunk: random mode costing about a "
+	     "collapse, not linear only");
+	return 0;
+}
+
 /* random = 0 rests on the one-AU random trial's slowdown, judged in T_AU
  * (X_COL_MIN) unless a linear collapse showed what a collapse costs on
  * this card.  Random mode's own cost per write is a constant (about 9 ms
@@ -1494,9 +1573,10 @@ static int run_auto(struct ctx *c)
 			     "size: cannot tell collection from overhead");
 		return rc;
 	}
-	if (c->budget_bytes < drift_check_bytes(c))
+	if (c->budget_bytes < drift_check_bytes(c) + cycle_check_bytes(c))
 		return 0;
-	c->budget_bytes -= drift_check_bytes(c);	/* for check_drift() */
+	/* for check_drift() and check_random_zero() */
+	c->budget_bytes -= drift_check_bytes(c) + cycle_check_bytes(c);
 	rc = search(c, OPENAU_LINEAR, 1, m, false, lin);
 	if (rc < 0)
 		return rc;
@@ -1526,6 +1606,8 @@ static int run_auto(struct ctx *c)
 		rnd->confidence = fmin(rnd->confidence, UNSUPPORTED_CONF);
 	if (rnd->bound == OPENAU_EXACT && rnd->n == 0 && c->x_lin_col == 0)
 		unsupported_linear_only(c, rnd);
+	else if (rc == 0 && rnd->bound == OPENAU_EXACT && rnd->n == 0)
+		rc = check_random_zero(c, rnd);
 	if (rc == 0)
 		rc = check_drift(c);
 	return rc;
@@ -1562,6 +1644,7 @@ int openau_run(struct fp_dev *d, const struct openau_opts *o,
 	memset(r, 0, sizeof(*r));
 	r->manual = p->manual;
 	r->erase_size_bytes = c.e = p->erase_size_bytes;
+	r->random_cycle_ratio = -1;
 	set_count(&r->linear, 0, p->manual ? OPENAU_NOT_TESTED : OPENAU_UNDETERMINED, 0);
 	set_count(&r->random, 0, p->manual ? OPENAU_NOT_TESTED : OPENAU_UNDETERMINED, 0);
 	stats_rng_seed(&c.rng, o->seed);

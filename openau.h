@@ -124,6 +124,11 @@ struct openau_result {
 	uint64_t bytes_written;		/* by this run */
 	uint64_t elapsed_ns;		/* device time of this run's I/O */
 	uint64_t io_count;
+	double random_cycle_ratio;	/* automatic, random 0 only: what an
+					 * out-of-order write costs after half
+					 * the AU was written over after one
+					 * chunk (linear only about 0.5, random
+					 * mode 1); -1 when not measured */
 	char note[200];			/* why something is undetermined, or "" */
 };
 

@@ -117,6 +117,11 @@ void report_openau_text(FILE *out, const struct openau_result *r)
 	print_verdict(out, r);
 	if (r->note[0])
 		fprintf(out, "note: %s\n", r->note);
+	if (r->random_cycle_ratio >= 0)
+		fprintf(out, "random 0 check: an out-of-order write after half "
+			"the AU was written cost %.2f of one after a single "
+			"chunk (linear only: about 0.5, random mode: 1)\n",
+			r->random_cycle_ratio);
 	if (r->chunk_bytes)
 		fprintf(out, "chunk %s; writing a whole %s AU takes about %s\n",
 			units_format_bytes(r->chunk_bytes, a, sizeof(a)),
@@ -184,6 +189,10 @@ void report_openau_json(struct json_writer *w, const struct openau_result *r)
 		json_object_end(w);
 	}
 	json_array_end(w);
+	if (r->random_cycle_ratio >= 0)
+		json_double(w, "random_cycle_ratio", r->random_cycle_ratio);
+	else
+		json_null(w, "random_cycle_ratio");
 	json_text_or_null(w, "note", r->note);
 	json_uint(w, "bytes_written", r->bytes_written);
 	json_uint(w, "elapsed_ns", r->elapsed_ns);

@@ -964,8 +964,8 @@ static void check_keys(const struct jsonv *obj, const char *const *keys,
 START_TEST(test_json)
 {
 	static const char *const keys[] = {
-		"erase_size_bytes", "linear", "random", "trials", "note",
-		"bytes_written", "elapsed_ns",
+		"erase_size_bytes", "linear", "random", "trials",
+		"random_cycle_ratio", "note", "bytes_written", "elapsed_ns",
 	};
 	static const char *const count_keys[] = { "value", "bound", "confidence", "source" };
 	static const char *const trial_keys[] = {
@@ -986,6 +986,8 @@ START_TEST(test_json)
 	ck_assert_str_eq(jsonv_get(oa, "linear.source")->string, "measured");
 	ck_assert_double_eq(jsonv_get(oa, "random.value")->number, 1);
 	ck_assert_double_ge(jsonv_get(oa, "random.confidence")->number, CONFIDENT);
+	/* measured only for random 0 */
+	ck_assert_int_eq(jsonv_get(oa, "random_cycle_ratio")->type, JSONV_NULL);
 	ck_assert_double_eq(jsonv_get(oa, "bytes_written")->number,
 			    (double)r->bytes_written);
 	trials = jsonv_get(oa, "trials");
@@ -1027,6 +1029,8 @@ START_TEST(test_text)
 				  "(confidence 0.9"), "verdict: %s", text);
 	ck_assert_ptr_nonnull(strstr(text, "collapsed"));
 	ck_assert_ptr_nonnull(strstr(text, "\nwritten: "));
+	ck_assert_msg(strstr(text, "\nrandom 0 check: an out-of-order write after "
+			     "half the AU was written cost 0.") != NULL, "%s", text);
 	free(text);
 
 	r->linear.bound = OPENAU_AT_LEAST;
@@ -1391,6 +1395,47 @@ START_TEST(test_random_mode_near_a_cheap_collapse)
 }
 END_TEST
 
+/* Random mode costing as much as a collapse, or more: an AU of 48 pages
+ * of 32 KiB whose collection costs 0.2 ms a page (bench/indepcard seed
+ * 435: random 0 at 0.51-0.89 for a card with one random AU) and the same
+ * AU under random modes of 7 to 15 ms.  The random trials cannot tell;
+ * ending cycles of different lengths can (check_random_zero()).  Cards
+ * with random mode: never random 0, and the check's ratio near 1; the
+ * same cards without it: random 0, trusted, the ratio near a half. */
+START_TEST(test_random_mode_as_costly_as_a_collapse)
+{
+	static const char *const random_write[] = { "7ms", "9ms", "10ms", "15ms" };
+	static const char *const pool[] = {
+		"open_linear=1,open_random=1", "open_linear=1,open_random=0",
+		"open_linear=3,open_random=1", "open_linear=3,open_random=0",
+	};
+	char spec[320], err[256] = "";
+	struct sim_profile p;
+	struct openau_plan plan;
+	struct openau_result *r;
+
+	snprintf(spec, sizeof(spec), "seed,size=768M,subau=0,erase=1536K,"
+		 "page=32K,gc_page=200us,write_base=60us,write_page=80us,"
+		 "erase_time=1ms,%s,random_write=%s,fat=0", pool[_i % 4],
+		 random_write[_i / 4]);
+	ck_assert_msg(sim_profile_parse(spec, &p, err, sizeof(err)) == 0, "%s", err);
+	r = run_auto(&p, 1 + (uint64_t)_i, &plan);
+	check_count(spec, "linear", &r->linear, p.open_au_linear, plan.max_open,
+		    EXPECT_RIGHT);
+	if (p.open_au_random > 0) {
+		check_count(spec, "random", &r->random, p.open_au_random,
+			    plan.max_open, EXPECT_RIGHT_OR_UNDETERMINED);
+		ck_assert_msg(r->random_cycle_ratio < 0 || r->random_cycle_ratio > 0.8,
+			      "%s: cycle ratio %.2f", spec, r->random_cycle_ratio);
+	} else {
+		check_count(spec, "random", &r->random, 0, plan.max_open, EXPECT_RIGHT);
+		ck_assert_msg(r->random_cycle_ratio > 0.3 && r->random_cycle_ratio < 0.65,
+			      "%s: cycle ratio %.2f", spec, r->random_cycle_ratio);
+	}
+	free(r);
+}
+END_TEST
+
 /* A host that stalls now and then (write-back of other I/O, a reader's
  * hiccup): from a write drawn with probability HICCUP_P, HICCUP_WRITES
  * writes take HICCUP_FACTOR times as long.  A linear trial caught in one
@@ -1665,6 +1710,7 @@ Suite *openau_suite(void)
 	tcase_add_loop_test(cards, test_random_mode_without_linear_collapse, 0, 4);
 	tcase_add_loop_test(cards, test_random_mode_near_a_cheap_collapse, 0, 8);
 	tcase_add_loop_test(cards, test_random_mode_after_contradicted_linear, 0, 40);
+	tcase_add_loop_test(cards, test_random_mode_as_costly_as_a_collapse, 0, 16);
 	tcase_set_timeout(cards, TIMEOUT_S);
 	suite_add_tcase(s, cards);
 
