@@ -1483,9 +1483,10 @@ static int cycle_cost_ratio(struct ctx *c, double *ratio)
 			after_half[j - 1] = (double)ns - c->ref_lin;
 		if (rc == 0)
 			rc = write_at(c, au + at, chunk, &ns);	/* ends a chunk's */
-		after_chunk[j] = (double)ns - c->ref_lin;
-		if (rc == 0)
+		if (rc == 0) {
+			after_chunk[j] = (double)ns - c->ref_lin;
 			rc = write_at(c, au + at + chunk, c->e / 2, NULL);
+		}
 	}
 	next_cycle(c, &c->cursor[0], &c->test_at[0]);
 	if (rc < 0)
