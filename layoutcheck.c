@@ -1,9 +1,12 @@
 /* layoutcheck.c - judge an existing layout against the card's geometry.
  *
- * A partition whose start is off the erase block is one flaw (its data
- * area then is off too, and repartitioning fixes both); a partition that
- * starts well but whose file system puts its data off the erase block is
- * another (reformatting fixes it).  Clusters are judged against the page
+ * What the card sees is where the file system puts its data.  A partition
+ * whose start is off the erase block is a flaw when its data area is off
+ * too (repartitioning fixes both); a start off the erase block under a
+ * data area that is on it (mkfs.exfat aligns to the device, a FAT's
+ * reserved sectors can be chosen so, as card factories do) is not.  A
+ * partition that starts well but whose file system puts its data off the
+ * erase block is another flaw (reformatting fixes it).  Clusters are judged against the page
  * only for FAT and exFAT, whose cluster size is a choice; ext4 and f2fs
  * blocks are 4 KiB whatever the page.
  */
@@ -60,18 +63,40 @@ static void data_label(const struct fsinfo *fs, char *out, size_t len)
 		snprintf(out, len, "%s %s", fsprobe_type_name(fs->type), fs->data_name);
 }
 
+/* The start against the erase block, the page and the FAT area. */
+static void place_start(const struct check_geometry *g, struct check_part *p)
+{
+	uint64_t start = p->entry.start_bytes, e = g->erase_bytes, pg = g->page_bytes;
+
+	p->start_aligned = !e || start % e == 0;
+	/* the page only counts where erase blocks are whole pages */
+	p->start_page_aligned = !pg || (e && e % pg) || start % pg == 0;
+	p->in_fat_area = start < g->fat_area_bytes;
+}
+
+/* A start off the erase block (or the page) under a file system whose
+ * data begins on it: the card only sees the data area aligned. */
+static bool data_makes_start_harmless(const struct check_geometry *g,
+				      const struct check_part *p)
+{
+	uint64_t unit = g->erase_bytes ? g->erase_bytes : g->page_bytes;
+
+	return p->fs.type != FS_UNKNOWN && unit && p->data_start_bytes % unit == 0;
+}
+
+/* After the file system was read: the start's flaws, unless the data
+ * area makes them harmless. */
 static void judge_start(const struct check_geometry *g, uint32_t sector,
 			struct check_part *p)
 {
 	uint64_t start = p->entry.start_bytes, e = g->erase_bytes, pg = g->page_bytes;
 	char s[32], eb[32], pb[32], n[32];
 
-	p->start_aligned = !e || start % e == 0;
-	/* the page only counts where erase blocks are whole pages */
-	p->start_page_aligned = !pg || (e && e % pg) || start % pg == 0;
-	p->in_fat_area = start < g->fat_area_bytes;
-	p->misfit = !p->start_aligned || !p->start_page_aligned || p->in_fat_area;
-	if (!p->start_aligned)
+	p->start_harmless = (!p->start_aligned || !p->start_page_aligned) &&
+			    data_makes_start_harmless(g, p);
+	p->misfit = ((!p->start_aligned || !p->start_page_aligned) &&
+		     !p->start_harmless) || p->in_fat_area;
+	if (!p->start_aligned && !p->start_harmless)
 		problem(p, "partition %u starts at %s (sector %" PRIu64 "), not on a multiple "
 			"of the %s erase block: its writes straddle the card's erase blocks, "
 			"so the card copies more than is written (start it at %s)%s",
@@ -80,7 +105,7 @@ static void judge_start(const struct check_geometry *g, uint32_t sector,
 			fmt((start / e + 1) * e > g->fat_area_bytes ? (start / e + 1) * e :
 			    (g->fat_area_bytes + e - 1) / e * e, n, sizeof(n)),
 			p->start_page_aligned ? "" : "; it is not on the page either");
-	if (!p->start_page_aligned && p->start_aligned)
+	if (!p->start_page_aligned && p->start_aligned && !p->start_harmless)
 		problem(p, "partition %u starts at %s, not on a multiple of the %s page: "
 			"every page-sized write touches two pages", p->entry.number,
 			fmt(start, s, sizeof(s)), fmt(pg, pb, sizeof(pb)));
@@ -168,7 +193,7 @@ static void judge_data_start(const struct check_geometry *g, struct check_part *
 			fmt(pg, b2, sizeof(b2)));
 	}
 	if (p->data_aligned || !p->start_aligned)
-		return;		/* a misplaced start says it all */
+		return;		/* a misplaced start says it all (judge_start) */
 	if (exfat_best_possible(fs, e, p)) {
 		problem(p, "partition %u: the %s starts at %s on the device, on the %s "
 			"boundary mkfs.exfat was given but not on the %s erase block: "
@@ -328,10 +353,13 @@ static int check_part(const struct disk *d, const struct check_geometry *g,
 	p->entry = *e;
 	if (e->problem[0])
 		problem(p, "%s", e->problem);
-	judge_start(g, d->sector_bytes ? d->sector_bytes : 512, p);
+	place_start(g, p);
 	ret = fsprobe_read(d, e->start_bytes, e->size_bytes, &p->fs);
 	if (ret)
 		return ret;
+	if (p->fs.type != FS_UNKNOWN)
+		p->data_start_bytes = e->start_bytes + p->fs.data_offset_bytes;
+	judge_start(g, d->sector_bytes ? d->sector_bytes : 512, p);
 	if (p->fs.problem[0])
 		problem(p, "partition %u: %s", e->number, p->fs.problem);
 	if (p->fs.type != FS_UNKNOWN) {

@@ -34,6 +34,8 @@ struct check_part {
 	bool start_aligned;		/* on the erase block (not judged, and
 					 * true, without one) */
 	bool start_page_aligned;
+	bool start_harmless;		/* off the erase block or the page, but
+					 * the file system's data is on it */
 	bool in_fat_area;
 	struct fsinfo fs;
 	uint64_t data_start_bytes;	/* absolute: partition start + data offset */

@@ -38,6 +38,9 @@ static void text_geometry(FILE *out, const struct check_geometry *g)
  * alone, or none. */
 static const char *start_verdict(const struct check_geometry *g, const struct check_part *p)
 {
+	if (p->start_harmless)
+		return g->erase_bytes ? "off the erase block (harmless: the data area is on it)" :
+		       "off the page (harmless: the data area is on it)";
 	if (g->erase_bytes)
 		return yes_no(p->start_aligned && p->start_page_aligned);
 	if (g->page_bytes)

@@ -277,6 +277,75 @@ START_TEST(test_text_verdict_first)
 }
 END_TEST
 
+/* A FAT32 at 1 MiB whose reserved sectors put its first data cluster on
+ * the 4 MiB unit, as card factories format: R found by running mkfs.fat
+ * until the data lands there.  cluster_sectors: its -s. */
+static char *fat32_data_on_unit(const char *cluster_sectors, uint64_t *data)
+{
+	char reserved[32] = "32";
+	char *image = NULL;
+
+	for (int tries = 0; tries < 4; tries++) {
+		const char *mkfs[] = { "mkfs.fat", "-F", "32", "-s", cluster_sectors, "-R",
+				       reserved, NULL, NULL };
+		uint64_t off;
+
+		if (image)
+			drop(image);
+		image = layout(2 * GIB, "label: dos\nstart=2048, size=4000000, type=c\n", MIB,
+			       4000000 * 512ULL, mkfs);
+		*data = fat_data_start(image, MIB);
+		off = *data % (4 * MIB);
+		if (off == 0)
+			return image;
+		snprintf(reserved, sizeof(reserved), "%" PRIu64,
+			 (uint64_t)strtoull(reserved, NULL, 10) + (4 * MIB - off) / 512);
+	}
+	ck_abort_msg("mkfs.fat never put the data on the unit");
+	return NULL;
+}
+
+/* A start off the erase block is no flaw when the data begins on it (it
+ * was one, with a new partition table as its data-destroying fix); with
+ * another flaw (clusters under the page) the fix still moves the
+ * partition, since the advice's mkfs line aligns from the start. */
+START_TEST(test_start_off_but_data_on_the_unit)
+{
+	const char *text[] = { "check", "--no-realtime", "-e", "4M", "--page", "16K", NULL,
+			       NULL };
+	uint64_t data;
+	char *image = fat32_data_on_unit("32", &data);
+	const struct jsonv *p, *fix;
+	struct run_result r;
+	struct checked c;
+
+	run_check_page(image, "4M", "16K", &c);
+	p = partition(&c, 0);
+	ck_assert_msg(c.problems == 0, "%s", c.all);
+	ck_assert(!jsonv_get(p, "start_aligned")->boolean);
+	ck_assert(jsonv_get(p, "filesystem.data_aligned")->boolean);
+	ck_assert_uint_eq(jsonv_len(jsonv_get(p, "fix")), 0);
+	jsonv_free(c.doc);
+	text[6] = image;
+	tu_run(&r, text);
+	ck_assert_msg(r.status == 0 && strstr(r.out, "No problems found") &&
+		      strstr(r.out, "start off the erase block (harmless: the data area is on it)"),
+		      "%s", r.out);
+	tu_run_free(&r);
+	drop(image);
+
+	image = fat32_data_on_unit("8", &data);
+	run_check_page(image, "4M", "16K", &c);
+	expect_one(&c, "4KiB clusters are smaller than the 16KiB page");
+	fix = jsonv_get(partition(&c, 0), "fix");
+	ck_assert_uint_eq(jsonv_len(fix), 2);
+	ck_assert_msg(strstr(jsonv_at(fix, 0)->string, "sfdisk"), "%s",
+		      jsonv_at(fix, 0)->string);
+	jsonv_free(c.doc);
+	drop(image);
+}
+END_TEST
+
 START_TEST(test_flaw_fat32_default_reserved)
 {
 	const char *mkfs[] = { "mkfs.fat", "-F", "32", NULL, NULL };
@@ -961,6 +1030,7 @@ Suite *layout_suite(void)
 	} else {
 		tcase_add_test(tc, test_flaw_63_sector_start);
 		tcase_add_test(tc, test_flaw_fat32_default_reserved);
+		tcase_add_test(tc, test_start_off_but_data_on_the_unit);
 		tcase_add_test(tc, test_no_erase_size_no_verdicts);
 		tcase_add_test(tc, test_text_verdict_first);
 		tcase_add_test(tc, test_flaw_gpt_1mib_start);
