@@ -315,14 +315,15 @@ static bool place_partition(const struct geometry *g, const struct advice_reques
 
 #define GPT_LINUX_TYPE "0FC63DAF-8483-4772-8E79-3D69D8477DE4"
 
-/* FAT32 (SDHC's format) up to 32 GiB, exFAT (SDXC's) above; Linux's
- * where asked (check's fix for an ext4 or f2fs partition). */
-static const char *partition_type(bool gpt, uint64_t part_bytes, bool linux_fs,
-				  bool fat16, const char **name)
+/* FAT32 (SDHC's format) up to 32 GiB, exFAT (SDXC's) above; Linux's or
+ * exFAT's where asked (check's fix for a partition that holds one). */
+static const char *partition_type(bool gpt, uint64_t part_bytes,
+				  const struct advice_request *q, bool fat16,
+				  const char **name)
 {
-	bool small = part_bytes <= 32 * 1024 * MIB;
+	bool small = part_bytes <= 32 * 1024 * MIB && !q->exfat_type;
 
-	if (linux_fs) {
+	if (q->linux_type) {
 		*name = gpt ? "Linux filesystem" : "Linux";
 		return gpt ? GPT_LINUX_TYPE : "83";
 	}
@@ -354,7 +355,8 @@ static void partition_advice(const struct geometry *g, const struct advice_reque
 	/* FAT16 or FAT32 is decided here, once: the type depends on it, and
 	 * fat_advice() makes the line from a->fat */
 	a->fat16 = fat16_instead(g, a, &a->fat);
-	type = partition_type(gpt, a->part_size_bytes, q->linux_type, a->fat16, &type_name);
+	type = partition_type(gpt, a->part_size_bytes, q, a->fat16 && !q->exfat_type,
+			      &type_name);
 	snprintf(a->sized_for, ADVICE_LINE, "a %s partition (%" PRIu64 " sectors of %" PRIu64
 		 " bytes)", fmt_bytes(a->part_size_bytes, s, sizeof(s)),
 		 a->part_size_bytes / ss, ss);
@@ -389,11 +391,15 @@ static void partition_advice(const struct geometry *g, const struct advice_reque
 		why(c, "computed for a %s device", fmt_bytes(g->device_bytes, z, sizeof(z)));
 	why(c, "--wipe-partitions always: old file-system signatures inside the new "
 	    "partition are erased too, so the mkfs lines do not stop at them");
-	if (q->linux_type)
-		why(c, "type %s (%s), for ext4 or f2fs", type, type_name);
+	if (q->linux_type || q->exfat_type)
+		why(c, "type %s (%s), for %s", type, type_name,
+		    q->linux_type ? "ext4 or f2fs" : "exFAT");
+	else if (gpt)
+		why(c, "type %s (%s), for FAT and exFAT; for ext4 or f2fs use type=%s",
+		    type, type_name, GPT_LINUX_TYPE);
 	else
-		why(c, "type %s (%s); for ext4 or f2fs use type=%s", type, type_name,
-		    gpt ? GPT_LINUX_TYPE : "83");
+		why(c, "type %s (%s); for %s use type=%s, for ext4 or f2fs type=83",
+		    type, type_name, strcmp(type, "7") ? "exFAT" : "FAT32", strcmp(type, "7") ? "7" : "c");
 	c->data_align_bytes = a->align_bytes;
 	a->sector_bytes = g->sector_bytes;
 }

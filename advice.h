@@ -72,9 +72,11 @@ struct advice_request {
 	uint64_t part_bytes;		/* 0: the rest of the device */
 	enum advice_label label;
 	/* check's fixes: part_bytes is an existing partition to format as it
-	 * is (not rounded to whole units), and its type is Linux's */
+	 * is (not rounded to whole units), and its type is Linux's or
+	 * exFAT's (the file system it holds) */
 	bool exact_size;
 	bool linux_type;
+	bool exfat_type;
 };
 
 #define ADVICE_LINE 384

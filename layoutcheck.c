@@ -144,6 +144,7 @@ static struct advice *advice_for(const struct disk *d, const struct check_geomet
 		sc->label == PT_GPT ? ADVICE_LABEL_GPT :
 		sc->label == PT_DOS ? ADVICE_LABEL_DOS : ADVICE_LABEL_AUTO,
 		exact, t == FS_EXT2 || t == FS_EXT3 || t == FS_EXT4 || t == FS_F2FS,
+		t == FS_EXFAT,
 	};
 	struct geometry geo;
 	struct advice *a = malloc(sizeof(*a));

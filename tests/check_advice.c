@@ -470,6 +470,30 @@ START_TEST(test_exact_size_request)
 }
 END_TEST
 
+/* check's fix for an exFAT partition gets exFAT's type whatever the
+ * size (it got FAT16's e or FAT32's c); the advice's own partition line
+ * says which type exFAT needs. */
+START_TEST(test_exfat_type_request)
+{
+	struct geometry g = base_geometry(4 * MIB, 16 * KIB);
+	struct advice_request q = { .part_bytes = 300 * MIB, .label = ADVICE_LABEL_DOS,
+				    .exact_size = true, .exfat_type = true };
+	struct advice a;
+
+	g.device_bytes = 2048 * MIB;
+	advice_compute_for(&g, &q, &a);
+	ck_assert_ptr_nonnull(strstr(advice_command(&a, "partition")->stdin_text, "type=7\n"));
+	q.part_bytes = 1500 * MIB;
+	advice_compute_for(&g, &q, &a);
+	ck_assert_ptr_nonnull(strstr(advice_command(&a, "partition")->stdin_text, "type=7\n"));
+	q.exfat_type = false;
+	advice_compute_for(&g, &q, &a);
+	ck_assert_ptr_nonnull(strstr(advice_command(&a, "partition")->stdin_text, "type=c\n"));
+	ck_assert_msg(strstr(advice_command(&a, "partition")->why, "for exFAT use type=7"),
+		      "%s", advice_command(&a, "partition")->why);
+}
+END_TEST
+
 static bool has_note(const struct advice *a, const char *text)
 {
 	for (size_t i = 0; i < a->nnotes; i++)
@@ -640,6 +664,7 @@ Suite *advice_suite(void)
 	tcase_add_loop_test(tc, test_erase_not_4k, 0, 6);
 	tcase_add_loop_test(tc, test_exfat_too_small_for_boundary, 0, 6);
 	tcase_add_test(tc, test_exact_size_request);
+	tcase_add_test(tc, test_exfat_type_request);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	return s;

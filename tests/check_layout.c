@@ -346,6 +346,28 @@ START_TEST(test_start_off_but_data_on_the_unit)
 }
 END_TEST
 
+/* An exFAT that has to move gets exFAT's partition type in its fix (it
+ * got FAT16's e, the type the advice gives a FAT of that size). */
+START_TEST(test_exfat_fix_keeps_its_type)
+{
+	const char *mkfs[] = { "mkfs.exfat", "-c", "16K", NULL, NULL };
+	char *image = layout(2 * GIB, "label: dos\nstart=63, size=614400, type=7\n", 63 * 512,
+			     614400 * 512ULL, mkfs);
+	const struct jsonv *fix;
+	struct checked c;
+
+	run_check_page(image, "4M", "16K", &c);
+	fix = jsonv_get(partition(&c, 0), "fix");
+	ck_assert_uint_eq(jsonv_len(fix), 2);
+	ck_assert_msg(strstr(jsonv_at(fix, 0)->string, "type=7\\n"), "%s",
+		      jsonv_at(fix, 0)->string);
+	ck_assert_msg(strstr(jsonv_at(fix, 1)->string, "mkfs.exfat"), "%s",
+		      jsonv_at(fix, 1)->string);
+	jsonv_free(c.doc);
+	drop(image);
+}
+END_TEST
+
 START_TEST(test_flaw_fat32_default_reserved)
 {
 	const char *mkfs[] = { "mkfs.fat", "-F", "32", NULL, NULL };
@@ -1030,6 +1052,7 @@ Suite *layout_suite(void)
 	} else {
 		tcase_add_test(tc, test_flaw_63_sector_start);
 		tcase_add_test(tc, test_flaw_fat32_default_reserved);
+		tcase_add_test(tc, test_exfat_fix_keeps_its_type);
 		tcase_add_test(tc, test_start_off_but_data_on_the_unit);
 		tcase_add_test(tc, test_no_erase_size_no_verdicts);
 		tcase_add_test(tc, test_text_verdict_first);
