@@ -32,6 +32,8 @@
 #define FAT16_MIN_CLUSTERS 4087ULL	/* mkfs.fat's MIN_CLUST_16 */
 #define FAT16_MAX_CLUSTERS 65524ULL	/* mkfs.fat's MAX_CLUST_16 */
 #define FAT16_ROOT_ENTRIES 512u		/* mkfs.fat's default on a disk */
+#define FAT16_MAX_CLUSTER (32 * KIB)	/* 64 KiB ones: Windows NT's only, not
+					 * the SD spec's (FAT16 up to 2 GB) */
 #define FAT_UNALIGNED_MAX_SECTORS 8192u	/* mkfs.fat aligns nothing this small */
 #define FAT_MAX_RESERVED 65535u		/* a 16-bit field */
 #define FAT_TRACK_SECTORS 32u		/* the -g 64/32 of the advice */
@@ -462,7 +464,9 @@ static bool fat_for_reserved(const struct fat_kind *k, uint64_t total_sectors,
 /* The fewest reserved sectors (at least mkfs.fat's own count, whole
  * clusters) that put the first data cluster on the unit.  The FAT length
  * shrinks as the reserved area grows, so every candidate is tried in
- * turn. */
+ * turn.  A layout whose clusters hold less than half the partition is
+ * none: aligning would cost the user more than it saves (a 6 MiB
+ * partition on 4 MiB units kept 2 MiB). */
 static bool fat_layout(const struct fat_kind *k, uint64_t part_bytes, uint32_t sector_bytes,
 		       uint64_t cluster_bytes, uint64_t align_bytes, struct fat32_layout *out)
 {
@@ -480,7 +484,7 @@ static bool fat_layout(const struct fat_kind *k, uint64_t part_bytes, uint32_t s
 			return false;
 		if ((r + 2ULL * l.fat_sectors + l.root_sectors) % unit == 0) {
 			*out = l;
-			return true;
+			return l.clusters * cluster_bytes * 2 >= part_bytes;
 		}
 	}
 	return false;
@@ -602,22 +606,24 @@ static bool fat32_enough_clusters(const struct geometry *g, const struct advice 
 /* FAT16 where FAT32 would need clusters smaller than the page's (the
  * partition holds fewer than 65525 of those): what SD cards up to 2GB
  * ship with, and its clusters are 16 times larger than FAT32's would be.
- * The smallest cluster from the page's up to 64KiB whose FAT16 lands on
- * the unit, else the largest below the page's (a partition too small
- * for 4087 page-sized clusters); false when FAT32 has enough page-sized
- * clusters or no FAT16 does. */
+ * The smallest cluster from the page's up to 32KiB (FAT16 up to 2 GiB,
+ * as the SD spec has it: 64 KiB clusters only work on some hosts) whose
+ * FAT16 lands on the unit, else the largest below that (a partition too
+ * small for 4087 page-sized clusters); false when FAT32 has enough
+ * page-sized clusters or no FAT16 does. */
 static bool fat16_instead(const struct geometry *g, const struct advice *a,
 			  struct fat32_layout *l)
 {
 	uint64_t first = page_cluster(g, FAT32_MAX_CLUSTER), ss = g->sector_bytes;
+	uint64_t first16 = first < FAT16_MAX_CLUSTER ? first : FAT16_MAX_CLUSTER;
 
 	if (a->part_size_bytes / ss > FAT32_MAX_SECTORS || fat32_enough_clusters(g, a, first))
 		return false;
-	for (uint64_t cluster = first; cluster <= FAT32_MAX_CLUSTER; cluster *= 2)
+	for (uint64_t cluster = first16; cluster <= FAT16_MAX_CLUSTER; cluster *= 2)
 		if (advice_fat16_layout(a->part_size_bytes, (uint32_t)ss, cluster,
 					a->align_bytes, l))
 			return true;
-	for (uint64_t cluster = first / 2; cluster >= ss; cluster /= 2)
+	for (uint64_t cluster = first16 / 2; cluster >= ss; cluster /= 2)
 		if (advice_fat16_layout(a->part_size_bytes, (uint32_t)ss, cluster,
 					a->align_bytes, l))
 			return true;

@@ -159,6 +159,47 @@ START_TEST(test_small_partition_fat16)
 }
 END_TEST
 
+/* FAT16's clusters stop at 32 KiB (FAT16 up to 2 GiB, as the SD spec has
+ * it): a 3 GiB partition under a 64 KiB page got FAT16 with 64 KiB
+ * clusters, which many hosts do not read; now FAT32 with 32 KiB ones.
+ * 1.5 GiB still gets FAT16, with 32 KiB clusters. */
+START_TEST(test_fat16_clusters_at_most_32k)
+{
+	struct geometry g = base_geometry(24 * MIB, 64 * KIB);
+	struct advice_request q = { .part_bytes = 3072 * MIB, .label = ADVICE_LABEL_DOS };
+	struct advice a;
+
+	g.device_bytes = 4096 * MIB;
+	advice_compute_for(&g, &q, &a);
+	ck_assert_ptr_null(advice_command(&a, "fat16"));
+	ck_assert_uint_eq(tu_number_after(line_of(&a, "fat32"), "-s "), 64);
+	q.part_bytes = 1536 * MIB;
+	advice_compute_for(&g, &q, &a);
+	ck_assert_uint_eq(tu_number_after(line_of(&a, "fat16"), "-s "), 64);
+}
+END_TEST
+
+/* A FAT whose aligned data area would hold less than half the partition
+ * is no advice (a 6 MiB partition on 4 MiB units kept 2 MiB in 512-byte
+ * clusters: check's fix for a FAT12 that had all of it); 8 MiB keeps half. */
+START_TEST(test_fat_keeps_half_the_partition)
+{
+	struct geometry g = base_geometry(4 * MIB, 16 * KIB);
+	struct advice_request q = { .part_bytes = 6 * MIB, .label = ADVICE_LABEL_DOS,
+				    .exact_size = true };
+	struct advice a;
+
+	g.device_bytes = 64 * MIB;
+	advice_compute_for(&g, &q, &a);
+	ck_assert(!a.fat_ok);
+	ck_assert_ptr_null(fat_command(&a));
+	q.part_bytes = 8 * MIB;
+	advice_compute_for(&g, &q, &a);
+	ck_assert(a.fat_ok);
+	ck_assert_uint_ge(a.fat.clusters * a.fat.sectors_per_cluster * 512ULL * 2, 8 * MIB);
+}
+END_TEST
+
 /* The reasons describe the clusters the line makes: once they are made
  * smaller (a partition too small for FAT16's 4087 of one page), no reason
  * still speaks of clusters of one page. */
@@ -645,6 +686,8 @@ Suite *advice_suite(void)
 	tcase_add_test(tc, test_unknown_geometry);
 	tcase_add_test(tc, test_fat32_layout);
 	tcase_add_test(tc, test_small_partition_fat16);
+	tcase_add_test(tc, test_fat16_clusters_at_most_32k);
+	tcase_add_test(tc, test_fat_keeps_half_the_partition);
 	tcase_add_test(tc, test_fat16_layout);
 	tcase_add_loop_test(tc, test_mbr_limit, 0, 6);
 	tcase_add_test(tc, test_fat32_sector_limit);
