@@ -25,7 +25,6 @@
 #define F2FS_BLOCK_LOG 12
 #define F2FS_SEGMENT_LOG 9		/* 512 blocks of 4 KiB */
 #define FAT12_MAX_CLUSTERS 4085u
-#define FAT16_MAX_CLUSTERS 65525u
 
 const char *fsprobe_type_name(enum fs_type t)
 {
@@ -186,12 +185,13 @@ static bool parse_fat(const unsigned char *b, uint64_t size, struct fsinfo *fi)
 	uint64_t bps = disk_le(b + 11, 2), spc = b[13], reserved = disk_le(b + 14, 2), nfats = b[16];
 	uint64_t root = disk_le(b + 17, 2), total = disk_le(b + 19, 2), fatsz = disk_le(b + 22, 2);
 	uint64_t start, clusters;
+	bool fat32 = !fatsz;	/* FAT32's length is in its own field */
 
 	if (!looks_like_fat(b))
 		return false;
 	if (!total)
 		total = disk_le(b + 32, 4);
-	if (!fatsz)
+	if (fat32)
 		fatsz = disk_le(b + 36, 4);
 	if (!pow2(bps) || bps < 512 || bps > 4096 || !pow2(spc) || spc > 128 || !reserved ||
 	    !nfats || nfats > 4 || !fatsz || !total) {
@@ -209,7 +209,9 @@ static bool parse_fat(const unsigned char *b, uint64_t size, struct fsinfo *fi)
 		return true;
 	clusters = (total - start) / spc;
 	fi->type = FS_VFAT;
-	fi->fat_bits = clusters < FAT12_MAX_CLUSTERS ? 12 : clusters < FAT16_MAX_CLUSTERS ? 16 : 32;
+	/* what it was made as, as Linux reads it: a FAT32 with fewer than
+	 * 65525 clusters is still one (mkfs.fat -F 32 makes them) */
+	fi->fat_bits = fat32 ? 32 : clusters < FAT12_MAX_CLUSTERS ? 12 : 16;
 	fi->cluster_bytes = spc * bps;
 	fi->reserved_sectors = reserved;
 	fi->data_offset_bytes = start * bps;

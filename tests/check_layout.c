@@ -882,6 +882,23 @@ START_TEST(test_no_table)
 }
 END_TEST
 
+/* A FAT32 with fewer than 65525 clusters (mkfs.fat -F 32 makes one on
+ * 4 KiB sectors) is a FAT32, as Linux and fsck.fat read it; it was called
+ * FAT16 from its cluster count. */
+START_TEST(test_small_fat32_is_fat32)
+{
+	char *image = new_image(256 * MIB);
+	const char *mkfs[] = { "mkfs.fat", "-F", "32", "-S", "4096", image, NULL };
+	struct checked c;
+
+	tool_ok(mkfs, NULL);
+	run_check(image, "4M", &c);
+	ck_assert_uint_eq((uint64_t)jsonv_get(partition(&c, 0), "filesystem.fat_bits")->number, 32);
+	jsonv_free(c.doc);
+	drop(image);
+}
+END_TEST
+
 /* check never writes: the image is byte for byte the same afterwards. */
 START_TEST(test_check_is_read_only)
 {
@@ -1067,6 +1084,7 @@ Suite *layout_suite(void)
 		tcase_add_test(tc, test_fix_whole_device);
 		tcase_add_loop_test(tc, test_gpt_damage, 0, 3);
 		tcase_add_loop_test(tc, test_partition_device, 0, 3);
+		tcase_add_test(tc, test_small_fat32_is_fat32);
 	}
 	tcase_add_loop_test(tc, test_bad_mbr_entries, 0, 2);
 	tcase_add_test(tc, test_extended_loop);
