@@ -888,6 +888,11 @@ static void f2fs_advice(const struct geometry *g, struct advice *a)
 		why(c, "-z stays 1: the main area starts on a zone of one section, "
 		    "already on the alignment unit");
 	why(c, "the values do not depend on the partition size");
+	if (segs > 1)
+		why(c, "fsck.f2fs (f2fs-tools 1.15) may report \"free segment_count matched "
+		    "with CP [Fail]\" on this fresh file system: with sections of several "
+		    "segments it counts free segments differently from its own mkfs; every "
+		    "other check passes");
 	why(c, "-f: without it mkfs.f2fs stops where it finds an old file system; "
 	    "the partition line's WARNING has said what is lost");
 	c->data_align_bytes = a->align_bytes;
