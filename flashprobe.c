@@ -219,6 +219,8 @@ static int parse_size_option(const char *name, const char *arg, uint64_t *out)
 		return FP_EXIT_USAGE;	/* told */
 	if (ret == -ERANGE)
 		return fail(FP_EXIT_USAGE, "%s '%s' is too large", name, arg);
+	if (ret && strchr(arg, '.'))
+		return fail(FP_EXIT_USAGE, "%s '%s' is not a whole number of bytes", name, arg);
 	if (ret || *out == 0)
 		return fail(FP_EXIT_USAGE, "%s '%s' is not a positive size", name, arg);
 	return FP_EXIT_OK;

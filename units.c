@@ -56,6 +56,8 @@ static size_t units_scan(const char **pp, unsigned base, uint64_t *val,
 	return ndigits;
 }
 
+#define UNITS_MAX_DECIMALS 12	/* 5^12 and 2^12 keep the fraction exact */
+
 /* Binary shift for a size suffix: "", "B", "K", "KiB", ... "T", "TiB",
  * case-insensitive.  "KB" is refused: it means 1000 to some tools and 1024
  * to others, and guessing wrong would silently misplace a boundary. */
@@ -79,10 +81,29 @@ static int units_suffix_shift(const char *s, unsigned *shift)
 	return 0;
 }
 
+/* The bytes in .frac (digits decimals) of 2^shift: 0, or -EINVAL when
+ * they are not a whole number.  frac / 10^digits * 2^shift is whole when
+ * frac holds 5^digits and what is left, times 2^shift, holds 2^digits. */
+static int units_fraction_bytes(uint64_t frac, unsigned digits, unsigned shift,
+				uint64_t *bytes)
+{
+	uint64_t pow5 = 1, twos;
+
+	for (unsigned i = 0; i < digits; i++)
+		pow5 *= 5;
+	if (frac % pow5)
+		return -EINVAL;
+	twos = frac / pow5 << shift;	/* frac / 5^d < 2^d <= 2^12: no overflow */
+	if (twos % (UINT64_C(1) << digits))
+		return -EINVAL;
+	*bytes = twos >> digits;
+	return 0;
+}
+
 int units_parse_size(const char *s, uint64_t *out)
 {
-	uint64_t val;
-	unsigned shift = 0;
+	uint64_t val, frac = 0, frac_bytes = 0;
+	unsigned shift = 0, digits = 0;
 	bool overflow;
 	int rc;
 
@@ -96,15 +117,28 @@ int units_parse_size(const char *s, uint64_t *out)
 		if (units_scan(&s, 16, &val, &overflow) == 0 || *s != '\0')
 			return -EINVAL;
 	} else {
-		/* Leading zeros are decimal, never octal. */
+		/* Leading zeros are decimal, never octal.  "1.5M" as the
+		 * reports write it: a fraction that is whole bytes. */
 		units_scan(&s, 10, &val, &overflow);
+		if (*s == '.') {
+			const char *f = s + 1;
+			bool long_frac;
+
+			digits = (unsigned)units_scan(&f, 10, &frac, &long_frac);
+			if (digits == 0 || digits > UNITS_MAX_DECIMALS)
+				return -EINVAL;
+			s = f;
+		}
 		rc = units_suffix_shift(s, &shift);
+		if (rc == 0 && digits)
+			rc = units_fraction_bytes(frac, digits, shift, &frac_bytes);
 		if (rc < 0)
 			return rc;
 	}
-	if (overflow || (shift > 0 && val > (UINT64_MAX >> shift)))
+	if (overflow || (shift > 0 && val > (UINT64_MAX >> shift)) ||
+	    (val << shift) > UINT64_MAX - frac_bytes)
 		return -ERANGE;
-	*out = val << shift;
+	*out = (val << shift) + frac_bytes;
 	return 0;
 }
 

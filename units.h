@@ -8,8 +8,10 @@
 
 /* Parse a size: "4194304", "0x400000", "4M", "4MiB", "4m", "512K", "512KiB",
  * "1G", "1GiB", "2T", "512B" (binary multiples; K/M/G/T and KiB/MiB/GiB/TiB
- * accepted).  Rejects empty strings, signs, garbage, trailing junk,
- * fractions and overflow with -EINVAL / -ERANGE.  Zero is accepted here;
+ * accepted), and decimal fractions that are whole bytes, as the reports
+ * write sizes ("1.5M", "1.25KiB"; up to 12 decimals).  Rejects empty
+ * strings, signs, garbage, trailing junk, fractions of a byte and
+ * overflow with -EINVAL / -ERANGE.  Zero is accepted here;
  * callers decide whether it is meaningful. */
 int units_parse_size(const char *s, uint64_t *out);
 

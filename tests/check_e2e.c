@@ -2315,7 +2315,7 @@ static const struct bad_case {
 	{ { "open-au", "--write", "--erasesize=0", "@IMG", NULL }, "not a positive size" },
 	{ { "open-au", "--write", "--erasesize=-1M", "@IMG", NULL }, "not a positive size" },
 	{ { "find-fat", "--write", "--erasesize=1x", "@IMG", NULL }, "not a positive size" },
-	{ { "find-fat", "--write", "--erasesize=1.5M", "@IMG", NULL }, "not a positive size" },
+	{ { "find-fat", "--write", "--erasesize=1.1M", "@IMG", NULL }, "not a whole number of bytes" },
 	{ { "open-au", "--write", "--erasesize=99999999999999999999", "@IMG", NULL },
 	  "too large" },
 	{ { "open-au", "--write", "--erasesize=17179869184T", "@IMG", NULL }, "too large" },

@@ -47,7 +47,19 @@ static const struct size_case size_cases[] = {
 	{ " 1", -EINVAL, 0 },
 	{ "1 ", -EINVAL, 0 },
 	{ "4 M", -EINVAL, 0 },
-	{ "1.5M", -EINVAL, 0 },
+	{ "1.5M", 0, 3u << 19 },		/* as the reports write it */
+	{ "1.25KiB", 0, 1280 },
+	{ "2.0", 0, 2 },
+	{ "0.5K", 0, 512 },
+	{ "1.000000000001T", -EINVAL, 0 },	/* not whole bytes */
+	{ "1.1M", -EINVAL, 0 },
+	{ "1.5", -EINVAL, 0 },			/* half a byte */
+	{ "1.0000000000000M", -EINVAL, 0 },	/* 13 decimals */
+	{ "1.M", -EINVAL, 0 },
+	{ "1.5MB", -EINVAL, 0 },
+	{ "16777215.5T", 0, (UINT64_C(16777215) << 40) + (UINT64_C(1) << 39) },
+	{ "16777215.9999999999T", -EINVAL, 0 },
+	{ "17592186044415.9999990463256836K", -EINVAL, 0 },
 	{ "4MB", -EINVAL, 0 },			/* 1000 or 1024? refused */
 	{ "4Mi", -EINVAL, 0 },
 	{ "4MiBx", -EINVAL, 0 },
