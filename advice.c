@@ -280,7 +280,7 @@ static bool place_partition(const struct geometry *g, const struct advice_reques
 {
 	uint64_t A = a->align_bytes, fat_end = 0, end;
 	bool mbr_cut;
-	char s[32];
+	char s[32], u[32];
 
 	if (g->fat_found)
 		fat_end = g->fat_start_bytes + g->fat_size_bytes;
@@ -290,6 +290,12 @@ static bool place_partition(const struct geometry *g, const struct advice_reques
 		return a->part_size_bytes > 0;
 	}
 	a->part_size_bytes = q->part_bytes / A * A;
+	if (q->part_bytes && !a->part_size_bytes) {
+		add_note(a, "the partition size asked for (%s) is less than one %s alignment "
+			 "unit", fmt_bytes(q->part_bytes, s, sizeof(s)),
+			 fmt_bytes(A, u, sizeof(u)));
+		return false;
+	}
 	end = usable_end(g, a, gpt, &mbr_cut);
 	if (a->part_start_bytes >= end) {
 		add_note(a, "the device is too small for a partition that starts at %s",

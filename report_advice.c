@@ -272,7 +272,7 @@ void report_given_geometry_text(FILE *out, const struct geometry *g)
 	fprintf(out, "Geometry: erase block %s (%s), page %s (%s), FAT area %s%s\n", e,
 		geo_source_name(g->erase.bytes ? g->erase.source : GEO_NONE), p,
 		geo_source_name(g->page.bytes ? g->page.source : GEO_NONE), f,
-		g->fat_tested ? "" : " (not given)");
+		g->fat_tested ? " (given)" : " (not given)");
 }
 
 void report_given_geometry_json(struct json_writer *w, const struct geometry *g)

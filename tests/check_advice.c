@@ -200,6 +200,32 @@ START_TEST(test_fat_keeps_half_the_partition)
 }
 END_TEST
 
+static bool has_note(const struct advice *a, const char *text)
+{
+	for (size_t i = 0; i < a->nnotes; i++)
+		if (strstr(a->notes[i], text))
+			return true;
+	return false;
+}
+
+/* A size below one unit is said to be that (it said "the device is too
+ * small" without a device, and with one gave the rest of it). */
+START_TEST(test_size_below_a_unit)
+{
+	struct geometry g = base_geometry(3 * MIB, 16 * KIB);
+	struct advice_request q = { .part_bytes = MIB, .label = ADVICE_LABEL_DOS };
+	struct advice a;
+
+	for (int with_device = 0; with_device < 2; with_device++) {
+		g.device_bytes = with_device ? 1024 * MIB : 0;
+		advice_compute_for(&g, &q, &a);
+		ck_assert_ptr_null(advice_command(&a, "partition"));
+		ck_assert_msg(has_note(&a, "the partition size asked for (1MiB) is less than "
+				       "one 3MiB alignment unit"), "%s", a.nnotes ? a.notes[0] : "");
+	}
+}
+END_TEST
+
 /* The reasons describe the clusters the line makes: once they are made
  * smaller (a partition too small for FAT16's 4087 of one page), no reason
  * still speaks of clusters of one page. */
@@ -538,13 +564,6 @@ START_TEST(test_exfat_type_request)
 }
 END_TEST
 
-static bool has_note(const struct advice *a, const char *text)
-{
-	for (size_t i = 0; i < a->nnotes; i++)
-		if (strstr(a->notes[i], text))
-			return true;
-	return false;
-}
 
 /* An MBR's sector numbers are 32-bit: its partition ends within 2^32 - 1
  * sectors, with or without a device, or sfdisk refuses the line ("No
@@ -689,6 +708,7 @@ Suite *advice_suite(void)
 	tcase_add_test(tc, test_unknown_geometry);
 	tcase_add_test(tc, test_fat32_layout);
 	tcase_add_test(tc, test_small_partition_fat16);
+	tcase_add_test(tc, test_size_below_a_unit);
 	tcase_add_test(tc, test_fat16_clusters_at_most_32k);
 	tcase_add_test(tc, test_fat_keeps_half_the_partition);
 	tcase_add_test(tc, test_fat16_layout);
