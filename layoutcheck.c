@@ -20,6 +20,7 @@
 #include "dev.h"
 #include "layoutcheck.h"
 #include "units.h"
+#include "util.h"
 
 #define MIB ((uint64_t)1024 * 1024)
 #define BOUNCE_BYTES (1024 * 1024)
@@ -84,9 +85,23 @@ static bool data_makes_start_harmless(const struct check_geometry *g,
 	return p->fs.type != FS_UNKNOWN && unit && p->data_start_bytes % unit == 0;
 }
 
+/* Where to start instead: a sole partition where the advice (and so the
+ * fix) puts it, after the FAT area and at least 1 MiB in; one among
+ * others on the next multiple past it (or past the FAT area). */
+static uint64_t better_start(const struct check_geometry *g, const struct check_part *p,
+			     bool sole)
+{
+	uint64_t e = g->erase_bytes, fat_end = util_round_up(g->fat_area_bytes, e);
+
+	if (sole)
+		return util_round_up(fat_end > MIB ? fat_end : MIB, e);
+	return (p->entry.start_bytes / e + 1) * e > fat_end ?
+	       (p->entry.start_bytes / e + 1) * e : fat_end;
+}
+
 /* After the file system was read: the start's flaws, unless the data
  * area makes them harmless. */
-static void judge_start(const struct check_geometry *g, uint32_t sector,
+static void judge_start(const struct check_geometry *g, uint32_t sector, bool sole,
 			struct check_part *p)
 {
 	uint64_t start = p->entry.start_bytes, e = g->erase_bytes, pg = g->page_bytes;
@@ -101,9 +116,7 @@ static void judge_start(const struct check_geometry *g, uint32_t sector,
 			"of the %s erase block: its writes straddle the card's erase blocks, "
 			"so the card copies more than is written (start it at %s)%s",
 			p->entry.number, fmt(start, s, sizeof(s)), start / sector,
-			fmt(e, eb, sizeof(eb)),
-			fmt((start / e + 1) * e > g->fat_area_bytes ? (start / e + 1) * e :
-			    (g->fat_area_bytes + e - 1) / e * e, n, sizeof(n)),
+			fmt(e, eb, sizeof(eb)), fmt(better_start(g, p, sole), n, sizeof(n)),
 			p->start_page_aligned ? "" : "; it is not on the page either");
 	if (!p->start_page_aligned && p->start_aligned && !p->start_harmless)
 		problem(p, "partition %u starts at %s, not on a multiple of the %s page: "
@@ -360,7 +373,7 @@ static int check_part(const struct disk *d, const struct check_geometry *g,
 		return ret;
 	if (p->fs.type != FS_UNKNOWN)
 		p->data_start_bytes = e->start_bytes + p->fs.data_offset_bytes;
-	judge_start(g, d->sector_bytes ? d->sector_bytes : 512, p);
+	judge_start(g, d->sector_bytes ? d->sector_bytes : 512, sc->sole, p);
 	if (p->fs.problem[0])
 		problem(p, "partition %u: %s", e->number, p->fs.problem);
 	if (p->fs.type != FS_UNKNOWN) {

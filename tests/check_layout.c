@@ -368,6 +368,28 @@ START_TEST(test_exfat_fix_keeps_its_type)
 }
 END_TEST
 
+/* The start a problem names is where the fix puts the partition: with a
+ * 3 MiB unit a sole partition at 4 MiB was told "start it at 6MiB" while
+ * the fix started it at 3 MiB. */
+START_TEST(test_start_hint_matches_fix)
+{
+	const char *mkfs[] = { "mkfs.fat", "-F", "32", NULL, NULL };
+	char *image = layout(1 * GIB, "label: dos\nstart=8192, size=400000, type=c\n", 4 * MIB,
+			     400000 * 512ULL, mkfs);
+	const struct jsonv *fix;
+	struct checked c;
+
+	run_check(image, "3M", &c);
+	ck_assert_msg(strstr(c.all, "(start it at 3MiB)"), "%s", c.all);
+	fix = jsonv_get(partition(&c, 0), "fix");
+	ck_assert_uint_ge(jsonv_len(fix), 1);
+	ck_assert_msg(strstr(jsonv_at(fix, 0)->string, "start=6144,"), "%s",
+		      jsonv_at(fix, 0)->string);
+	jsonv_free(c.doc);
+	drop(image);
+}
+END_TEST
+
 START_TEST(test_flaw_fat32_default_reserved)
 {
 	const char *mkfs[] = { "mkfs.fat", "-F", "32", NULL, NULL };
@@ -1069,6 +1091,7 @@ Suite *layout_suite(void)
 	} else {
 		tcase_add_test(tc, test_flaw_63_sector_start);
 		tcase_add_test(tc, test_flaw_fat32_default_reserved);
+		tcase_add_test(tc, test_start_hint_matches_fix);
 		tcase_add_test(tc, test_exfat_fix_keeps_its_type);
 		tcase_add_test(tc, test_start_off_but_data_on_the_unit);
 		tcase_add_test(tc, test_no_erase_size_no_verdicts);
