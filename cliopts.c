@@ -397,8 +397,14 @@ void cliopts_help(FILE *out, enum fp_command cmd)
 	fprintf(out, "Usage: flashprobe %s%s%s%s\n\n", k->name,
 		cmd == CMD_HELP ? "" : " [OPTIONS]", k->args[0] ? " " : "", k->args);
 	fprintf(out, "%s: %s\n", k->name, k->summary);
-	if (k->flashbench)
-		fprintf(out, "flashbench's spelling: flashprobe %s DEVICE.\n", k->flashbench);
+	if (k->flashbench) {
+		fprintf(out, "flashbench's spelling: flashprobe %s DEVICE", k->flashbench);
+		for (size_t i = 0; i < NFORMS; i++)
+			if (command_forms[i].val == k->flashbench[1])
+				fprintf(out, ", or --%s", command_forms[i].name);
+		fputs(cmd == CMD_FIND_FAT ? " (these give flashbench's table without a "
+		      "verdict, as --manual).\n" : ".\n", out);
+	}
 	put_options(out, cmd);
 	fputs(footer, out);
 }

@@ -36,19 +36,13 @@ START_TEST(test_help_and_version)
 }
 END_TEST
 
-/* Every long option --help names is documented in the man page. */
-START_TEST(test_help_matches_man_page)
+/* Every long option help_args' help names is documented in man. */
+static void help_options_in_man(const char *const *help_args, const char *man)
 {
 	struct run_result r;
-	FILE *f = fopen("docs/flashprobe.1", "r");
-	char man[65536];
-	size_t n;
 
-	ck_assert_msg(f != NULL, "docs/flashprobe.1 not found (run from the source tree)");
-	n = fread(man, 1, sizeof(man) - 1, f);
-	fclose(f);
-	man[n] = '\0';
-	run(&r, (const char *const[]){ "--help", NULL });
+	run(&r, help_args);
+	ck_assert_int_eq(r.status, 0);
 	for (const char *p = strstr(r.out, "--"); p; p = strstr(p + 2, "--")) {
 		char opt[64], roff[160];
 		size_t len = strspn(p + 2, "abcdefghijklmnopqrstuvwxyz-");
@@ -65,6 +59,27 @@ START_TEST(test_help_matches_man_page)
 		ck_assert_msg(strstr(man, roff), "--%s is not in the man page", opt);
 	}
 	tu_run_free(&r);
+}
+
+/* Every long option --help and each command's help name (flashbench's
+ * spellings among them) is documented in the man page. */
+START_TEST(test_help_matches_man_page)
+{
+	static const char *const commands[] = { "probe", "align", "open-au", "find-fat",
+						"capacity", "identify", "bench", "restore",
+						"list-sims", "advise", "check" };
+	FILE *f = fopen("docs/flashprobe.1", "r");
+	static char man[131072];
+	size_t n;
+
+	ck_assert_msg(f != NULL, "docs/flashprobe.1 not found (run from the source tree)");
+	n = fread(man, 1, sizeof(man) - 1, f);
+	fclose(f);
+	man[n] = '\0';
+	ck_assert_uint_lt(n, sizeof(man) - 1);
+	help_options_in_man((const char *const[]){ "--help", NULL }, man);
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		help_options_in_man((const char *const[]){ "help", commands[i], NULL }, man);
 }
 END_TEST
 
