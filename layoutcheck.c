@@ -304,7 +304,8 @@ static void add_fix_line(struct check_part *p, const struct advice_command *c)
  * says; for a FAT32 the advice cannot align (a unit the reserved sectors
  * cannot reach, a partition too small for enough clusters), the advice's
  * reason and exFAT's line, the one it advises instead. */
-static void add_format_fix(const struct advice *a, struct check_part *p)
+static const struct advice_command *add_format_fix(const struct advice *a,
+						  struct check_part *p)
 {
 	static const char *const purpose[] = { NULL, "fat32", "exfat", "ext4", "ext4",
 					       "ext4", "f2fs" };
@@ -315,12 +316,52 @@ static void add_format_fix(const struct advice *a, struct check_part *p)
 
 	if (c != NULL || p->fs.type != FS_VFAT) {
 		add_fix_line(p, c);
-		return;
+		return c;
 	}
 	for (size_t i = 0; i < a->nnotes; i++)
 		if (strncmp(a->notes[i], "FAT32", 5) == 0)
 			problem(p, "partition %u: %s", p->entry.number, a->notes[i]);
-	add_fix_line(p, advice_command(a, "exfat"));
+	c = advice_command(a, "exfat");
+	add_fix_line(p, c);
+	return c;
+}
+
+/* The MBR type a file system made by the fix's command wants, and
+ * whether the entry's type already is one of its kind. */
+static const char *type_for(const char *purpose, uint8_t have, bool *fits)
+{
+	static const struct {
+		const char *purpose, *type;
+		uint8_t ok[3];
+	} kinds[] = {
+		{ "fat16", "e", { 0x04, 0x06, 0x0e } }, { "fat32", "c", { 0x0b, 0x0c, 0x0c } },
+		{ "exfat", "7", { 0x07, 0x07, 0x07 } }, { "ext4", "83", { 0x83, 0x83, 0x83 } },
+		{ "f2fs", "83", { 0x83, 0x83, 0x83 } },
+	};
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		if (strcmp(purpose, kinds[i].purpose))
+			continue;
+		*fits = memchr(kinds[i].ok, have, sizeof(kinds[i].ok)) != NULL;
+		return kinds[i].type;
+	}
+	*fits = true;
+	return NULL;
+}
+
+/* A partition formatted where it is, as another kind of FAT or as exFAT
+ * (FAT32 to the FAT16 the advice gives its size): its MBR type follows,
+ * since some devices go by the type. */
+static void add_type_fix(const struct fix_scope *sc, const struct advice_command *c,
+			 struct check_part *p)
+{
+	bool fits;
+	const char *type = c ? type_for(c->purpose, p->entry.mbr_type, &fits) : NULL;
+
+	if (sc->label != PT_DOS || !p->entry.number || !type || fits || p->nfix >= CHECK_MAX_FIX)
+		return;
+	snprintf(p->fix[p->nfix++], ADVICE_TEXT, "sfdisk --part-type DEVICE %u %s",
+		 p->entry.number, type);
 }
 
 /* The commands that fix the flaws: a new table when the start is wrong
@@ -345,7 +386,7 @@ static void add_fix(const struct disk *d, const struct check_geometry *g,
 	}
 	if (!table) {	/* formatted where it is: the advice judged by */
 		if (exact)
-			add_format_fix(exact, p);
+			add_type_fix(sc, add_format_fix(exact, p), p);
 		return;
 	}
 	a = advice_for(d, g, p, sc, false);

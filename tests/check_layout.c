@@ -563,19 +563,26 @@ START_TEST(test_advised_fat_passes)
 		memset(mkfs, 0, sizeof(mkfs));
 		memcpy(mkfs, fat32, sizeof(fat32));
 	}
-	made = layout(4 * GIB, "label: dos\nstart=8192, size=2097152, type=e\n", 4 * MIB,
-		      GIB, mkfs);
+	made = layout(4 * GIB, _i == 0 ? "label: dos\nstart=8192, size=2097152, type=e\n" :
+		      "label: dos\nstart=8192, size=2097152, type=c\n", 4 * MIB, GIB, mkfs);
 	run_check_page(made, "4M", "16K", &c);
 	if (_i == 0) {
 		ck_assert_msg(c.problems == 0, "advise's own FAT16: %s", c.all);
 	} else {
 		const struct jsonv *fix = jsonv_get(partition(&c, 0), "fix");
+		const char *sfdisk[] = { "sfdisk", "--part-type", made, "1", "e", NULL };
+		unsigned char mbr[512];
 
 		expect_one(&c, "8KiB clusters are smaller than the 16KiB page");
-		ck_assert_uint_eq(jsonv_len(fix), 1);
+		/* the FAT16 line, and FAT16's type for the FAT32's c */
+		ck_assert_uint_eq(jsonv_len(fix), 2);
 		ck_assert_msg(strstr(jsonv_at(fix, 0)->string, "mkfs.fat -F 16 -S 512 -s 32 "),
 			      "%s", jsonv_at(fix, 0)->string);
+		ck_assert_str_eq(jsonv_at(fix, 1)->string, "sfdisk --part-type DEVICE 1 e");
 		apply_format_fix(jsonv_at(fix, 0)->string, made, 4 * MIB, GIB);
+		tool_ok(sfdisk, NULL);
+		ck_assert_int_eq(tu_read_at(made, 0, mbr, sizeof(mbr)), 0);
+		ck_assert_uint_eq(mbr[446 + 4], 0x0e);
 		jsonv_free(c.doc);
 		run_check_page(made, "4M", "16K", &c);
 		ck_assert_msg(c.problems == 0, "after the fix: %s", c.all);
@@ -615,9 +622,15 @@ START_TEST(test_fix_spares_other_partitions)
 	fix2 = jsonv_get(partition(&c, 1), "fix");
 	ck_assert_uint_eq(jsonv_len(fix1), 0);
 	if (_i == 0) {
-		ck_assert_uint_eq(jsonv_len(fix2), 1);
+		bool fat16 = strstr(jsonv_at(fix2, 0)->string, "mkfs.fat -F 16 ") != NULL;
+
+		/* a FAT16 in the FAT32's type c gets FAT16's type too */
+		ck_assert_uint_eq(jsonv_len(fix2), fat16 ? 2 : 1);
 		ck_assert_msg(!strncmp(jsonv_at(fix2, 0)->string, "mkfs.fat ", 9), "fix: %s",
 			      jsonv_at(fix2, 0)->string);
+		if (fat16)
+			ck_assert_str_eq(jsonv_at(fix2, 1)->string,
+					 "sfdisk --part-type DEVICE 2 e");
 	} else {
 		ck_assert_uint_eq(jsonv_len(fix2), 0);
 		ck_assert_msg(strstr(c.all, "partition 2 has to move"), "problems: %s", c.all);
