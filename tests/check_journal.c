@@ -1305,6 +1305,130 @@ START_TEST(test_wraparound_restored)
 }
 END_TEST
 
+/* ---- a worn card that stops keeping writes behind a write cache ---- */
+
+#define DROP_CACHE_BLOCKS 256		/* 1 MiB of 4 KiB blocks */
+
+/* Once keep_left bytes more are written, writes are acknowledged and
+ * dropped; the last DROP_CACHE_BLOCKS blocks written are served from a
+ * cache either way (bench: a card turning read-only silently with a
+ * 4 MiB cache). */
+struct dropcache {
+	struct fp_dev *inner;
+	uint64_t keep_left;
+	uint64_t block[DROP_CACHE_BLOCKS];	/* block number + 1, 0: free */
+	unsigned char data[DROP_CACHE_BLOCKS][4096];
+	size_t next;				/* FIFO: the slot to fill next */
+};
+
+static long dropcache_find(const struct dropcache *c, uint64_t block)
+{
+	for (size_t i = 0; i < DROP_CACHE_BLOCKS; i++) {
+		size_t k = (c->next + DROP_CACHE_BLOCKS - 1 - i) % DROP_CACHE_BLOCKS;
+
+		if (c->block[k] == block + 1)
+			return (long)k;
+	}
+	return -1;
+}
+
+static int dropcache_pread(void *priv, void *buf, size_t len, uint64_t off)
+{
+	struct dropcache *c = priv;
+	int rc = fp_dev_read_timed(c->inner, buf, len, off, NULL);
+
+	for (size_t i = 0; rc == 0 && i < len; i += 4096) {
+		long k = dropcache_find(c, (off + i) / 4096);
+
+		if (k >= 0)
+			memcpy((unsigned char *)buf + i, c->data[k], 4096);
+	}
+	return rc;
+}
+
+static int dropcache_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
+{
+	struct dropcache *c = priv;
+	int rc = 0;
+
+	for (size_t i = 0; i < len; i += 4096) {
+		c->block[c->next] = (off + i) / 4096 + 1;
+		memcpy(c->data[c->next], (const unsigned char *)buf + i, 4096);
+		c->next = (c->next + 1) % DROP_CACHE_BLOCKS;
+	}
+	if (c->keep_left < len) {
+		c->keep_left = 0;
+		return 0;	/* acknowledged, dropped */
+	}
+	c->keep_left -= len;
+	rc = fp_dev_write_timed(c->inner, buf, len, off, NULL);
+	return rc;
+}
+
+static uint64_t dropcache_now(void *priv)
+{
+	return fp_dev_now_ns(((struct dropcache *)priv)->inner);
+}
+
+static void dropcache_close(void *priv)
+{
+	(void)priv;
+}
+
+static const struct fp_dev_ops dropcache_ops = {
+	dropcache_pread, dropcache_pwrite, dropcache_now, dropcache_close,
+};
+
+/* The card stops keeping writes 2 MiB into the restore, and its 1 MiB
+ * cache serves each restored piece's read-back: the restore said
+ * verified and deleted the journal while 5 MiB of the area still held
+ * test data.  Now the records are read again once all are written: the
+ * restore fails, names the ranges and keeps the journal. */
+START_TEST(test_dropped_behind_cache)
+{
+	struct fp_dev *inner = sim_with(QUIET_SIM, 41);
+	struct dropcache *dc = calloc(1, sizeof(*dc));
+	struct fp_dev *card;
+	unsigned char *buf = fp_dev_alloc_buf(MIB);
+	struct journal_restore_report rep;
+	char path[PATH_MAX], err[1024] = "";
+	uint64_t orig = dev_sum_range(inner, AREA_START, AREA_END);
+	struct fp_dev *jd;
+	int rc;
+
+	ck_assert(dc != NULL && buf != NULL);
+	dc->inner = inner;
+	dc->keep_left = UINT64_MAX;
+	ck_assert_int_eq(fp_dev_set_write_area(inner, AREA_START, AREA_END), 0);
+	card = fp_dev_create(&dropcache_ops, dc, FP_DEV_SIM, "sim:worn", 16u * MIB, 512);
+	ck_assert_ptr_nonnull(card);
+	memset(buf, 0xa5, MIB);
+	jpath(path, sizeof(path), "dropped.journal");
+	jd = jopen(card, path);
+	ck_assert_int_eq(journal_backup_area(jd, AREA_START, AREA_END, err, sizeof(err)), 0);
+	for (uint64_t off = AREA_START; off < AREA_END; off += MIB)
+		ck_assert_int_eq(fp_dev_write_timed(jd, buf, MIB, off, NULL), 0);
+	dc->keep_left = 2 * MIB;
+	rc = journal_finish(jd, 0, NULL, NULL, &rep, err, sizeof(err));
+	ck_assert_msg(rc < 0, "the restore said verified: %s", err);
+	ck_assert(!rep.deleted && exists(path));
+	/* all but the 2 MiB kept, less what the cache still serves */
+	ck_assert_uint_ge(rep.failed_bytes, AREA_END - AREA_START - 3 * MIB);
+	ck_assert_uint_ne(dev_sum_range(inner, AREA_START, AREA_END), orig);
+	fp_dev_close(jd);
+	/* later, the card taking writes again: everything comes back */
+	dc->keep_left = UINT64_MAX;
+	memset(dc->block, 0, sizeof(dc->block));
+	ck_assert_msg(journal_restore(path, card, 0, NULL, NULL, &rep, err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_uint_eq(dev_sum_range(inner, AREA_START, AREA_END), orig);
+	free(buf);
+	fp_dev_close(card);
+	fp_dev_close(inner);
+	free(dc);
+}
+END_TEST
+
 /* A journal others could have written is not believed, and a FIFO
  * planted under a journal's name does not hang the search. */
 START_TEST(test_untrusted_journal)
@@ -2627,6 +2751,7 @@ Suite *journal_suite(void)
 	tcase_add_test(tc, test_eio_during_restore);
 	tcase_add_test(tc, test_eio_during_backup);
 	tcase_add_test(tc, test_readonly_mid_test);
+	tcase_add_test(tc, test_dropped_behind_cache);
 	tcase_add_test(tc, test_refused_write_changed_nothing);
 	tcase_add_test(tc, test_restore_reads_back_wrong);
 	tcase_add_test(tc, test_interrupt_stops_io);
