@@ -796,33 +796,44 @@ static int check_fingerprint(const char *path, const struct jr_header *h,
 	uint32_t sector = fp_dev_sector_bytes(dev);
 	uint64_t block = (JR_FP_BLOCK_BYTES + sector - 1) / sector * sector;
 	unsigned char *buf = fp_dev_alloc_buf((size_t)block);
-	unsigned checked = 0, differ = 0;
+	unsigned checked = 0, differ = 0, unreadable = 0;
 	uint64_t first = 0;
-	char why[160];
+	int read_error = 0;
+	char why[256];
 
 	if (buf == NULL)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < h->slot.nfp; i++) {
 		const struct jr_fingerprint *f = &h->slot.fp[i];
+		int rc;
 
 		if (covered(s, f->offset, block))
 			continue;
 		checked++;
-		if (fp_dev_read_timed(dev, buf, (size_t)block, f->offset,
-				      NULL) == 0 &&
-		    jr_fnv1a64(buf, (size_t)block) == f->hash)
+		rc = fp_dev_read_timed(dev, buf, (size_t)block, f->offset, NULL);
+		if (rc == 0 && jr_fnv1a64(buf, (size_t)block) == f->hash)
 			continue;
+		if (rc < 0 && unreadable++ == 0)
+			read_error = rc;
 		if (differ++ == 0)
 			first = f->offset;
 	}
 	free(buf);
 	if (differ == 0)
 		return 0;
-	snprintf(why, sizeof(why), "%u of %u blocks the test did not write differ "
-		 "from what it saw (the first at byte %" PRIu64 ")", differ, checked,
-		 first);
-	return other_card(path, dev, flags, why, " (for example a fake card whose "
-			  "writes wrap around)", rep, err, errlen);
+	/* a card failing its reads is not shown to be another card */
+	if (unreadable == differ)
+		snprintf(why, sizeof(why), "%u of %u blocks the test did not write "
+			 "cannot be read (%s; the first at byte %" PRIu64 "): the card "
+			 "may be failing, and whether it is the same card cannot be "
+			 "told", unreadable, checked, strerror(-read_error), first);
+	else
+		snprintf(why, sizeof(why), "%u of %u blocks the test did not write differ "
+			 "from what it saw (the first at byte %" PRIu64 ")", differ, checked,
+			 first);
+	return other_card(path, dev, flags, why, unreadable == differ ? "" :
+			  " (for example a fake card whose writes wrap around)", rep, err,
+			  errlen);
 }
 
 /* Whether each sector of dev holds what the journal saved there or the
