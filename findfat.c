@@ -1124,11 +1124,29 @@ static double found_confidence(double d, double margin, unsigned trailing,
 	       (agrees ? FINDFAT_LARGE_BONUS : 0);
 }
 
+/* Whether a leading unit right before or after the area is itself
+ * FINDFAT_MIN_RATIO faster than the normal level; *which: its unit. */
+static bool neighbour_fast(const struct findfat_levels *lv,
+			   const struct findfat_split *sp, unsigned *which)
+{
+	unsigned side[2] = { sp->s - 1, sp->s + sp->k };
+
+	for (unsigned i = sp->s ? 0 : 1; i < 2; i++) {
+		unsigned e = side[i];
+
+		if (e < lv->nlead && lv->level[e] < sp->normal - log(FINDFAT_MIN_RATIO)) {
+			*which = lv->unit[e];
+			return true;
+		}
+	}
+	return false;
+}
+
 /* Read the levels measured so far. */
 static void decide(struct findfat_ctx *c, struct findfat_verdict *v)
 {
 	const struct findfat_levels *lv = &c->lv;
-	unsigned n = lv->nlead + lv->nref, trailing;
+	unsigned n = lv->nlead + lv->nref, trailing, fast_unit;
 	struct findfat_split sp;
 	double noise, d, margin;
 
@@ -1156,6 +1174,20 @@ static void decide(struct findfat_ctx *c, struct findfat_verdict *v)
 			 "%s %s faster, but some units lie between FAT-area and normal speed",
 			 unit_range(&sp, units, sizeof(units)), are(&sp));
 		v->confidence = FINDFAT_UNCLEAN_CAP * clamp01(margin / FINDFAT_SEP_MIN);
+		return;
+	}
+	if (neighbour_fast(lv, &sp, &fast_unit)) {
+		/* a unit next to the area is FAT-fast too, only less so: a card
+		 * that charges the test's own order of writes inside its FAT
+		 * area (the independent card model's seed 505: unit 0 of a
+		 * 2 MiB area 3.4x faster than normal units, unit 1 4.5x faster
+		 * again, read as "1MiB at unit 1" at 0.94-0.99) */
+		char units[32];
+
+		snprintf(v->note, sizeof(v->note), "%s %s faster, and unit %u next to "
+			 "them is faster than normal units too", unit_range(&sp, units,
+			 sizeof(units)), are(&sp), fast_unit);
+		v->confidence = FINDFAT_UNCLEAN_CAP;
 		return;
 	}
 	v->found = true;

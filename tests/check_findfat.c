@@ -35,6 +35,9 @@ struct recorder {
 	struct fp_dev *inner;
 	uint64_t lo, hi;		/* written bytes span [lo, hi) */
 	uint64_t writes;
+	uint64_t slow_end;		/* writes starting below it take */
+	double slow_factor;		/* this many times as long (if > 1) */
+	uint64_t extra_ns;
 };
 
 static int rec_pread(void *priv, void *buf, size_t len, uint64_t off)
@@ -53,12 +56,22 @@ static int rec_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
 	if (off + len > rc->hi)
 		rc->hi = off + len;
 	rc->writes++;
+	if (off < rc->slow_end && rc->slow_factor > 1) {
+		uint64_t t0 = fp_dev_now_ns(rc->inner);
+		int ret = fp_dev_write_timed(rc->inner, buf, len, off, NULL);
+
+		rc->extra_ns += (uint64_t)llround((rc->slow_factor - 1) *
+						  (double)(fp_dev_now_ns(rc->inner) - t0));
+		return ret;
+	}
 	return fp_dev_write_timed(rc->inner, buf, len, off, NULL);
 }
 
 static uint64_t rec_now_ns(void *priv)
 {
-	return fp_dev_now_ns(((struct recorder *)priv)->inner);
+	struct recorder *rc = priv;
+
+	return fp_dev_now_ns(rc->inner) + rc->extra_ns;
 }
 
 static void rec_close(void *priv)
@@ -612,6 +625,40 @@ END_TEST
 
 /* Units twice the card's erase block (flashbench's default 4 MiB on the
  * seed card): the area is still the first 8 MiB. */
+/* Unit 0 of the seed card's 8 MiB FAT area written 2.5 times slower than
+ * the rest of it: still faster than normal units, slower than units 1-3
+ * (was "6MiB at unit 1" at 0.87; a card
+ * charging the test's own order of writes inside its FAT area: the
+ * independent card model's seed 505 was read as "1MiB at unit 1" at
+ * 0.94-0.99 for a 2 MiB area from 0).  An area at units 1-3 is not
+ * reported above the report threshold. */
+START_TEST(test_fat_unit_between_speeds)
+{
+	const struct sim_profile *p = sim_profile_find("seed");
+	struct findfat_result *r = malloc(sizeof(*r));
+	struct findfat_opts o;
+	struct findfat_plan plan;
+	struct recorder rc;
+	struct fp_dev *d = rec_open(p, &rc);
+
+	ck_assert_ptr_nonnull(r);
+	rc.slow_end = p->erase_bytes;
+	rc.slow_factor = 2.5;
+	findfat_opts_default(&o);
+	o.erase_size_bytes = p->erase_bytes;
+	ck_assert_int_eq(findfat_plan(fp_dev_size_bytes(d), fp_dev_sector_bytes(d), &o,
+				      &plan), 0);
+	ck_assert_int_eq(fp_dev_set_write_area(d, plan.start_bytes, plan.end_bytes), 0);
+	ck_assert_int_eq(findfat_run(d, &o, &plan, r), 0);
+	ck_assert_msg(!r->found || r->start_bytes == 0 || r->confidence < 0.6,
+		      "area at %llu, %llu bytes, confidence %.2f (%s)",
+		      (unsigned long long)r->start_bytes, (unsigned long long)r->size_bytes,
+		      r->confidence, r->note);
+	rec_close_all(d, &rc);
+	free(r);
+}
+END_TEST
+
 START_TEST(test_seed_with_4mib_units)
 {
 	const struct sim_profile *p = sim_profile_find("seed");
@@ -1180,6 +1227,7 @@ Suite *findfat_suite(void)
 	tcase_add_loop_test(tc, test_builtin_profiles, 0, (int)(builtin_count() * NSEEDS));
 	tcase_add_loop_test(tc, test_speed_invariance, 0, 2);
 	tcase_add_test(tc, test_seed_with_4mib_units);
+	tcase_add_test(tc, test_fat_unit_between_speeds);
 	tcase_add_test(tc, test_no_contrast_confident_none);
 	tcase_add_test(tc, test_small_differences_are_not_none);
 	tcase_add_test(tc, test_slow_start_is_not_fat);
