@@ -1284,7 +1284,7 @@ static const struct {
 	{ "seed,jitter=-1", "bad value '-1' for 'jitter'" },
 	{ "seed,jitter=99999999999", "bad value '99999999999' for 'jitter'" },
 	{ "seed,page=4Q", "bad value '4Q' for 'page'" },
-	{ "seed,size=1.5G", "bad value '1.5G' for 'size'" },
+	{ "seed,size=1.1G", "bad value '1.1G' for 'size'" },	/* not whole bytes */
 	{ "seed,sector=8G", "bad value '8G' for 'sector'" },
 	{ "seed,read_base=5xs", "bad value '5xs' for 'read_base'" },
 	{ "seed,read_base=1.5ns", "bad value '1.5ns' for 'read_base'" },
