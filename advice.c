@@ -323,6 +323,35 @@ static bool place_partition(const struct geometry *g, const struct advice_reques
 
 #define GPT_LINUX_TYPE "0FC63DAF-8483-4772-8E79-3D69D8477DE4"
 
+/* The MBR type of a partition an advice line formats, by the line's
+ * purpose, and the types of the same kind a partition may already have. */
+static const struct mbr_kind {
+	const char *purpose, *type, *name;
+	uint8_t same[3];
+} mbr_kinds[] = {
+	{ "fat16", "e", "W95 FAT16 (LBA)", { 0x04, 0x06, 0x0e } },
+	{ "fat32", "c", "W95 FAT32 (LBA)", { 0x0b, 0x0c, 0x0c } },
+	{ "exfat", "7", "exFAT/NTFS", { 0x07, 0x07, 0x07 } },
+	{ "ext4", "83", "Linux", { 0x83, 0x83, 0x83 } },
+	{ "f2fs", "83", "Linux", { 0x83, 0x83, 0x83 } },
+};
+
+static const struct mbr_kind *mbr_kind_of(const char *purpose)
+{
+	for (size_t i = 0; i < sizeof(mbr_kinds) / sizeof(mbr_kinds[0]); i++)
+		if (!strcmp(purpose, mbr_kinds[i].purpose))
+			return &mbr_kinds[i];
+	return NULL;
+}
+
+const char *advice_mbr_type(const char *purpose, uint8_t have, bool *same_kind)
+{
+	const struct mbr_kind *k = mbr_kind_of(purpose);
+
+	*same_kind = k == NULL || memchr(k->same, have, sizeof(k->same)) != NULL;
+	return k ? k->type : NULL;
+}
+
 /* FAT32 (SDHC's format) up to 32 GiB, exFAT (SDXC's) above; Linux's or
  * exFAT's where asked (check's fix for a partition that holds one). */
 static const char *partition_type(bool gpt, uint64_t part_bytes,
@@ -330,19 +359,15 @@ static const char *partition_type(bool gpt, uint64_t part_bytes,
 				  const char **name)
 {
 	bool small = part_bytes <= 32 * 1024 * MIB && !q->exfat_type;
+	const struct mbr_kind *k;
 
-	if (q->linux_type) {
-		*name = gpt ? "Linux filesystem" : "Linux";
-		return gpt ? GPT_LINUX_TYPE : "83";
+	if (gpt) {
+		*name = q->linux_type ? "Linux filesystem" : "Microsoft basic data";
+		return q->linux_type ? GPT_LINUX_TYPE : "EBD0A0A2-B9E5-4433-87C0-68B6B72699C7";
 	}
-	if (fat16 && !gpt) {
-		*name = "W95 FAT16 (LBA)";
-		return "e";
-	}
-	*name = gpt ? "Microsoft basic data" : small ? "W95 FAT32 (LBA)" : "exFAT/NTFS";
-	if (gpt)
-		return "EBD0A0A2-B9E5-4433-87C0-68B6B72699C7";
-	return small ? "c" : "7";
+	k = mbr_kind_of(q->linux_type ? "ext4" : fat16 ? "fat16" : small ? "fat32" : "exfat");
+	*name = k->name;
+	return k->type;
 }
 
 static bool fat16_instead(const struct geometry *g, const struct advice *a,
@@ -405,9 +430,12 @@ static void partition_advice(const struct geometry *g, const struct advice_reque
 	else if (gpt)
 		why(c, "type %s (%s), for FAT and exFAT; for ext4 or f2fs use type=%s",
 		    type, type_name, GPT_LINUX_TYPE);
-	else
+	else {
+		bool exfat = !strcmp(type, "7");
+
 		why(c, "type %s (%s); for %s use type=%s, for ext4 or f2fs type=83",
-		    type, type_name, strcmp(type, "7") ? "exFAT" : "FAT32", strcmp(type, "7") ? "7" : "c");
+		    type, type_name, exfat ? "FAT32" : "exFAT", exfat ? "c" : "7");
+	}
 	c->data_align_bytes = a->align_bytes;
 	a->sector_bytes = g->sector_bytes;
 }

@@ -140,6 +140,11 @@ void advice_compute(const struct geometry *g, struct advice *a);
 void advice_compute_for(const struct geometry *g, const struct advice_request *q,
 			struct advice *a);
 
+/* The MBR type ("e", "c", "7", "83") of a partition that purpose's line
+ * formats, or NULL for another purpose; *same_kind: whether have is
+ * already a type of that kind (0x06 for FAT16's e, 0x0b for FAT32's c). */
+const char *advice_mbr_type(const char *purpose, uint8_t have, bool *same_kind);
+
 /* The command for purpose, or NULL. */
 const struct advice_command *advice_command(const struct advice *a,
 					    const char *purpose);

@@ -512,6 +512,18 @@ static int grant_records(struct fp_dev *dev, const struct jr_scan *s)
 	return lo < hi ? fp_dev_set_write_area(dev, lo, hi) : 0;
 }
 
+/* The record of scan entry i, read again from the journal (the data was
+ * checked, the buffer reused). */
+static int record_again(int fd, const struct jr_header *h, const struct jr_scan *s,
+			size_t i, void *buf, struct jr_record *r)
+{
+	bool header_ok;
+	const char *why;
+	int rc = record_at(fd, h, s->v[i].pos, buf, r, &header_ok, &why);
+
+	return rc == 1 ? 0 : rc < 0 && rc != -EBADMSG ? rc : -EIO;
+}
+
 static int cmp_grain(const void *a, const void *b)
 {
 	const struct grain_of *x = a, *y = b;
@@ -519,9 +531,6 @@ static int cmp_grain(const void *a, const void *b)
 	return x->hash < y->hash ? -1 : x->hash > y->hash ? 1 : x->record < y->record ? -1 :
 	       x->record > y->record;
 }
-
-static int record_again(int fd, const struct jr_header *h, const struct jr_scan *s,
-			size_t i, void *buf, struct jr_record *r);
 
 /* Every record's grains by hash, read once more from the journal; built
  * the first time check_kept() finds a grain that changed. */
@@ -568,18 +577,45 @@ static bool restored_later(const struct replay *c, size_t i, const void *got, si
 	return lo < c->ngrains && c->grains[lo].hash == hash && c->grains[lo].record < i;
 }
 
-/* Whether the grain [at, at + n) of a record (data, placed at off) still
- * reads back as restored. */
-static bool grain_kept(struct replay *c, const unsigned char *data, uint64_t off,
-		       uint64_t at, uint64_t n)
+/* A record's first and last grain as restored, by hash: what
+ * check_kept() reads again once every record is written (a record that
+ * did not restore cleanly is not: its failures are known). */
+struct kept_sample {
+	bool clean;
+	uint64_t first, last;
+};
+
+/* Where a record's first and last grain lie: [0, *n1) and [*at2, len). */
+static void sample_grains(const struct replay *c, uint64_t len, uint64_t *n1, uint64_t *at2)
+{
+	uint64_t grain = split_grain(c);
+
+	*n1 = len < grain ? len : grain;
+	*at2 = len > grain ? len - grain : 0;
+}
+
+static struct kept_sample sample_of(const struct replay *c, const unsigned char *data,
+				    uint64_t len)
+{
+	uint64_t n1, at2;
+
+	sample_grains(c, len, &n1, &at2);
+	return (struct kept_sample){ true, jr_fnv1a64(data, (size_t)n1),
+				     jr_fnv1a64(data + at2, (size_t)(len - at2)) };
+}
+
+/* Whether the grain [at, at + n) at off still reads as hashed. */
+static bool grain_kept(struct replay *c, uint64_t off, uint64_t at, uint64_t n,
+		       uint64_t hash)
 {
 	return fp_dev_read_timed(c->dev, c->vbuf, (size_t)n, off + at, NULL) == 0 &&
-	       memcmp(c->vbuf, data + at, (size_t)n) == 0;
+	       jr_fnv1a64(c->vbuf, (size_t)n) == hash;
 }
 
 /* A record that read back right after its write, once every record is
- * written: its first and last grain are read again, and when either
- * differs, the whole record, whose grains that no longer hold it fail
+ * written: its first and last grain are read again against their hashes
+ * (kept_sample), and when either differs, the record is read again from
+ * the journal and compared whole, and the grains that no longer hold it fail
  * (-EILSEQ).  A card that stopped keeping writes (a worn one turning
  * read-only) behind a write cache served each read-back right after its
  * write from the cache: a 4 MiB cache had 388 MiB of test data left on
@@ -587,17 +623,23 @@ static bool grain_kept(struct replay *c, const unsigned char *data, uint64_t off
  * record have pushed it out of any cache smaller than them.  Two grains
  * a record: under 1 % more reads. */
 static int check_kept(int fd, const struct jr_header *h, const struct jr_scan *s,
-		      size_t rec, struct replay *c, const unsigned char *data,
-		      uint64_t off, uint64_t len)
+		      size_t rec, struct replay *c, struct kept_sample k, void *buf)
 {
-	uint64_t grain = split_grain(c), last = len > grain ? len - grain : 0;
-	unsigned char *got = c->vbuf;
+	uint64_t grain = split_grain(c), off = s->v[rec].offset, len = s->v[rec].length;
+	uint64_t n1, at2;
+	unsigned char *got = c->vbuf, *data = buf;
+	struct jr_record r;
 	bool readable;
-	int rc = 0;
+	int rc;
 
-	if (grain_kept(c, data, off, 0, len < grain ? len : grain) &&
-	    grain_kept(c, data, off, last, len - last))
+	sample_grains(c, len, &n1, &at2);
+	if (grain_kept(c, off, 0, n1, k.first) &&
+	    grain_kept(c, off, at2, len - at2, k.last))
 		return 0;
+	/* changed: the record is read again for the whole comparison */
+	rc = record_again(fd, h, s, rec, buf, &r);
+	if (rc < 0)
+		return rc;
 	readable = fp_dev_read_timed(c->dev, got, (size_t)len, off, NULL) == 0;
 	for (uint64_t i = 0; i < len && rc == 0; i += grain) {
 		uint64_t n = len - i < grain ? len - i : grain;
@@ -621,18 +663,6 @@ static int check_kept(int fd, const struct jr_header *h, const struct jr_scan *s
 	return rc;
 }
 
-/* The record of scan entry i, read again from the journal (the data was
- * checked, the buffer reused). */
-static int record_again(int fd, const struct jr_header *h, const struct jr_scan *s,
-			size_t i, void *buf, struct jr_record *r)
-{
-	bool header_ok;
-	const char *why;
-	int rc = record_at(fd, h, s->v[i].pos, buf, r, &header_ok, &why);
-
-	return rc == 1 ? 0 : rc < 0 && rc != -EBADMSG ? rc : -EIO;
-}
-
 /* Newest record first (see the top of this file), then check_kept() in
  * the same order on the records that restored cleanly. */
 static int replay_all(int fd, const struct jr_header *h,
@@ -642,12 +672,12 @@ static int replay_all(int fd, const struct jr_header *h,
 		      void *vbuf)
 {
 	struct replay c = { .dev = dev, .vbuf = vbuf, .rep = rep };
-	bool *clean = calloc(s->n ? s->n : 1, sizeof(*clean));
+	struct kept_sample *kept = calloc(s->n ? s->n : 1, sizeof(*kept));
 	uint64_t done = 0;
 	struct jr_record r;
 	int rc;
 
-	rc = clean ? grant_records(dev, s) : -ENOMEM;
+	rc = kept ? grant_records(dev, s) : -ENOMEM;
 	if (progress != NULL && rc == 0)
 		progress(arg, 0, s->data_bytes);
 	for (size_t i = s->n; rc == 0 && i-- > 0;) {
@@ -657,22 +687,19 @@ static int replay_all(int fd, const struct jr_header *h,
 		if (rc < 0)
 			break;
 		restore_piece(&c, buf, r.offset, r.length);
-		clean[i] = rep->failed_bytes == failed;
+		if (rep->failed_bytes == failed)
+			kept[i] = sample_of(&c, buf, r.length);
 		rep->records++;
 		done += r.length;
 		if (progress != NULL)
 			progress(arg, done, s->data_bytes);
 	}
-	for (size_t i = s->n; rc == 0 && i-- > 0;) {
-		if (!clean[i])
-			continue;
-		rc = record_again(fd, h, s, i, buf, &r);
-		if (rc == 0)
-			rc = check_kept(fd, h, s, i, &c, buf, r.offset, r.length);
-	}
+	for (size_t i = s->n; rc == 0 && i-- > 0;)
+		if (kept[i].clean)
+			rc = check_kept(fd, h, s, i, &c, kept[i], buf);
 	if (rc == 0)
 		fp_dev_end_write_area(dev);	/* restored: nothing more to write */
-	free(clean);
+	free(kept);
 	free(c.grains);
 	return rc;
 }

@@ -188,14 +188,14 @@ static bool exfat_best_possible(const struct fsinfo *fs, uint64_t e,
 	       p->data_start_bytes % pow2_factor(e) == 0;
 }
 
-/* Where the data begins, against the erase block. */
+/* Where the data begins (data_start_bytes, set by check_part()), against
+ * the erase block. */
 static void judge_data_start(const struct check_geometry *g, struct check_part *p)
 {
 	const struct fsinfo *fs = &p->fs;
 	uint64_t e = g->erase_bytes, pg = g->page_bytes, c = fs->cluster_bytes;
 	char d[32], eb[32], b2[32], what[64];
 
-	p->data_start_bytes = p->entry.start_bytes + fs->data_offset_bytes;
 	p->data_aligned = !e || p->data_start_bytes % e == 0;
 	data_label(fs, what, sizeof(what));
 	if (!e && pg && p->start_page_aligned && p->data_start_bytes % pg &&
@@ -326,29 +326,6 @@ static const struct advice_command *add_format_fix(const struct advice *a,
 	return c;
 }
 
-/* The MBR type a file system made by the fix's command wants, and
- * whether the entry's type already is one of its kind. */
-static const char *type_for(const char *purpose, uint8_t have, bool *fits)
-{
-	static const struct {
-		const char *purpose, *type;
-		uint8_t ok[3];
-	} kinds[] = {
-		{ "fat16", "e", { 0x04, 0x06, 0x0e } }, { "fat32", "c", { 0x0b, 0x0c, 0x0c } },
-		{ "exfat", "7", { 0x07, 0x07, 0x07 } }, { "ext4", "83", { 0x83, 0x83, 0x83 } },
-		{ "f2fs", "83", { 0x83, 0x83, 0x83 } },
-	};
-
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-		if (strcmp(purpose, kinds[i].purpose))
-			continue;
-		*fits = memchr(kinds[i].ok, have, sizeof(kinds[i].ok)) != NULL;
-		return kinds[i].type;
-	}
-	*fits = true;
-	return NULL;
-}
-
 /* A partition formatted where it is, as another kind of FAT or as exFAT
  * (FAT32 to the FAT16 the advice gives its size): its MBR type follows,
  * since some devices go by the type. */
@@ -356,7 +333,7 @@ static void add_type_fix(const struct fix_scope *sc, const struct advice_command
 			 struct check_part *p)
 {
 	bool fits;
-	const char *type = c ? type_for(c->purpose, p->entry.mbr_type, &fits) : NULL;
+	const char *type = c ? advice_mbr_type(c->purpose, p->entry.mbr_type, &fits) : NULL;
 
 	if (sc->label != PT_DOS || !p->entry.number || !type || fits || p->nfix >= CHECK_MAX_FIX)
 		return;

@@ -58,6 +58,20 @@ static size_t units_scan(const char **pp, unsigned base, uint64_t *val,
 
 #define UNITS_MAX_DECIMALS 12	/* 5^12 and 2^12 keep the fraction exact */
 
+/* The decimals after the '.' at *pp: 1 to max digits into *frac and
+ * *digits, *pp moved past them; -EINVAL for none or more than max. */
+static int units_scan_decimals(const char **pp, unsigned max, uint64_t *frac, unsigned *digits)
+{
+	const char *p = *pp + 1;
+	bool overflow;
+
+	*digits = (unsigned)units_scan(&p, 10, frac, &overflow);
+	if (*digits == 0 || *digits > max)
+		return -EINVAL;
+	*pp = p;
+	return 0;
+}
+
 /* Binary shift for a size suffix: "", "B", "K", "KiB", ... "T", "TiB",
  * case-insensitive.  "KB" is refused: it means 1000 to some tools and 1024
  * to others, and guessing wrong would silently misplace a boundary. */
@@ -120,15 +134,8 @@ int units_parse_size(const char *s, uint64_t *out)
 		/* Leading zeros are decimal, never octal.  "1.5M" as the
 		 * reports write it: a fraction that is whole bytes. */
 		units_scan(&s, 10, &val, &overflow);
-		if (*s == '.') {
-			const char *f = s + 1;
-			bool long_frac;
-
-			digits = (unsigned)units_scan(&f, 10, &frac, &long_frac);
-			if (digits == 0 || digits > UNITS_MAX_DECIMALS)
-				return -EINVAL;
-			s = f;
-		}
+		if (*s == '.' && units_scan_decimals(&s, UNITS_MAX_DECIMALS, &frac, &digits) < 0)
+			return -EINVAL;
 		rc = units_suffix_shift(s, &shift);
 		if (rc == 0 && digits)
 			rc = units_fraction_bytes(frac, digits, shift, &frac_bytes);
@@ -167,21 +174,17 @@ int units_parse_duration(const char *s, uint64_t bare_unit_ns, uint64_t *ns)
 		{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 },
 	};
 	uint64_t whole, frac = 0, frac_div = 1, mult = bare_unit_ns;
+	unsigned digits = 0;
 	bool overflow;
 
 	if (s == NULL || units_digit(s[0], 10) < 0 || bare_unit_ns == 0)
 		return -EINVAL;
 	units_scan(&s, 10, &whole, &overflow);
-	if (*s == '.') {
-		if (units_digit(*++s, 10) < 0)
-			return -EINVAL;
-		for (; units_digit(*s, 10) >= 0; s++) {
-			if (frac_div >= UINT64_C(1000000000))
-				return -EINVAL;	/* finer than 1 ns in any unit */
-			frac = frac * 10 + (uint64_t)(*s - '0');
-			frac_div *= 10;
-		}
-	}
+	/* nine decimals: finer than 1 ns in any unit is refused */
+	if (*s == '.' && units_scan_decimals(&s, 9, &frac, &digits) < 0)
+		return -EINVAL;
+	while (digits--)
+		frac_div *= 10;
 	if (*s) {
 		mult = 0;
 		for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
