@@ -40,6 +40,13 @@
  *            the smallest one last: offset 0 then reads the block of the
  *            period, and so do all larger powers of two; the smallest
  *            power of two that reads what offset 0 reads is the period.
+ *            Offset 0 is read once already before the rest of round 0
+ *            (early_period()): a card whose controller maps an address
+ *            on its first write reads zeros at an unwritten one past the
+ *            period, so a journal would save zeros for what the test's
+ *            writes there really overwrite; with the period seen first,
+ *            round 0 leaves out its positions past it and every flush
+ *            writes where its blocks land.
  *            Then the comb (plan_comb()): a position below every
  *            multiple of the deep flush's size, so that the deep flush
  *            lands on one of them below any period.
@@ -76,7 +83,10 @@
  *            a position good once and bad later) gives "undetermined".
  *
  * Known limits: an island smaller than a 16th of the device may be
- * missed; a wrap period that is not a power of two is sure to show only
+ * missed; on a card that maps addresses on their first write with a
+ * period that is not a power of two, or behind a cache keyed by the
+ * address before the folding, the period shows only after the flush,
+ * whose blocks past it the journal saved as zeros (docs/design.md); a wrap period that is not a power of two is sure to show only
  * while the comb's positions lie less than a deep flush apart (devices up
  * to 512 times --cache-size; beyond, a genuine verdict has confidence 0.5
  * and says why), and when offset 0 cannot show it the answer is damaged
@@ -359,6 +369,9 @@ struct ctx {
 					 * offset that no period explains: */
 	uint64_t odd_pos, odd_claim;	/* the first one, and the block's offset */
 	uint64_t known_period;		/* set by odd_period_pass() */
+	uint64_t fold;			/* a power-of-two period seen before
+					 * the first flush: writes go where
+					 * they land (write_at()) */
 };
 
 /* -EIO is evidence about the position; everything else stops the test. */
@@ -539,6 +552,16 @@ static void note_flush_loss(struct ctx *c, uint64_t off, size_t len)
 	}
 }
 
+/* Where filler for offset off is written: where it lands once
+ * early_period() has seen the period, so that a journal below saves what
+ * the write really replaces.  A piece never crosses a multiple of the
+ * period: the block that would is left out, as it lands on offset 0's
+ * test block (avoided()). */
+static uint64_t write_at(const struct ctx *c, uint64_t off)
+{
+	return c->fold ? off % c->fold : off;
+}
+
 /* Write then read [off, end) of the flush area with filler blocks. */
 static int flush_piece(struct ctx *c, uint64_t off, uint64_t end)
 {
@@ -547,9 +570,9 @@ static int flush_piece(struct ctx *c, uint64_t off, uint64_t end)
 
 	for (size_t i = 0; i < len; i += b)
 		block_fill(c->chunk + i, min64(b, len - i), off + i, c->nonce, KIND_FLUSH);
-	rc = fp_dev_write_timed(c->d, c->chunk, len, off, NULL);
+	rc = fp_dev_write_timed(c->d, c->chunk, len, write_at(c, off), NULL);
 	if (rc == 0)
-		rc = fp_dev_read_timed(c->d, c->chunk, len, off, NULL);
+		rc = fp_dev_read_timed(c->d, c->chunk, len, write_at(c, off), NULL);
 	if (rc == 0)
 		note_flush_loss(c, off, len);
 	return is_media_error(rc) ? note_flush_error(c, off, end) : rc;
@@ -963,18 +986,66 @@ static int deep_check(struct ctx *c)
 	return rc ? rc : confirm(c);
 }
 
-static int round_zero(struct ctx *c)
+/* Offset 0 read back right after round 0 wrote it and then the powers of
+ * two from the top down, before anything else: on a wraparound card of a
+ * power-of-two period, every one at or above the period landed on it,
+ * the period's last, and it reads the period's block (unless a cache in
+ * front of the address folding serves its own).  Knowing the period this
+ * early matters to the user's data: a card whose controller maps an
+ * address on its first write reads zeros at one never written past the
+ * period, so a journal that saves what a write replaces by reading its
+ * address would save those zeros, not the data the write destroys where
+ * it lands.  Writes up to here land on offset 0 or on themselves, and
+ * offset 0 was written (so saved) first; from here on round 0 leaves out
+ * its positions past the period and the flushes write where they land
+ * (write_at()). */
+static int early_period(struct ctx *c)
 {
-	struct capacity_result *r = c->r;
+	const struct capacity_plan *p = c->p;
+	uint64_t claimed;
+	enum block_kind kind;
+	int rc = fp_dev_read_timed(c->d, c->blk, (size_t)p->block_bytes, 0, NULL);
+
+	if (rc || !block_parse(c->blk, (size_t)p->block_bytes, c->nonce, &claimed, &kind) ||
+	    kind != KIND_PROBE)
+		return is_media_error(rc) ? 0 : rc;
+	for (size_t i = 1; i <= p->npow2; i++)
+		if (p->fixed[i] == claimed)
+			c->fold = claimed;
+	return 0;
+}
+
+/* Round 0's positions: offset 0 and the powers of two written first
+ * (early_period()), then the rest below the period if one showed. */
+static int round_zero_positions(struct ctx *c)
+{
 	const struct capacity_plan *p = c->p;
 	int rc = 0;
 
-	for (size_t i = 0; rc == 0 && i < p->nfixed; i++)
+	for (size_t i = 0; rc == 0 && i <= p->npow2; i++)
 		rc = add_probe(c, p->fixed[i]);
+	for (size_t i = 0; rc == 0 && i < c->r->nprobes; i++)
+		rc = write_probe(c, &c->r->probes[i]);
+	if (rc == 0 && !c->known_period)
+		rc = early_period(c);
+	for (size_t i = p->npow2 + 1; rc == 0 && i < p->nfixed; i++)
+		if (!c->fold || p->fixed[i] + p->block_bytes <= c->fold)
+			rc = add_probe(c, p->fixed[i]);
+	/* the flush leaves out what lands on a position */
+	c->r->alias_period_bytes = c->fold;
+	return rc;
+}
+
+static int round_zero(struct ctx *c)
+{
+	struct capacity_result *r = c->r;
+	int rc = round_zero_positions(c);
+
 	if (rc == 0)
-		rc = run_round(c, 0);
+		rc = run_round(c, c->p->npow2 + 1);
 	if (rc)
 		return rc;
+	r->alias_period_bytes = 0;
 	if (c->known_period) {
 		r->alias_period_bytes = c->known_period;
 		c->top = c->known_period;
@@ -983,6 +1054,11 @@ static int round_zero(struct ctx *c)
 		if (r->alias_period_bytes)
 			c->top = r->alias_period_bytes;
 	}
+	/* offset 0 read a period's block before the flush, and not after (a
+	 * smaller period is one whose own write was lost: its multiple
+	 * folded the writes where they land just the same) */
+	if (c->fold && (!r->alias_period_bytes || c->fold % r->alias_period_bytes))
+		c->contradiction = true;
 	sort_out_aliasing(c, r->alias_period_bytes);
 	return 0;
 }
@@ -1012,6 +1088,7 @@ static void forget_pass(struct ctx *c)
 	c->top = c->p->device_bytes;
 	c->contradiction = c->cache_hid = c->may_reveal = c->flush_error_noted = false;
 	c->flush_loss_noted = c->odd_alias = false;
+	c->fold = 0;
 }
 
 /* A cache hid lost writes from the round flushes: test again with the

@@ -452,6 +452,10 @@ static int sim_validate_capacity(const struct sim_profile *p, char *err,
 			"needs cache_direct");
 		return -EINVAL;
 	}
+	if (p->map_on_write && p->fake != SIM_FAKE_WRAP) {
+		fp_errf(err, errlen, "map_on_write needs fake=wrap");
+		return -EINVAL;
+	}
 	if (p->fake == SIM_FAKE_NONE)
 		return 0;
 	if (p->real_bytes == 0 || p->real_bytes >= p->size_bytes ||
@@ -671,6 +675,7 @@ static const struct sim_key sim_keys[] = {
 	SIM_KEY("cache", cache_bytes, SIM_KEY_BYTES),
 	SIM_KEY("cache_direct", cache_direct, SIM_KEY_BOOL),
 	SIM_KEY("cache_strict", cache_strict, SIM_KEY_BOOL),
+	SIM_KEY("map_on_write", map_on_write, SIM_KEY_BOOL),
 	SIM_KEY("eio_write", eio_write, SIM_KEY_RANGE),
 	SIM_KEY("corrupt", corrupt, SIM_KEY_RANGE),
 	SIM_KEY("slow", slow, SIM_KEY_RANGE),
@@ -956,6 +961,8 @@ struct sim {
 	uint64_t phys_bytes;		/* flash behind the reported size */
 	uint64_t period_bytes;		/* offsets alias modulo this */
 	struct sim_cache cache;
+	uint64_t *mapped;		/* map_on_write: one bit per 4 KiB block
+					 * from the period on, set once written */
 	uint64_t now_ns;		/* the virtual clock */
 	struct stats_rng rng;		/* jitter and stalls */
 	uint64_t unit_bytes;		/* program page */
@@ -1033,6 +1040,7 @@ static void sim_destroy(struct sim *s)
 	free(s->cache.block);
 	free(s->cache.data);
 	free(s->cache.table);
+	free(s->mapped);
 	free(s);
 }
 
@@ -1075,8 +1083,10 @@ static struct sim *sim_create(const struct sim_profile *p)
 	s->fat_wp_bytes = sim_calloc(s, p->fat_bytes / p->erase_bytes + 1,
 				     sizeof(uint64_t));
 	s->leaves = sim_calloc(s, s->nleaves, sizeof(*s->leaves));
+	if (p->map_on_write)
+		s->mapped = sim_calloc(s, (size_t)(s->nblocks / 64 + 1), sizeof(uint64_t));
 	if (!s->aus || !s->slots || !s->fat_wp_bytes || !s->leaves ||
-	    sim_cache_create(s) < 0)
+	    (p->map_on_write && !s->mapped) || sim_cache_create(s) < 0)
 		goto err;
 	for (unsigned i = 0; i < p->open_au_linear; i++) {
 		s->slots[i].written = sim_calloc(s, s->map_words,
@@ -1397,6 +1407,34 @@ static void sim_cached_read(const struct sim *s, uint8_t *dst, size_t len,
 			memcpy(dst + (from - off), c->data + (size_t)slot * SIM_BLOCK_BYTES +
 			       (from - b * SIM_BLOCK_BYTES), (size_t)(to - from));
 	}
+}
+
+/* map_on_write: the blocks of [off, off + len) at or past the period
+ * that were never written read zeros (no flash is mapped to them yet);
+ * a write maps them. */
+static bool sim_unmapped(const struct sim *s, uint64_t block)
+{
+	return s->mapped && block * SIM_BLOCK_BYTES >= s->period_bytes &&
+	       !(s->mapped[block / 64] >> (block % 64) & 1);
+}
+
+static void sim_zero_unmapped(const struct sim *s, uint8_t *dst, size_t len,
+			      uint64_t off)
+{
+	for (uint64_t b = off / SIM_BLOCK_BYTES; s->mapped && b * SIM_BLOCK_BYTES < off + len; b++) {
+		uint64_t from = b * SIM_BLOCK_BYTES > off ? b * SIM_BLOCK_BYTES : off;
+		uint64_t to = (b + 1) * SIM_BLOCK_BYTES < off + len ?
+			      (b + 1) * SIM_BLOCK_BYTES : off + len;
+
+		if (sim_unmapped(s, b))
+			memset(dst + (from - off), 0, (size_t)(to - from));
+	}
+}
+
+static void sim_map_written(struct sim *s, size_t len, uint64_t off)
+{
+	for (uint64_t b = off / SIM_BLOCK_BYTES; s->mapped && b * SIM_BLOCK_BYTES < off + len; b++)
+		s->mapped[b / 64] |= UINT64_C(1) << (b % 64);
 }
 
 /* A write goes to the cache (whole blocks: a partial one is completed
@@ -1833,6 +1871,7 @@ static int sim_pread(void *priv, void *buf, size_t len, uint64_t off)
 	if (rc < 0)
 		return rc;
 	sim_cached_read(s, buf, len, off);
+	sim_zero_unmapped(s, buf, len, off);
 	t = sim_noisy(s, sim_read_cost(s, off, len), sim_location_factor(s, off));
 	if (sim_hits_ranges(&s->prof.slow, off, len))
 		t += s->prof.read_retry_ns;
@@ -1925,6 +1964,8 @@ static int sim_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
 	rc = data ? sim_cached_write(s, data, len, off) : -ENOMEM;
 	free(copy);
 	if (rc == 0)
+		sim_map_written(s, len, off);
+	if (rc == 0)
 		rc = sim_write_cost(s, off, len, &cost);
 	if (rc < 0)
 		return rc;
@@ -2000,7 +2041,8 @@ const char *sim_capacity_truth(const struct sim_profile *p, char *buf,
 	units_format_bytes(p->real_bytes, real, sizeof(real));
 	units_format_bytes(sim_wrap_period(p), period, sizeof(period));
 	if (p->fake == SIM_FAKE_WRAP)
-		snprintf(buf, len, "wrap %s/%s%s", real, period, cache);
+		snprintf(buf, len, "wrap %s/%s%s%s", real, period, cache,
+			 p->map_on_write ? " map-on-write" : "");
 	else if (p->fake == SIM_FAKE_LIMBO)
 		snprintf(buf, len, "limbo %s%s", real, cache);
 	else

@@ -192,6 +192,12 @@ struct sim_profile {
 					 * sees its slot only when the slot
 					 * holds that block (else the slot's
 					 * block, whichever it is) */
+	bool map_on_write;		/* wrap: an FTL that maps an address on
+					 * its first write, not an address
+					 * decoder: a 4 KiB block at or past
+					 * the period reads zeros until it is
+					 * written (writes still land on the
+					 * flash it aliases) */
 };
 
 /* The built-in profiles, terminated by an entry with an empty name. */
@@ -213,11 +219,13 @@ const struct sim_profile *sim_profile_find(const char *name);
  *     fat_random, stall;
  *   booleans (1/0, yes/no, true/false, on/off): erased_fast, fresh,
  *     restart_random, page_wp,
- *     cache_direct, cache_strict;
+ *     cache_direct, cache_strict, map_on_write;
  *   capacity: fake=none|wrap|limbo, real=SIZE (the flash behind a fake),
  *     period=SIZE (wrap), cache=SIZE (write cache serving recent writes),
  *     cache_direct and cache_strict (booleans: f3probe's direct-mapped
- *     cache of the writes past the real flash, strict or not);
+ *     cache of the writes past the real flash, strict or not),
+ *     map_on_write (boolean, wrap: addresses past the period read zeros
+ *     until written);
  *   ranges START+LEN (sizes, repeatable, up to SIM_MAX_RANGES each):
  *     eio=START+LEN (I/O there fails with EIO), lost=START+LEN (writes
  *     there are dropped silently);

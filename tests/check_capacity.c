@@ -94,6 +94,18 @@ START_TEST(test_sim_wrap)
 	put_block(d, 100 * MIB, 0x44);			/* 36M: real */
 	ck_assert_int_eq(get_block(d, 36 * MIB), 0x44);
 	fp_dev_close(d);
+	/* mapped on first write: past the period zeros until written */
+	d = open_writable("sim:sdhc-4m,size=256M,fake=wrap,real=64M,map_on_write=1" QUIET);
+	put_block(d, 8 * MIB, 0x11);
+	ck_assert_int_eq(get_block(d, 8 * MIB), 0x11);
+	ck_assert_int_eq(get_block(d, 72 * MIB), 0);
+	put_block(d, 136 * MIB, 0x22);			/* lands on 8M */
+	ck_assert_int_eq(get_block(d, 8 * MIB), 0x22);
+	ck_assert_int_eq(get_block(d, 136 * MIB), 0x22);
+	ck_assert_int_eq(get_block(d, 72 * MIB), 0);
+	put_block(d, 72 * MIB, 0x33);
+	ck_assert_int_eq(get_block(d, 136 * MIB), 0x33);
+	fp_dev_close(d);
 }
 END_TEST
 
@@ -178,6 +190,7 @@ static const struct {
 	{ "sdhc-4m,fake=wrap,real=64M,period=100000000", "multiple of 4KiB" },
 	{ "sdhc-4m,fake=wrap,real=64M,period=32M", "from real up to below size" },
 	{ "sdhc-4m,fake=bogus", "bad value 'bogus' for 'fake'" },
+	{ "sdhc-4m,fake=limbo,real=64M,map_on_write=1", "map_on_write needs fake=wrap" },
 	{ "sdhc-4m,eio=5M", "bad value '5M' for 'eio'" },
 	{ "sdhc-4m,lost=1M+0", "lost range 1 is empty" },
 	{ "sdhc-4m,eio=1023M+2M", "eio range 1 is empty or passes" },
@@ -268,6 +281,14 @@ static const struct card_case cards[] = {
 	{ "sim:sdhc-4m,fake=limbo,real=3M", CAPACITY_LIMBO, 3 * MIB, 0, false },
 	{ "sim:sdhc-4m,fake=limbo,real=512K", CAPACITY_LIMBO, 512 * KIB, 0, false },
 	{ "sim:sdhc-4m,fake=wrap,real=6M,period=16M", CAPACITY_WRAPAROUND, 6 * MIB, 16 * MIB, false },
+	/* an FTL mapping on first write (unwritten addresses past the
+	 * period read zeros): the period seen before the first flush */
+	{ "sim:sdhc-4m,fake=wrap,real=256M,map_on_write=1", CAPACITY_WRAPAROUND, 256 * MIB,
+	  256 * MIB, false },
+	{ "sim:sdhc-4m,fake=wrap,real=200000K,period=256M,map_on_write=1", CAPACITY_WRAPAROUND,
+	  200000 * KIB, 256 * MIB, false },
+	{ "sim:sdhc-4m,fake=wrap,real=24M,cache=8M,map_on_write=1", CAPACITY_WRAPAROUND,
+	  24 * MIB, 32 * MIB, false },
 	/* write caches that serve recent writes */
 	{ "sim:sdhc-4m,fake=wrap,real=24M,cache=8M", CAPACITY_WRAPAROUND, 24 * MIB, 32 * MIB, false },
 	{ "sim:sdhc-4m,fake=limbo,real=300M,cache=16M", CAPACITY_LIMBO, 300 * MIB, 0, false },
@@ -812,13 +833,17 @@ static void jdir_teardown(void)
 	jdir[0] = '\0';
 }
 
-/* Everything the card reads, over the whole reported size. */
+/* Everything the card reads, over the whole reported size; on a card
+ * that maps an address on its first write, over its flash (an address
+ * past it, once written, reads the flash it aliases). */
 static uint64_t sim_checksum(struct fp_dev *d)
 {
 	uint64_t *buf = fp_dev_alloc_buf(MIB), h = 1469598103934665603ULL;
+	const struct sim_profile *p = sim_profile_of(d);
+	uint64_t end = p && p->map_on_write ? sim_wrap_period(p) : fp_dev_size_bytes(d);
 
 	ck_assert_ptr_nonnull(buf);
-	for (uint64_t off = 0; off < fp_dev_size_bytes(d); off += MIB) {
+	for (uint64_t off = 0; off < end; off += MIB) {
 		ck_assert_int_eq(fp_dev_read_timed(d, buf, MIB, off, NULL), 0);
 		for (size_t i = 0; i < MIB / 8; i++)
 			h = (h ^ buf[i]) * 1099511628211ULL;
@@ -836,6 +861,11 @@ static const char *const keep_cards[] = {
 	/* an odd period: its measurement writes at every divisor */
 	"sim:sdhc-4m,size=256M,fake=wrap,real=50M,period=50M" QUIET,
 	"sim:sdhc-4m,size=256M,fake=wrap,real=37M,period=70M,cache=4M" QUIET,
+	/* an FTL mapping on first write: the addresses past the period
+	 * read zeros to the backup while their writes land on the flash */
+	"sim:sdhc-4m,size=256M,fake=wrap,real=64M,map_on_write=1" QUIET,
+	"sim:sdhc-4m,size=256M,fake=wrap,real=16M,cache=4M,map_on_write=1" QUIET,
+	"sim:sdhc-4m,size=256M,fake=wrap,real=40M,period=64M,map_on_write=1" QUIET,
 };
 
 /* The capacity check through a journal at path, as --write runs it:
