@@ -1336,3 +1336,17 @@ bool capacity_is_bad(enum capacity_verdict v)
 {
 	return v == CAPACITY_WRAPAROUND || v == CAPACITY_LIMBO || v == CAPACITY_DAMAGED;
 }
+
+void capacity_refused_restore(struct capacity_result *r, uint64_t at)
+{
+	r->verdict = CAPACITY_DAMAGED;
+	r->confidence = 0.95;
+	r->stopped_keeping = true;
+	r->real_bytes = 0;
+	r->first_bad_known = true;
+	r->first_bad_bytes = at;
+	snprintf(r->note, sizeof(r->note), "the card did not take its own data back "
+		 "at byte %llu when the test's writes were undone, where the test had "
+		 "found it sound: it has turned read-only or is failing",
+		 (unsigned long long)at);
+}

@@ -176,4 +176,10 @@ const char *capacity_verdict_name(enum capacity_verdict v);
  * on the card would not be trustworthy. */
 bool capacity_is_bad(enum capacity_verdict v);
 
+/* The restore after the test could not put the card's own data back at
+ * byte at, where the test had found it sound: the card has stopped
+ * keeping writes since (turned read-only, or failing).  r becomes that
+ * verdict: damaged, nothing verified, the note naming the byte. */
+void capacity_refused_restore(struct capacity_result *r, uint64_t at);
+
 #endif

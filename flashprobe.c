@@ -1301,12 +1301,34 @@ static void fill_capacity_opts(const struct cli *c, struct capacity_opts *o)
 	}
 }
 
+/* Where the card refused to take back its own data where the tests had
+ * found it sound (everywhere on a genuine card, below the verified part
+ * of a fake or damaged one; capacity NULL: not checked), or UINT64_MAX. */
+static uint64_t refused_where_sound(const struct session *s,
+				    const struct capacity_result *capacity)
+{
+	uint64_t limit = capacity && capacity_is_bad(capacity->verdict) ?
+			 capacity->real_bytes : UINT64_MAX;
+
+	return s->restore.failed_bytes && s->restore.failed_lowest < limit ?
+	       s->restore.failed_lowest : UINT64_MAX;
+}
+
 static void print_capacity(const struct cli *c, const struct session *s,
 			const void *result)
 {
 	struct fp_dev *d = s->dev;
-	const struct capacity_result *r = result;
+	struct capacity_result *r = malloc(sizeof(*r));
+	uint64_t at;
 
+	if (r == NULL) {
+		fail(FP_EXIT_FAILURE, "out of memory");
+		return;
+	}
+	*r = *(const struct capacity_result *)result;
+	at = refused_where_sound(s, r);
+	if (at != UINT64_MAX)
+		capacity_refused_restore(r, at);
 	if (c->json) {
 		struct json_writer w;
 
@@ -1317,6 +1339,7 @@ static void print_capacity(const struct cli *c, const struct session *s,
 		report_device_text(stdout, d);
 		report_capacity_text(stdout, r, c->device);
 	}
+	free(r);
 }
 
 /* Writes over the whole device, sparsely: each 1 MiB block is backed up
@@ -1363,24 +1386,23 @@ static int protect_area(void *arg, const char *test, uint64_t start,
 	return ret;
 }
 
-/* A card that refused to take back its own data where the tests had found
- * it sound (everywhere on a genuine card, below the verified part of a
- * damaged one) has failed since, or turned read-only: partitioning advice
- * for it would be advice to use it.  The advice gives way to a note; the
- * findings stay. */
+/* Such a card has failed since, or turned read-only: partitioning advice
+ * for it would be advice to use it, and its capacity verdict (genuine,
+ * say) no longer holds.  The advice gives way to a note, the verdict to
+ * damaged; the other findings stay. */
 static void withhold_advice_if_refused(const struct session *s, struct probe_result *r)
 {
-	uint64_t limit = r->capacity_done && capacity_is_bad(r->capacity.verdict) ?
-			 r->capacity.real_bytes : UINT64_MAX;
-	uint64_t at = s->restore.failed_lowest;
+	uint64_t at = refused_where_sound(s, r->capacity_done ? &r->capacity : NULL);
 	char b[32], why[256];
 
-	if (s->restore.failed_bytes == 0 || at >= limit)
+	if (at == UINT64_MAX)
 		return;
 	snprintf(why, sizeof(why), "the card refused to take its own data back at "
 		 "byte %" PRIu64 " (%s), where the tests had found it sound: it has "
 		 "turned read-only or is failing", at, units_format_bytes(at, b, sizeof(b)));
 	probe_withhold_advice(r, why);
+	if (r->capacity_done)
+		capacity_refused_restore(&r->capacity, at);
 }
 
 static void print_probe(const struct cli *c, const struct session *s,

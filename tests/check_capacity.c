@@ -1327,6 +1327,51 @@ START_TEST(test_cli_no_advice_for_card_refusing_restore)
 			      "%s: '%.400s'", refusing[k], advice);
 		ck_assert_msg((strstr(advice, "sfdisk --wipe") != NULL) == (k == 1),
 			      "%s: '%.400s'", refusing[k], advice);
+		if (json) {	/* the capacity check had found it genuine */
+			struct jsonv *doc = jsonv_parse(r.out);
+
+			ck_assert_msg(doc != NULL, "not one JSON document: %s", r.out);
+			ck_assert_str_eq(need(doc, "capacity.verdict.value")->string, "damaged");
+			ck_assert(need(doc, "capacity.stopped_keeping")->boolean);
+			jsonv_free(doc);
+		}
+		tu_run_free(&r);
+	}
+}
+END_TEST
+
+/* The capacity check found the card genuine, then the card stopped
+ * keeping writes before the restore put its data back (turned read-only
+ * silently after 100 MiB; the test writes 96 MiB): the restore fails,
+ * and the report says damaged, nothing verified, and where.  It said
+ * "genuine: 256MiB real" under the failed restore's message before. */
+START_TEST(test_cli_genuine_card_refusing_restore)
+{
+	static const char *const card = "sim:sdhc-4m,size=256M,ro_after=100M,ro_silent=1";
+	struct run_result r;
+	struct jsonv *doc;
+
+	ck_assert_msg(jdir[0], "no journal directory");
+	for (int json = 0; json < 2; json++) {
+		run(&r, (const char *const[]){ "capacity", "--write", "--yes",
+			json ? "--json" : "--yes", card, NULL });
+		tu_rm_tree(jdir);	/* the journal stays, as it must */
+		ck_assert_int_eq(mkdir(jdir, 0700), 0);
+		ck_assert_msg(r.status == 1 && strstr(r.err, "cannot restore"),
+			      "status %d: %s", r.status, r.err);
+		ck_assert_msg(strstr(r.out, "genuine") == NULL, "%s", r.out);
+		if (json) {
+			doc = jsonv_parse(r.out);
+			ck_assert_msg(doc != NULL, "not one JSON document: %s", r.out);
+			ck_assert_str_eq(need(doc, "capacity.verdict.value")->string, "damaged");
+			ck_assert(need(doc, "capacity.real_bytes.value")->number == 0);
+			ck_assert_ptr_nonnull(strstr(need(doc, "capacity.note")->string,
+						     "did not take its own data back"));
+			jsonv_free(doc);
+		} else {
+			ck_assert_msg(strstr(r.out, "capacity: DAMAGED") != NULL, "%s", r.out);
+			ck_assert_msg(strstr(r.out, "nothing of it is usable") != NULL, "%s", r.out);
+		}
 		tu_run_free(&r);
 	}
 }
@@ -1424,6 +1469,7 @@ Suite *capacity_suite(void)
 	tcase_add_loop_test(cli, test_cli_write_on_wrapping_fake, 0, 2);
 	tcase_add_test(cli, test_cli_findings_after_failed_restore);
 	tcase_add_test(cli, test_cli_no_advice_for_card_refusing_restore);
+	tcase_add_test(cli, test_cli_genuine_card_refusing_restore);
 	tcase_add_test(cli, test_cli_list_sims_truth);
 	tcase_add_test(cli, test_cli_image);
 	if (why)
