@@ -111,6 +111,7 @@
 #include "dev.h"
 #include "errmsg.h"
 #include "stats.h"
+#include "units.h"
 
 #define CAPACITY_MAGIC UINT64_C(0x4b4c425041435046)	/* "FPCAPBLK" little-endian */
 #define CAPACITY_CHUNK_BYTES (1024u * 1024u)	/* flush I/O size */
@@ -869,6 +870,7 @@ static void conclude(struct ctx *c, bool converged)
 	struct capacity_result *r = c->r;
 	uint64_t good_end, bad;
 	bool bad_found, sure = r->cache_defeated;
+	char deep[32], flush[32];
 
 	boundary(c, &good_end, &bad_found, &bad);
 	r->real_bytes = good_end;
@@ -910,18 +912,19 @@ static void conclude(struct ctx *c, bool converged)
 		snprintf(r->note, sizeof(r->note), "test positions that had kept their "
 			 "blocks lost them when written again: the card stopped keeping "
 			 "writes during the test (worn out, or turned read-only)");
+	units_format_bytes(c->p->deep_bytes, deep, sizeof(deep));
 	if (r->verdict == CAPACITY_GENUINE && !c->p->comb_covers) {
 		/* a wraparound of a period that is not a power of two could
 		 * have landed the deep flush between the comb's positions */
 		r->confidence = 0.5;
 		snprintf(r->note, sizeof(r->note), "a wraparound at a size that is not "
-			 "a power of two was not ruled out: the deep flush (%llu MiB, "
-			 "--cache-size) is smaller than the gaps of the test positions "
-			 "on a device this large", (unsigned long long)(c->p->deep_bytes >> 20));
+			 "a power of two was not ruled out: the deep flush (%s, "
+			 "--cache-size) is smaller than the gaps between the test "
+			 "positions", deep);
 	}
 	if (sure && small_cache(c->p) && r->verdict == CAPACITY_GENUINE && !r->note[0])
-		snprintf(r->note, sizeof(r->note), "write caches over %llu MiB were not "
-			 "ruled out (--cache-size)", (unsigned long long)(c->p->deep_bytes >> 20));
+		snprintf(r->note, sizeof(r->note), "write caches over %s were not "
+			 "ruled out (--cache-size)", deep);
 	if (!sure && !r->note[0])
 		snprintf(r->note, sizeof(r->note), "%s", !c->p->flush_bytes ?
 			 "no cache flush: a write cache could have served lost writes" :
@@ -929,10 +932,9 @@ static void conclude(struct ctx *c, bool converged)
 			 "last read-backs");
 	else if (r->cache_hid_loss && !r->note[0])
 		snprintf(r->note, sizeof(r->note), "a write cache larger than the "
-			 "%llu MiB flushes served lost writes; the test ran again "
-			 "with %llu MiB flushes",
-			 (unsigned long long)(c->p->flush_bytes >> 20),
-			 (unsigned long long)(c->p->deep_bytes >> 20));
+			 "%s flushes served lost writes; the test ran again with %s "
+			 "flushes", units_format_bytes(c->p->flush_bytes, flush, sizeof(flush)),
+			 deep);
 }
 
 /* Rounds until no unit is left between the good end and the first bad

@@ -696,6 +696,23 @@ START_TEST(test_wrap_with_lost_candidate)
 }
 END_TEST
 
+/* A 2 MiB card: its deep flush (a quarter of it) is smaller than the
+ * 1 MiB search grid's comb needs, and the note says how large it is; it
+ * said "the deep flush (0 MiB, ...)" before. */
+START_TEST(test_tiny_device_note)
+{
+	struct capacity_plan plan;
+	struct capacity_result *r = run_card("sim:legacy-128k,size=2M" QUIET, 3,
+					     CAPACITY_DEFAULT_CACHE_BYTES, &plan);
+
+	ck_assert_int_eq(r->verdict, CAPACITY_GENUINE);
+	ck_assert(r->confidence <= 0.5);
+	ck_assert_msg(strstr(r->note, "deep flush (512KiB, --cache-size)") != NULL, "%s",
+		      r->note);
+	free(r);
+}
+END_TEST
+
 /* Without a flush a cached fake can pass, but never confidently. */
 START_TEST(test_no_flush_is_not_confident)
 {
@@ -1446,6 +1463,7 @@ Suite *capacity_suite(void)
 	tests_add_sweep(an, test_odd_period_wrap_is_found,
 			2 * (int)(sizeof(odd_wraps) / sizeof(odd_wraps[0])));
 	tcase_add_test(an, test_no_flush_is_not_confident);
+	tcase_add_test(an, test_tiny_device_note);
 	tcase_add_test(an, test_cost_grows_with_log);
 	tcase_add_test(an, test_plan);
 	suite_add_tcase(s, an);
