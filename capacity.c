@@ -478,8 +478,8 @@ static int read_probe(struct ctx *c, struct capacity_probe *pr)
 	 * another offset's block landing on it, which sort_out_aliasing()
 	 * judges; a position set aside for that
 	 * says nothing any more (our own filler may come and go there) */
-	if (c->may_reveal && pr->state == CAPACITY_OWN && st == CAPACITY_LOST &&
-	    !pr->ignored)
+	if (c->may_reveal && pr->state == CAPACITY_OWN && !pr->ignored &&
+	    (st == CAPACITY_LOST || (st == CAPACITY_FOREIGN && filler)))
 		c->cache_hid = true;
 	else if (!pr->ignored && pr->state != CAPACITY_UNREAD && st != pr->state &&
 		 st != CAPACITY_FOREIGN)
@@ -1115,7 +1115,11 @@ static void second_pass(struct ctx *c)
  * landed on it: the smallest multiple of the period, the period itself.
  * 0 when offset 0 reads anything else: its own block (a cache's slot,
  * not a wraparound: the verdict stands) or filler (the flush landed on
- * it), the verdict then resting on the positions found bad. */
+ * it), the verdict then resting on the positions found bad.  Periods
+ * under the 1 MiB search grid are not candidates: the flush leaves out
+ * every block landing on offset 0 under any candidate, and candidates
+ * of a few KiB cut it into single blocks (a 1 GiB flush took 200,000
+ * I/Os on a 4 GiB card holding 1000 MiB). */
 static int measure_odd_period(struct ctx *c, uint64_t *period)
 {
 	const struct capacity_plan *p = c->p;
@@ -1133,7 +1137,8 @@ static int measure_odd_period(struct ctx *c, uint64_t *period)
 	if (!cands)
 		return -ENOMEM;
 	rc = write_probe(c, &at0);
-	for (uint64_t k = 1; rc == 0 && d / k >= 2 * b && n < CAPACITY_ODD_MAX_CANDIDATES; k++)
+	for (uint64_t k = 1; rc == 0 && d / k >= p->grid_bytes && n < CAPACITY_ODD_MAX_CANDIDATES;
+	     k++)
 		if (d % k == 0 && (d / k) % b == 0 && d / k + b <= p->device_bytes) {
 			cand.offset_bytes = d / k;
 			rc = write_probe(c, &cand);

@@ -452,6 +452,10 @@ static int sim_validate_capacity(const struct sim_profile *p, char *err,
 			"needs cache_direct");
 		return -EINVAL;
 	}
+	if (p->cache_logical && (!p->cache_bytes || p->cache_direct)) {
+		fp_errf(err, errlen, "cache_logical needs cache=SIZE without cache_direct");
+		return -EINVAL;
+	}
 	if (p->map_on_write && p->fake != SIM_FAKE_WRAP) {
 		fp_errf(err, errlen, "map_on_write needs fake=wrap");
 		return -EINVAL;
@@ -676,6 +680,7 @@ static const struct sim_key sim_keys[] = {
 	SIM_KEY("cache_direct", cache_direct, SIM_KEY_BOOL),
 	SIM_KEY("cache_strict", cache_strict, SIM_KEY_BOOL),
 	SIM_KEY("map_on_write", map_on_write, SIM_KEY_BOOL),
+	SIM_KEY("cache_logical", cache_logical, SIM_KEY_BOOL),
 	SIM_KEY("eio_write", eio_write, SIM_KEY_RANGE),
 	SIM_KEY("corrupt", corrupt, SIM_KEY_RANGE),
 	SIM_KEY("slow", slow, SIM_KEY_RANGE),
@@ -1334,7 +1339,7 @@ static size_t sim_cache_slot(struct sim_cache *c, uint64_t block, bool *fresh)
 /* The cache entry of the block at logical base: its folded position. */
 static uint64_t sim_cache_key(const struct sim *s, uint64_t base)
 {
-	return base % s->period_bytes / SIM_BLOCK_BYTES;
+	return (s->prof.cache_logical ? base : base % s->period_bytes) / SIM_BLOCK_BYTES;
 }
 
 /* f3probe's cache (its file device): direct-mapped, slot = logical

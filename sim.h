@@ -192,6 +192,9 @@ struct sim_profile {
 					 * sees its slot only when the slot
 					 * holds that block (else the slot's
 					 * block, whichever it is) */
+	bool cache_logical;		/* the FIFO cache in front of the wrap
+					 * folding: keyed by the address asked
+					 * for, so aliases have entries apart */
 	bool map_on_write;		/* wrap: an FTL that maps an address on
 					 * its first write, not an address
 					 * decoder: a 4 KiB block at or past
@@ -219,13 +222,14 @@ const struct sim_profile *sim_profile_find(const char *name);
  *     fat_random, stall;
  *   booleans (1/0, yes/no, true/false, on/off): erased_fast, fresh,
  *     restart_random, page_wp,
- *     cache_direct, cache_strict, map_on_write;
+ *     cache_direct, cache_strict, map_on_write, cache_logical;
  *   capacity: fake=none|wrap|limbo, real=SIZE (the flash behind a fake),
  *     period=SIZE (wrap), cache=SIZE (write cache serving recent writes),
  *     cache_direct and cache_strict (booleans: f3probe's direct-mapped
  *     cache of the writes past the real flash, strict or not),
  *     map_on_write (boolean, wrap: addresses past the period read zeros
- *     until written);
+ *     until written), cache_logical (boolean: the cache in front of the
+ *     wrap folding);
  *   ranges START+LEN (sizes, repeatable, up to SIM_MAX_RANGES each):
  *     eio=START+LEN (I/O there fails with EIO), lost=START+LEN (writes
  *     there are dropped silently);

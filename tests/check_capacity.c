@@ -191,6 +191,7 @@ static const struct {
 	{ "sdhc-4m,fake=wrap,real=64M,period=32M", "from real up to below size" },
 	{ "sdhc-4m,fake=bogus", "bad value 'bogus' for 'fake'" },
 	{ "sdhc-4m,fake=limbo,real=64M,map_on_write=1", "map_on_write needs fake=wrap" },
+	{ "sdhc-4m,fake=wrap,real=64M,cache_logical=1", "cache_logical needs cache=SIZE" },
 	{ "sdhc-4m,eio=5M", "bad value '5M' for 'eio'" },
 	{ "sdhc-4m,lost=1M+0", "lost range 1 is empty" },
 	{ "sdhc-4m,eio=1023M+2M", "eio range 1 is empty or passes" },
@@ -304,6 +305,9 @@ static const struct card_case cards[] = {
 	{ "sim:sdhc-4m,fake=limbo,real=600M,cache=48M", CAPACITY_LIMBO, 600 * MIB, 0, true },
 	/* loose: a position past the real flash reads its slot's last block */
 	{ "sim:fake-limbo,cache=96M,cache_direct=1", CAPACITY_LIMBO, 8 * GIB, 0, true },
+	/* a cache in front of the wrap folding (test_cache_before_folding) */
+	{ "sim:sdhc-4m,fake=wrap,real=256M,cache=64M,cache_logical=1", CAPACITY_WRAPAROUND,
+	  256 * MIB, 256 * MIB, true },
 	/* limbo between the real end and the wrap period, hidden by a cache */
 	{ "sim:sdhc-4m,fake=wrap,real=200000K,period=256M,cache=64M", CAPACITY_WRAPAROUND,
 	  200000 * KIB, 256 * MIB, true },
@@ -533,6 +537,8 @@ static const struct {
 	  245 * MIB },
 	{ "sim:sdhc-4m,size=16384M,fake=wrap,real=405M,period=405M", 405 * MIB, 405 * MIB },
 	{ "sim:sdhc-4m,size=4G,fake=wrap,real=1000M,period=1000M", 1000 * MIB, 1000 * MIB },
+	{ "sim:sdhc-4m,size=4G,fake=wrap,real=1000M,period=1000M,cache=64M,cache_logical=1",
+	  1000 * MIB, 1000 * MIB },
 };
 
 START_TEST(test_odd_period_wrap_is_found)
@@ -555,6 +561,46 @@ START_TEST(test_odd_period_wrap_is_found)
 	 * one had served lost writes) */
 	if (!strstr(odd_wraps[k].spec, "cache="))
 		ck_assert_msg(!strstr(r->note, "cache"), "%s: %s", odd_wraps[k].spec, r->note);
+	free(r);
+}
+END_TEST
+
+/* A wraparound card's write cache in front of the address folding (keyed
+ * by the address asked for, as a controller's cache in front of its
+ * FTL), larger than the round flush: offset 0 reads its own block until
+ * the deep flush, whose filler then lands on every position below the
+ * period.  Positions that had read their own blocks and read filler now
+ * lost them to the flush: a cache had served them, and the test runs
+ * again with the deep flush before every read-back.  They were marked
+ * lost instead, and the card called "damaged from the start" (nothing
+ * usable) with five nonces of six. */
+static const struct {
+	const char *spec;
+	uint64_t real, period;
+} logical_caches[] = {
+	{ "sim:sdhc-4m,fake=wrap,real=256M,cache=64M,cache_logical=1", 256 * MIB, 256 * MIB },
+	{ "sim:sdhc-4m,fake=wrap,real=200000K,period=256M,cache=48M,cache_logical=1",
+	  200000 * KIB, 256 * MIB },
+};
+
+#define LOGICAL_CACHE_NONCES 6
+
+START_TEST(test_cache_before_folding)
+{
+	const int k = _i / LOGICAL_CACHE_NONCES;
+	struct capacity_plan plan;
+	struct capacity_result *r = run_card(logical_caches[k].spec,
+					     stats_hash64((uint64_t)_i + 40),
+					     CAPACITY_DEFAULT_CACHE_BYTES, &plan);
+
+	ck_assert_msg(r->verdict == CAPACITY_WRAPAROUND && r->confidence >= 0.9, "%s: %s (%s)",
+		      logical_caches[k].spec, capacity_verdict_name(r->verdict), r->note);
+	ck_assert_uint_eq(r->alias_period_bytes, logical_caches[k].period);
+	ck_assert_msg(r->real_bytes <= logical_caches[k].real &&
+		      r->real_bytes + MIB >= logical_caches[k].real, "%s: real %llu",
+		      logical_caches[k].spec, (unsigned long long)r->real_bytes);
+	ck_assert(r->cache_hid_loss);
+	ck_assert_uint_le(r->bytes_written, plan.max_bytes);
 	free(r);
 }
 END_TEST
@@ -855,14 +901,16 @@ static void jdir_teardown(void)
 	jdir[0] = '\0';
 }
 
-/* Everything the card reads, over the whole reported size; on a card
- * that maps an address on its first write, over its flash (an address
- * past it, once written, reads the flash it aliases). */
+/* Everything the card reads, over the whole reported size; on a wrap
+ * card, over its flash: [0, period) (an address past it reads the flash
+ * it aliases, or zeros until written on a card that maps addresses on
+ * their first write, or what a cache in front of the folding still holds
+ * for it, which a power cycle forgets). */
 static uint64_t sim_checksum(struct fp_dev *d)
 {
 	uint64_t *buf = fp_dev_alloc_buf(MIB), h = 1469598103934665603ULL;
 	const struct sim_profile *p = sim_profile_of(d);
-	uint64_t end = p && p->map_on_write ? sim_wrap_period(p) : fp_dev_size_bytes(d);
+	uint64_t end = p && p->fake == SIM_FAKE_WRAP ? sim_wrap_period(p) : fp_dev_size_bytes(d);
 
 	ck_assert_ptr_nonnull(buf);
 	for (uint64_t off = 0; off < end; off += MIB) {
@@ -883,6 +931,7 @@ static const char *const keep_cards[] = {
 	/* an odd period: its measurement writes at every divisor */
 	"sim:sdhc-4m,size=256M,fake=wrap,real=50M,period=50M" QUIET,
 	"sim:sdhc-4m,size=256M,fake=wrap,real=37M,period=70M,cache=4M" QUIET,
+	"sim:sdhc-4m,size=256M,fake=wrap,real=64M,cache=48M,cache_logical=1" QUIET,
 	/* an FTL mapping on first write: the addresses past the period
 	 * read zeros to the backup while their writes land on the flash */
 	"sim:sdhc-4m,size=256M,fake=wrap,real=64M,map_on_write=1" QUIET,
@@ -1469,6 +1518,9 @@ Suite *capacity_suite(void)
 			2 * (int)(sizeof(odd_wraps) / sizeof(odd_wraps[0])));
 	tcase_add_test(an, test_no_flush_is_not_confident);
 	tcase_add_test(an, test_tiny_device_note);
+	tcase_add_loop_test(an, test_cache_before_folding, 0,
+			    LOGICAL_CACHE_NONCES *
+			    (int)(sizeof(logical_caches) / sizeof(logical_caches[0])));
 	tcase_add_test(an, test_cost_grows_with_log);
 	tcase_add_test(an, test_plan);
 	suite_add_tcase(s, an);
