@@ -721,7 +721,8 @@ static int save_range(struct journal *j, uint64_t start, uint64_t end,
 		uint64_t n = end - off < JOURNAL_RECORD_MAX_BYTES ?
 			     end - off : JOURNAL_RECORD_MAX_BYTES;
 		struct jr_record r = { .type = JR_REC_DATA, .seq = j->seq,
-				       .offset = off, .length = n };
+				       .offset = off, .length = n,
+				       .may_alias = j->writes_alias };
 		int rc;
 
 		if (interruptible && safety_interrupted())

@@ -733,7 +733,8 @@ int jr_header_read(const char *path, bool writable, int *fdp,
 void jr_record_encode(const struct jr_record *r, unsigned char *b)
 {
 	put32(b + R_MAGIC, JR_REC_MAGIC);
-	put32(b + R_TYPE, r->type);
+	put32(b + R_TYPE, r->type == JR_REC_DATA && r->may_alias ? JR_REC_DATA_MAY_ALIAS
+								 : r->type);
 	put64(b + R_SEQ, r->seq);
 	put64(b + R_OFF, r->offset);
 	put64(b + R_LEN, r->length);
@@ -747,6 +748,9 @@ bool jr_record_decode(const unsigned char *b, struct jr_record *r)
 	    get32(b + R_CRC) != jr_crc32c(b, R_CRC))
 		return false;
 	r->type = get32(b + R_TYPE);
+	r->may_alias = r->type == JR_REC_DATA_MAY_ALIAS;
+	if (r->may_alias)
+		r->type = JR_REC_DATA;
 	r->seq = get64(b + R_SEQ);
 	r->offset = get64(b + R_OFF);
 	r->length = get64(b + R_LEN);

@@ -55,6 +55,9 @@ struct fp_dev;
 #define JR_REC_MAGIC 0x524a5046u	/* "FPJR" */
 #define JR_REC_DATA 1u
 #define JR_REC_COMMIT 2u
+/* On disk only: a data record saved while the test's writes may alias
+ * (journal_writes_may_alias()); decoded as JR_REC_DATA with may_alias. */
+#define JR_REC_DATA_MAY_ALIAS 3u
 #define JR_PATH_MAX 1024
 #define JR_SERIAL_MAX 256
 #define JR_LINK_MAX 512
@@ -125,6 +128,7 @@ struct jr_record {
 	uint64_t offset;		/* commit: number of data records */
 	uint64_t length;		/* commit: their total bytes */
 	uint32_t data_crc;
+	bool may_alias;			/* data: saved while the writes may alias */
 };
 
 /* ---- encoding ---- */

@@ -51,6 +51,7 @@
 struct jr_entry {
 	uint64_t pos;
 	uint64_t offset, length;
+	bool may_alias;			/* saved while the test's writes may alias */
 };
 
 /* What a pass over the records found. */
@@ -93,7 +94,7 @@ static int scan_push(struct jr_scan *s, uint64_t pos,
 		s->v = v;
 		s->cap = cap;
 	}
-	s->v[s->n++] = (struct jr_entry){ pos, r->offset, r->length };
+	s->v[s->n++] = (struct jr_entry){ pos, r->offset, r->length, r->may_alias };
 	s->data_bytes += r->length;
 	return 0;
 }
@@ -532,8 +533,9 @@ static int cmp_grain(const void *a, const void *b)
 	       x->record > y->record;
 }
 
-/* Every record's grains by hash, read once more from the journal; built
- * the first time check_kept() finds a grain that changed. */
+/* The grains of every record saved while the test's writes may alias, by
+ * hash, read once more from the journal; built the first time
+ * check_kept() finds a grain of such a record that changed. */
 static int index_grains(int fd, const struct jr_header *h, const struct jr_scan *s,
 			void *buf, struct replay *c)
 {
@@ -542,11 +544,13 @@ static int index_grains(int fd, const struct jr_header *h, const struct jr_scan 
 	int rc = 0;
 
 	for (size_t i = 0; i < s->n; i++)
-		n += (s->v[i].length + grain - 1) / grain;
+		n += s->v[i].may_alias ? (s->v[i].length + grain - 1) / grain : 0;
 	c->grains = calloc(n ? n : 1, sizeof(*c->grains));
 	if (c->grains == NULL)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->n && rc == 0; i++) {
+		if (!s->v[i].may_alias)
+			continue;
 		rc = record_again(fd, h, s, i, buf, &r);
 		for (uint64_t at = 0; rc == 0 && at < r.length; at += grain)
 			c->grains[c->ngrains++] = (struct grain_of){
@@ -560,7 +564,11 @@ static int index_grains(int fd, const struct jr_header *h, const struct jr_scan 
 /* Whether a grain of record i that now reads as got was overwritten by a
  * record restored after it (an older one, lower index): on a card whose
  * writes wrap around, the original of an aliased address has the last
- * word, as it should. */
+ * word, as it should.  Only between records saved while the writes may
+ * alias (the capacity check's): anywhere else, a grain that still holds
+ * the test's fill pattern would pass wherever an older record saved a
+ * block of that pattern, and a card that kept none of the restore's
+ * writes was reported restored and verified. */
 static bool restored_later(const struct replay *c, size_t i, const void *got, size_t n)
 {
 	uint64_t hash = jr_fnv1a64(got, n);
@@ -582,6 +590,7 @@ static bool restored_later(const struct replay *c, size_t i, const void *got, si
  * did not restore cleanly is not: its failures are known). */
 struct kept_sample {
 	bool clean;
+	bool checked;			/* check_all_kept(): done */
 	uint64_t first, last;
 };
 
@@ -600,7 +609,7 @@ static struct kept_sample sample_of(const struct replay *c, const unsigned char 
 	uint64_t n1, at2;
 
 	sample_grains(c, len, &n1, &at2);
-	return (struct kept_sample){ true, jr_fnv1a64(data, (size_t)n1),
+	return (struct kept_sample){ true, false, jr_fnv1a64(data, (size_t)n1),
 				     jr_fnv1a64(data + at2, (size_t)(len - at2)) };
 }
 
@@ -619,8 +628,8 @@ static bool grain_kept(struct replay *c, uint64_t off, uint64_t at, uint64_t n,
  * (-EILSEQ).  A card that stopped keeping writes (a worn one turning
  * read-only) behind a write cache served each read-back right after its
  * write from the cache: a 4 MiB cache had 388 MiB of test data left on
- * the card and the restore reported verified.  By now the writes after a
- * record have pushed it out of any cache smaller than them.  Two grains
+ * the card and the restore reported verified.  The writes after a record
+ * must have pushed it out of the cache by then: see check_all_kept().  Two grains
  * a record: under 1 % more reads. */
 static int check_kept(int fd, const struct jr_header *h, const struct jr_scan *s,
 		      size_t rec, struct replay *c, struct kept_sample k, void *buf)
@@ -646,7 +655,7 @@ static int check_kept(int fd, const struct jr_header *h, const struct jr_scan *s
 
 		if (readable && memcmp(got + i, data + i, (size_t)n) == 0)
 			continue;
-		if (readable && c->grains == NULL) {
+		if (readable && s->v[rec].may_alias && c->grains == NULL) {
 			/* the journal's buffer is data: keep it */
 			unsigned char *tmp = malloc((size_t)h->record_max);
 
@@ -655,7 +664,7 @@ static int check_kept(int fd, const struct jr_header *h, const struct jr_scan *s
 			if (rc < 0)
 				break;
 		}
-		if (readable && restored_later(c, rec, got + i, (size_t)n))
+		if (readable && s->v[rec].may_alias && restored_later(c, rec, got + i, (size_t)n))
 			continue;
 		c->rep->restored_bytes -= n;
 		add_failed(c->rep, off + i, n, readable ? -EILSEQ : -EIO);
@@ -663,8 +672,77 @@ static int check_kept(int fd, const struct jr_header *h, const struct jr_scan *s
 	return rc;
 }
 
-/* Newest record first (see the top of this file), then check_kept() in
- * the same order on the records that restored cleanly. */
+/* What check_kept() needs written after a record before its reads mean
+ * anything: the capacity check's round flush, or half of what was
+ * restored when that is less (a cache larger than that can still hide a
+ * card that stopped keeping writes). */
+#define KEPT_PUSH_MAX_BYTES (32u * 1024u * 1024u)
+
+static bool any_may_alias(const struct jr_scan *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->v[i].may_alias)
+			return true;
+	return false;
+}
+
+/* Write record i again, the same data (it was checked already).  A
+ * refused write that changed nothing (a card gone read-only) costs
+ * nothing; one that did fails the record. */
+static int rewrite_record(int fd, const struct jr_header *h, const struct jr_scan *s,
+			  size_t i, struct replay *c, void *buf)
+{
+	struct jr_record r;
+	int rc = record_again(fd, h, s, i, buf, &r);
+
+	if (rc < 0)
+		return rc;
+	rc = fp_dev_write_timed(c->dev, buf, (size_t)r.length, r.offset, NULL);
+	if (rc < 0 && (fp_dev_read_timed(c->dev, c->vbuf, (size_t)r.length, r.offset, NULL) ||
+		       memcmp(c->vbuf, buf, (size_t)r.length))) {
+		c->rep->restored_bytes -= r.length;
+		add_failed(c->rep, r.offset, r.length, rc);
+	}
+	return 0;
+}
+
+/* check_kept() on every record that restored cleanly, in replay order
+ * (newest first).  A record is checked once push bytes were restored
+ * after it; the ones restored last have no such writes behind them, and
+ * the cache would answer for them: so the first ones restored, checked
+ * by then, are written again (push bytes of them) before the rest is
+ * checked.  Not when the writes may alias (the capacity check's
+ * records): writing a newer record again would undo an older one
+ * restored over its alias; those are all checked at once, as before. */
+static int check_all_kept(int fd, const struct jr_header *h, const struct jr_scan *s,
+			  struct replay *c, struct kept_sample *kept, void *buf)
+{
+	uint64_t push = s->data_bytes / 2 < KEPT_PUSH_MAX_BYTES ? s->data_bytes / 2
+								 : KEPT_PUSH_MAX_BYTES;
+	uint64_t through = 0, rewritten = 0;
+	bool aliasing = any_may_alias(s);
+	int rc = 0;
+
+	for (size_t i = s->n; rc == 0 && i-- > 0;) {
+		through += s->v[i].length;
+		if (kept[i].clean && (aliasing || s->data_bytes - through >= push)) {
+			rc = check_kept(fd, h, s, i, c, kept[i], buf);
+			kept[i].clean = false;
+			kept[i].checked = true;
+		}
+	}
+	for (size_t i = s->n; rc == 0 && !aliasing && i-- > 0 && rewritten < push;)
+		if (kept[i].checked) {
+			rc = rewrite_record(fd, h, s, i, c, buf);
+			rewritten += s->v[i].length;
+		}
+	for (size_t i = s->n; rc == 0 && i-- > 0;)
+		if (kept[i].clean)
+			rc = check_kept(fd, h, s, i, c, kept[i], buf);
+	return rc;
+}
+
+/* Newest record first (see the top of this file), then check_all_kept(). */
 static int replay_all(int fd, const struct jr_header *h,
 		      const struct jr_scan *s, struct fp_dev *dev,
 		      fp_progress_fn progress, void *arg,
@@ -694,9 +772,8 @@ static int replay_all(int fd, const struct jr_header *h,
 		if (progress != NULL)
 			progress(arg, done, s->data_bytes);
 	}
-	for (size_t i = s->n; rc == 0 && i-- > 0;)
-		if (kept[i].clean)
-			rc = check_kept(fd, h, s, i, &c, kept[i], buf);
+	if (rc == 0)
+		rc = check_all_kept(fd, h, s, &c, kept, buf);
 	if (rc == 0)
 		fp_dev_end_write_area(dev);	/* restored: nothing more to write */
 	free(kept);
