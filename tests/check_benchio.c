@@ -14,6 +14,7 @@
 #include "report_bench.h"
 #include "sim.h"
 #include "stats.h"
+#include "testutil.h"
 #include "tests.h"
 
 static const uint64_t KiB = 1024, MiB = 1024 * 1024;
@@ -669,17 +670,10 @@ static int rec_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
 	return fp_dev_write_timed(rec->inner, buf, len, off, NULL);
 }
 
-static uint64_t rec_now(void *priv)
-{
-	struct recorder *rec = priv;
-
-	return fp_dev_now_ns(rec->inner);
-}
-
 static const struct fp_dev_ops rec_ops = {
 	.pread = rec_pread,
 	.pwrite = rec_pwrite,
-	.now_ns = rec_now,
+	.now_ns = tu_wrapped_now,
 };
 
 START_TEST(test_stays_inside_area)

@@ -682,11 +682,6 @@ static int flaky_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
 	return fp_dev_write_timed(f->inner, buf, len, off, NULL);
 }
 
-static uint64_t flaky_now(void *priv)
-{
-	return fp_dev_now_ns(((struct flaky *)priv)->inner);
-}
-
 static void flaky_close(void *priv)
 {
 	fp_dev_close(((struct flaky *)priv)->inner);
@@ -694,7 +689,7 @@ static void flaky_close(void *priv)
 }
 
 static const struct fp_dev_ops flaky_ops = {
-	.pread = flaky_pread, .pwrite = flaky_pwrite, .now_ns = flaky_now,
+	.pread = flaky_pread, .pwrite = flaky_pwrite, .now_ns = tu_wrapped_now,
 	.close = flaky_close,
 };
 
@@ -1018,11 +1013,6 @@ struct swapper {
 	uint64_t second;	/* card 2's checksum */
 };
 
-static int swapper_pread(void *priv, void *buf, size_t len, uint64_t off)
-{
-	return fp_dev_read_timed(((struct swapper *)priv)->inner, buf, len, off, NULL);
-}
-
 static int swapper_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
 {
 	struct swapper *w = priv;
@@ -1037,19 +1027,9 @@ static int swapper_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
 	return rc;
 }
 
-static uint64_t swapper_now(void *priv)
-{
-	return fp_dev_now_ns(((struct swapper *)priv)->inner);
-}
-
-static void swapper_close(void *priv)
-{
-	(void)priv;	/* the test closes the card */
-}
-
 static const struct fp_dev_ops swapper_ops = {
-	.pread = swapper_pread, .pwrite = swapper_pwrite, .now_ns = swapper_now,
-	.close = swapper_close,
+	.pread = tu_wrapped_pread, .pwrite = swapper_pwrite, .now_ns = tu_wrapped_now,
+	.close = tu_wrapped_keep,	/* the test closes the card */
 };
 
 START_TEST(test_card_swapped_during_capacity)

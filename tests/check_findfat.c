@@ -16,6 +16,7 @@
 #include "report_findfat.h"
 #include "sim.h"
 #include "stats.h"
+#include "testutil.h"
 #include "util.h"
 #include "tests.h"
 
@@ -39,13 +40,6 @@ struct recorder {
 	double slow_factor;		/* this many times as long (if > 1) */
 	uint64_t extra_ns;
 };
-
-static int rec_pread(void *priv, void *buf, size_t len, uint64_t off)
-{
-	struct recorder *rc = priv;
-
-	return fp_dev_read_timed(rc->inner, buf, len, off, NULL);
-}
 
 static int rec_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
 {
@@ -80,7 +74,7 @@ static void rec_close(void *priv)
 }
 
 static const struct fp_dev_ops rec_ops = {
-	.pread = rec_pread,
+	.pread = tu_wrapped_pread,
 	.pwrite = rec_pwrite,
 	.now_ns = rec_now_ns,
 	.close = rec_close,

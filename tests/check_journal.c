@@ -1255,18 +1255,8 @@ static int alias_pwrite(void *priv, const void *buf, size_t len,
 	return fp_dev_write_timed(a->inner, buf, len, o, NULL);
 }
 
-static uint64_t alias_now(void *priv)
-{
-	return fp_dev_now_ns(((struct alias *)priv)->inner);
-}
-
-static void alias_close(void *priv)
-{
-	(void)priv;
-}
-
 static const struct fp_dev_ops alias_ops = {
-	alias_pread, alias_pwrite, alias_now, alias_close,
+	alias_pread, alias_pwrite, tu_wrapped_now, tu_wrapped_keep,
 };
 
 /* The test writes P and then P + real: the second backup saves the test
@@ -1368,18 +1358,8 @@ static int dropcache_pwrite(void *priv, const void *buf, size_t len, uint64_t of
 	return rc;
 }
 
-static uint64_t dropcache_now(void *priv)
-{
-	return fp_dev_now_ns(((struct dropcache *)priv)->inner);
-}
-
-static void dropcache_close(void *priv)
-{
-	(void)priv;
-}
-
 static const struct fp_dev_ops dropcache_ops = {
-	dropcache_pread, dropcache_pwrite, dropcache_now, dropcache_close,
+	dropcache_pread, dropcache_pwrite, tu_wrapped_now, tu_wrapped_keep,
 };
 
 /* The card stops keeping writes 2 MiB into the restore, and its 1 MiB

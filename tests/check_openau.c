@@ -710,13 +710,6 @@ struct recorder {
 	uint64_t writes;
 };
 
-static int rec_pread(void *priv, void *buf, size_t len, uint64_t off)
-{
-	struct recorder *r = priv;
-
-	return fp_dev_read_timed(r->inner, buf, len, off, NULL);
-}
-
 static int rec_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
 {
 	struct recorder *r = priv;
@@ -728,15 +721,8 @@ static int rec_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
 	return fp_dev_write_timed(r->inner, buf, len, off, NULL);
 }
 
-static uint64_t rec_now(void *priv)
-{
-	struct recorder *r = priv;
-
-	return fp_dev_now_ns(r->inner);
-}
-
 static const struct fp_dev_ops rec_ops = {
-	.pread = rec_pread, .pwrite = rec_pwrite, .now_ns = rec_now,
+	.pread = tu_wrapped_pread, .pwrite = rec_pwrite, .now_ns = tu_wrapped_now,
 };
 
 /* Writes stay exactly inside the announced area, in both modes, and
@@ -1451,11 +1437,6 @@ struct hiccup {
 	uint64_t extra_ns;
 };
 
-static int hiccup_pread(void *priv, void *buf, size_t len, uint64_t off)
-{
-	return fp_dev_read_timed(((struct hiccup *)priv)->inner, buf, len, off, NULL);
-}
-
 static int hiccup_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
 {
 	struct hiccup *h = priv;
@@ -1486,7 +1467,7 @@ static void hiccup_close(void *priv)
 }
 
 static const struct fp_dev_ops hiccup_ops = {
-	.pread = hiccup_pread, .pwrite = hiccup_pwrite, .now_ns = hiccup_now,
+	.pread = tu_wrapped_pread, .pwrite = hiccup_pwrite, .now_ns = hiccup_now,
 	.close = hiccup_close,
 };
 

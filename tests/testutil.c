@@ -750,3 +750,29 @@ size_t tu_dir_list(const char *dir, char *names, size_t len)
 		closedir(d);
 	return n;
 }
+
+/* A pointer to a structure points to its first member. */
+static struct fp_dev *wrapped(void *priv)
+{
+	return *(struct fp_dev **)priv;
+}
+
+int tu_wrapped_pread(void *priv, void *buf, size_t len, uint64_t off)
+{
+	return fp_dev_read_timed(wrapped(priv), buf, len, off, NULL);
+}
+
+uint64_t tu_wrapped_now(void *priv)
+{
+	return fp_dev_now_ns(wrapped(priv));
+}
+
+void tu_wrapped_keep(void *priv)
+{
+	(void)priv;
+}
+
+void tu_wrapped_close(void *priv)
+{
+	fp_dev_close(wrapped(priv));
+}

@@ -172,4 +172,14 @@ int tu_dev_copy(struct fp_dev *from, struct fp_dev *to);
 /* Number of built-in simulated cards (sim_profiles). */
 size_t tu_sim_profile_count(void);
 
+/* Test devices that wrap another one (fp_dev_create() over a card, to
+ * record, delay or break its I/O) keep it as the first member of their
+ * state, a struct fp_dev *: these ops then pass reads through, take its
+ * clock, and at close leave it to the test (tu_wrapped_keep) or close it
+ * (tu_wrapped_close). */
+int tu_wrapped_pread(void *priv, void *buf, size_t len, uint64_t off);
+uint64_t tu_wrapped_now(void *priv);
+void tu_wrapped_keep(void *priv);
+void tu_wrapped_close(void *priv);
+
 #endif
