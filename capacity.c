@@ -67,8 +67,9 @@
  *            makes the answer undetermined.  Then the deep check (above):
  *            on a wraparound card too, whose flash between the real end
  *            and the period may lose writes that a cache hides.
- *   recheck  when a position was found bad, every good one below it is
- *            written again (fresh nonce), flushed and read back: a card
+ *   recheck  when a position was found bad or offset 0 aliased, every
+ *            good one below it is written again (fresh nonce), flushed
+ *            and read back: a card
  *            that stopped keeping writes during the test (worn, turning
  *            read-only) loses them (recheck_good()), and is damaged with
  *            only what still keeps data verified.
@@ -1251,7 +1252,9 @@ static int reread_probe(struct ctx *c, struct capacity_probe *pr)
  * errors) keeps the blocks written before and loses those written after:
  * the first bad position is then wherever the test happened to be
  * writing, and the good ones below it prove only what the card kept,
- * not what it keeps.  So when a position was found bad, every good one
+ * not what it keeps.  So when a position was found bad, or offset 0
+ * aliased (a wraparound fake can wear out too; its good positions below
+ * the period were written before most of the flushes), every good one
  * below it is written again under a fresh nonce, flushed, and read back:
  * one that loses its new block is bad now (r->stopped_keeping).  A fake's
  * real flash and a damaged card's sound part keep them. */
@@ -1263,7 +1266,7 @@ static int recheck_good(struct ctx *c)
 	int rc = 0;
 
 	boundary(c, &good_end, &bad_found, &bad);
-	if (!bad_found || good_end == 0 || r->alias_period_bytes || c->contradiction)
+	if ((!bad_found && !r->alias_period_bytes) || good_end == 0 || c->contradiction)
 		return 0;
 	c->nonce = stats_hash64(c->nonce + 1);
 	for (size_t i = 0; rc == 0 && i < r->nprobes; i++)

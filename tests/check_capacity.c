@@ -413,7 +413,10 @@ END_TEST
  * to 729 MiB "verified" of a card that keeps nothing any more: the
  * recheck writes the good positions again and finds that nothing
  * sticks.  A card turning read-only only after the test's writes shows
- * nothing (genuine), and a limbo fake's real flash passes the recheck. */
+ * nothing (genuine), and a limbo fake's real flash passes the recheck.
+ * A wraparound fake is rechecked too: one that stopped keeping writes
+ * behind a 4 MiB cache was "FAKE: 512MiB real" with the advice to use
+ * them. */
 static const struct {
 	const char *spec;
 	enum capacity_verdict verdict;
@@ -428,6 +431,11 @@ static const struct {
 	  CAPACITY_DAMAGED, 0, true },
 	{ "sim:sdhc-4m,ro_after=2G,ro_silent=1", CAPACITY_GENUINE, GIB, false },
 	{ "sim:sdhc-4m,size=4096M,fake=limbo,real=1500M", CAPACITY_LIMBO, 1500 * MIB, false },
+	{ "sim:sdhc-4m,size=2G,fake=wrap,real=512M,ro_after=100M,ro_silent=1,cache=4M",
+	  CAPACITY_DAMAGED, 0, true },
+	{ "sim:sdhc-4m,size=2G,fake=wrap,real=400M,period=512M", CAPACITY_WRAPAROUND,
+	  400 * MIB, false },
+	{ "sim:sdhc-4m,size=2G,fake=wrap,real=512M", CAPACITY_WRAPAROUND, 512 * MIB, false },
 };
 
 START_TEST(test_card_stopping_to_keep_writes)
