@@ -590,7 +590,7 @@ static bool restored_later(const struct replay *c, size_t i, const void *got, si
  * did not restore cleanly is not: its failures are known). */
 struct kept_sample {
 	bool clean;
-	bool checked;			/* check_all_kept(): done */
+	bool checked;			/* check_all_kept(): read again, kept */
 	uint64_t first, last;
 };
 
@@ -631,30 +631,48 @@ static bool grain_kept(struct replay *c, uint64_t off, uint64_t at, uint64_t n,
  * the card and the restore reported verified.  The writes after a record
  * must have pushed it out of the cache by then: see check_all_kept().  Two grains
  * a record: under 1 % more reads. */
+static int compare_record(int fd, const struct jr_header *h, const struct jr_scan *s,
+			  size_t rec, struct replay *c, void *buf, bool *same);
+
 static int check_kept(int fd, const struct jr_header *h, const struct jr_scan *s,
 		      size_t rec, struct replay *c, struct kept_sample k, void *buf)
 {
-	uint64_t grain = split_grain(c), off = s->v[rec].offset, len = s->v[rec].length;
+	uint64_t off = s->v[rec].offset, len = s->v[rec].length;
 	uint64_t n1, at2;
-	unsigned char *got = c->vbuf, *data = buf;
-	struct jr_record r;
-	bool readable;
-	int rc;
+	bool same;
 
 	sample_grains(c, len, &n1, &at2);
 	if (grain_kept(c, off, 0, n1, k.first) &&
 	    grain_kept(c, off, at2, len - at2, k.last))
 		return 0;
-	/* changed: the record is read again for the whole comparison */
-	rc = record_again(fd, h, s, rec, buf, &r);
+	return compare_record(fd, h, s, rec, c, buf, &same);
+}
+
+/* Record rec, read again from the journal into buf, against what the
+ * card reads now, grain by grain: the grains that no longer hold it fail
+ * (-EILSEQ, or -EIO when the card cannot be read); *same when none did
+ * (an aliased grain restored_later() explains is no failure, but not the
+ * same either). */
+static int compare_record(int fd, const struct jr_header *h, const struct jr_scan *s,
+			  size_t rec, struct replay *c, void *buf, bool *same)
+{
+	uint64_t grain = split_grain(c), off = s->v[rec].offset, len = s->v[rec].length;
+	unsigned char *got = c->vbuf, *data = buf;
+	struct jr_record r;
+	bool readable;
+	int rc = record_again(fd, h, s, rec, buf, &r);
+
+	*same = false;
 	if (rc < 0)
 		return rc;
 	readable = fp_dev_read_timed(c->dev, got, (size_t)len, off, NULL) == 0;
+	*same = readable;
 	for (uint64_t i = 0; i < len && rc == 0; i += grain) {
 		uint64_t n = len - i < grain ? len - i : grain;
 
 		if (readable && memcmp(got + i, data + i, (size_t)n) == 0)
 			continue;
+		*same = false;
 		if (readable && s->v[rec].may_alias && c->grains == NULL) {
 			/* the journal's buffer is data: keep it */
 			unsigned char *tmp = malloc((size_t)h->record_max);
@@ -678,30 +696,26 @@ static int check_kept(int fd, const struct jr_header *h, const struct jr_scan *s
  * card that stopped keeping writes). */
 #define KEPT_PUSH_MAX_BYTES (32u * 1024u * 1024u)
 
-static bool any_may_alias(const struct jr_scan *s)
-{
-	for (size_t i = 0; i < s->n; i++)
-		if (s->v[i].may_alias)
-			return true;
-	return false;
-}
-
-/* Write record i again, the same data (it was checked already).  A
- * refused write that changed nothing (a card gone read-only) costs
- * nothing; one that did fails the record. */
+/* Write record i again, the same data, where the card reads exactly that
+ * data now (compared whole: what no longer holds it fails, and nothing
+ * is written).  Writing the bytes a place already holds changes nothing
+ * there, whatever other address lands on it.  A refused write that
+ * changed nothing (a card gone read-only) costs nothing; one that did
+ * fails the record. */
 static int rewrite_record(int fd, const struct jr_header *h, const struct jr_scan *s,
 			  size_t i, struct replay *c, void *buf)
 {
-	struct jr_record r;
-	int rc = record_again(fd, h, s, i, buf, &r);
+	uint64_t off = s->v[i].offset, len = s->v[i].length;
+	bool same;
+	int rc = compare_record(fd, h, s, i, c, buf, &same);
 
-	if (rc < 0)
+	if (rc < 0 || !same)
 		return rc;
-	rc = fp_dev_write_timed(c->dev, buf, (size_t)r.length, r.offset, NULL);
-	if (rc < 0 && (fp_dev_read_timed(c->dev, c->vbuf, (size_t)r.length, r.offset, NULL) ||
-		       memcmp(c->vbuf, buf, (size_t)r.length))) {
-		c->rep->restored_bytes -= r.length;
-		add_failed(c->rep, r.offset, r.length, rc);
+	rc = fp_dev_write_timed(c->dev, buf, (size_t)len, off, NULL);
+	if (rc < 0 && (fp_dev_read_timed(c->dev, c->vbuf, (size_t)len, off, NULL) ||
+		       memcmp(c->vbuf, buf, (size_t)len))) {
+		c->rep->restored_bytes -= len;
+		add_failed(c->rep, off, len, rc);
 	}
 	return 0;
 }
@@ -710,29 +724,32 @@ static int rewrite_record(int fd, const struct jr_header *h, const struct jr_sca
  * (newest first).  A record is checked once push bytes were restored
  * after it; the ones restored last have no such writes behind them, and
  * the cache would answer for them: so the first ones restored, checked
- * by then, are written again (push bytes of them) before the rest is
- * checked.  Not when the writes may alias (the capacity check's
- * records): writing a newer record again would undo an older one
- * restored over its alias; those are all checked at once, as before. */
+ * by then, are written again (push bytes of them, where the card still
+ * reads them whole) before the rest is checked.  Not the records saved
+ * while the writes may alias (the capacity check's): a cache in front
+ * of a wrapping card's folding may serve a stale block for their
+ * address, and writing it would undo an older record restored over its
+ * alias. */
 static int check_all_kept(int fd, const struct jr_header *h, const struct jr_scan *s,
 			  struct replay *c, struct kept_sample *kept, void *buf)
 {
 	uint64_t push = s->data_bytes / 2 < KEPT_PUSH_MAX_BYTES ? s->data_bytes / 2
 								 : KEPT_PUSH_MAX_BYTES;
 	uint64_t through = 0, rewritten = 0;
-	bool aliasing = any_may_alias(s);
 	int rc = 0;
 
 	for (size_t i = s->n; rc == 0 && i-- > 0;) {
 		through += s->v[i].length;
-		if (kept[i].clean && (aliasing || s->data_bytes - through >= push)) {
+		if (kept[i].clean && s->data_bytes - through >= push) {
+			uint64_t failed = c->rep->failed_bytes;
+
 			rc = check_kept(fd, h, s, i, c, kept[i], buf);
 			kept[i].clean = false;
-			kept[i].checked = true;
+			kept[i].checked = c->rep->failed_bytes == failed;
 		}
 	}
-	for (size_t i = s->n; rc == 0 && !aliasing && i-- > 0 && rewritten < push;)
-		if (kept[i].checked) {
+	for (size_t i = s->n; rc == 0 && i-- > 0 && rewritten < push;)
+		if (kept[i].checked && !s->v[i].may_alias) {
 			rc = rewrite_record(fd, h, s, i, c, buf);
 			rewritten += s->v[i].length;
 		}
