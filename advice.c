@@ -14,6 +14,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "advice.h"
@@ -390,6 +391,7 @@ static void partition_advice(const struct geometry *g, const struct advice_reque
 	a->fat16 = fat16_instead(g, a, &a->fat);
 	type = partition_type(gpt, a->part_size_bytes, q, a->fat16 && !q->exfat_type,
 			      &type_name);
+	a->part_mbr_type = gpt ? 0 : (uint8_t)strtoul(type, NULL, 16);
 	snprintf(a->sized_for, ADVICE_LINE, "a %s partition (%" PRIu64 " sectors of %" PRIu64
 		 " bytes)", fmt_bytes(a->part_size_bytes, s, sizeof(s)),
 		 a->part_size_bytes / ss, ss);

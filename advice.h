@@ -119,6 +119,8 @@ struct advice {
 	uint64_t part_start_bytes;
 	uint64_t part_size_bytes;
 	const char *label;		/* "dos" or "gpt" */
+	uint8_t part_mbr_type;		/* the type the partition line sets
+					 * (dos; 0 on gpt) */
 	char warning[ADVICE_LINE];	/* what the partition command destroys */
 	char sized_for[ADVICE_LINE];	/* "a 1.9GiB partition (3977216 sectors)" */
 	bool fat_ok;			/* a FAT (FAT32 or FAT16) is advised */

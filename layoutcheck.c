@@ -303,8 +303,9 @@ static void add_fix_line(struct check_part *p, const struct advice_command *c)
 /* The command that formats the partition's file system as the advice
  * says; for a FAT32 the advice cannot align (a unit the reserved sectors
  * cannot reach, a partition too small for enough clusters), the advice's
- * reason and exFAT's line, the one it advises instead. */
-static const struct advice_command *add_format_fix(const struct advice *a,
+ * reason and exFAT's line, the one it advises instead.  NULL when no file
+ * system of the advice fits. */
+static const struct advice_command *format_command(const struct advice *a,
 						  struct check_part *p)
 {
 	static const char *const purpose[] = { NULL, "fat32", "exfat", "ext4", "ext4",
@@ -314,31 +315,48 @@ static const struct advice_command *add_format_fix(const struct advice *a,
 			   purpose[p->fs.type] : NULL;
 	const struct advice_command *c = want ? advice_command(a, want) : NULL;
 
-	if (c != NULL || p->fs.type != FS_VFAT) {
-		add_fix_line(p, c);
+	if (c != NULL || p->fs.type != FS_VFAT)
 		return c;
-	}
 	for (size_t i = 0; i < a->nnotes; i++)
 		if (strncmp(a->notes[i], "FAT32", 5) == 0)
 			problem(p, "partition %u: %s", p->entry.number, a->notes[i]);
-	c = advice_command(a, "exfat");
-	add_fix_line(p, c);
-	return c;
+	return advice_command(a, "exfat");
 }
 
-/* A partition formatted where it is, as another kind of FAT or as exFAT
- * (FAT32 to the FAT16 the advice gives its size): its MBR type follows,
- * since some devices go by the type. */
+/* A partition (number, of MBR type have) formatted as another kind of
+ * FAT or as exFAT (FAT32 to the FAT16 the advice gives its size, a FAT32
+ * in a new table whose line gives exFAT's type above 32 GiB): its MBR
+ * type follows, since some devices go by the type. */
 static void add_type_fix(const struct fix_scope *sc, const struct advice_command *c,
-			 struct check_part *p)
+			 unsigned number, uint8_t have, struct check_part *p)
 {
 	bool fits;
-	const char *type = c ? advice_mbr_type(c->purpose, p->entry.mbr_type, &fits) : NULL;
+	const char *type = c ? advice_mbr_type(c->purpose, have, &fits) : NULL;
 
-	if (sc->label != PT_DOS || !p->entry.number || !type || fits || p->nfix >= CHECK_MAX_FIX)
+	if (sc->label != PT_DOS || !number || !type || fits || p->nfix >= CHECK_MAX_FIX)
 		return;
 	snprintf(p->fix[p->nfix++], ADVICE_TEXT, "sfdisk --part-type DEVICE %u %s",
-		 p->entry.number, type);
+		 number, type);
+}
+
+/* An exFAT whose cluster heap is on an erase block of 3 x 2^n, outside
+ * the FAT area: mkfs.exfat places the heap only on a power-of-two
+ * boundary, so formatting it again (to change its clusters, say) would
+ * most likely take the heap off the unit it is on now.  No fix then, and
+ * a line that says why (a fix made it worse: heap from 6 MiB to 8 MiB on
+ * 6 MiB units). */
+static bool keeps_exfat_alignment(const struct check_geometry *g, struct check_part *p)
+{
+	char eb[32];
+
+	if (p->fs.type != FS_EXFAT || !p->data_aligned || p->in_fat_area ||
+	    pow2_factor(g->erase_bytes) == g->erase_bytes)
+		return false;
+	problem(p, "partition %u: no fix is given: its cluster heap is on the %s erase "
+		"block, and mkfs.exfat, whose --boundary-align takes only powers of two, "
+		"would most likely put it off the unit if formatted again (FAT32 or f2fs "
+		"can be aligned fully)", p->entry.number, fmt(g->erase_bytes, eb, sizeof(eb)));
+	return true;
 }
 
 /* The commands that fix the flaws: a new table when the start is wrong
@@ -349,10 +367,15 @@ static void add_fix(const struct disk *d, const struct check_geometry *g,
 		    const struct fix_scope *sc, const struct advice *exact,
 		    struct check_part *p)
 {
+	/* a harmless start moves too: the advice's mkfs lines align the data
+	 * from an aligned start */
 	bool table = !p->start_aligned || p->in_fat_area || p->entry.number == 0;
+	const struct advice_command *format;
 	struct advice *a;
 
 	if (!g->erase_bytes || !p->misfit)
+		return;
+	if (keeps_exfat_alignment(g, p))
 		return;
 	if (table && !sc->sole) {
 		problem(p, "partition %u has to move, and a new partition table for it "
@@ -362,15 +385,22 @@ static void add_fix(const struct disk *d, const struct check_geometry *g,
 		return;
 	}
 	if (!table) {	/* formatted where it is: the advice judged by */
-		if (exact)
-			add_type_fix(sc, add_format_fix(exact, p), p);
+		format = exact ? format_command(exact, p) : NULL;
+		add_fix_line(p, format);
+		add_type_fix(sc, format, p->entry.number, p->entry.mbr_type, p);
 		return;
 	}
 	a = advice_for(d, g, p, sc, false);
 	if (!a)
 		return;
-	add_fix_line(p, advice_command(a, "partition"));
-	add_format_fix(a, p);
+	/* no new table (which wipes the file system) without one to put back */
+	format = format_command(a, p);
+	if (format) {
+		add_fix_line(p, advice_command(a, "partition"));
+		add_fix_line(p, format);
+		add_type_fix(sc, format, 1, a->part_mbr_type, p);
+		p->new_table = true;
+	}
 	free(a);
 }
 
@@ -407,8 +437,10 @@ static int check_part(const struct disk *d, const struct check_geometry *g,
 	return 0;
 }
 
-/* No partition table: a file system on the whole device is partition 0;
- * a boot signature over neither is garbage worth a line. */
+/* No partition table (or an MBR without partitions, which may be a boot
+ * sector): a file system on the whole device is partition 0; a boot
+ * signature over neither a valid table nor a file system is garbage
+ * worth a line (an empty table is just empty). */
 static int check_whole_device(const struct disk *d, const struct check_geometry *g,
 			      struct check_result *r)
 {
@@ -421,7 +453,7 @@ static int check_whole_device(const struct disk *d, const struct check_geometry 
 	if (ret)
 		return ret;
 	if (fs.type == FS_UNKNOWN && !fs.problem[0]) {
-		if (t->boot_signature && t->nproblems < PT_MAX_PROBLEMS)
+		if (t->boot_signature && t->kind != PT_DOS && t->nproblems < PT_MAX_PROBLEMS)
 			snprintf(t->problems[t->nproblems++], PT_LINE, "sector 0 ends in the "
 				 "boot signature but holds neither a valid partition table nor a "
 				 "known file system");

@@ -27,7 +27,7 @@ struct check_geometry {
 
 #define CHECK_MAX_PROBLEMS 6
 #define CHECK_LINE 400
-#define CHECK_MAX_FIX 2
+#define CHECK_MAX_FIX 3		/* a new table, the format, the MBR type */
 
 struct check_part {
 	struct pt_entry entry;		/* number 0: a file system on the whole device */
@@ -41,6 +41,8 @@ struct check_part {
 	uint64_t data_start_bytes;	/* absolute: partition start + data offset */
 	bool data_aligned;
 	bool misfit;			/* a flaw the advice's commands fix */
+	bool new_table;			/* the fix makes a new table first: its
+					 * PARTITION is that table's partition 1 */
 	char problems[CHECK_MAX_PROBLEMS][CHECK_LINE];
 	size_t nproblems;
 	char fix[CHECK_MAX_FIX][ADVICE_TEXT];	/* shell lines with DEVICE/PARTITION */

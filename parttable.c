@@ -82,9 +82,10 @@ static struct pt_entry *add_part(struct parttable *t, unsigned number, uint64_t 
 	struct pt_entry *e;
 
 	if (t->nparts >= PT_MAX_PARTS) {
-		if (t->nparts == PT_MAX_PARTS)
+		if (!t->too_many)
 			table_problem(t, "more than %d partitions: the rest are not checked",
 				      PT_MAX_PARTS);
+		t->too_many = true;
 		return NULL;
 	}
 	e = &t->parts[t->nparts++];

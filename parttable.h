@@ -58,6 +58,7 @@ struct parttable {
 	bool boot_signature;		/* sector 0 ends in 55 AA (table or boot sector) */
 	struct pt_entry parts[PT_MAX_PARTS];
 	size_t nparts;
+	bool too_many;			/* more than PT_MAX_PARTS: said once */
 	char problems[PT_MAX_PROBLEMS][PT_LINE];	/* about the table itself */
 	size_t nproblems;
 };

@@ -75,13 +75,13 @@ static void text_part(FILE *out, const struct check_geometry *g,
 	if (p->nfix)
 		fprintf(out, "  fix (this destroys the data on it: copy it first):\n");
 	for (size_t i = 0; i < p->nfix; i++) {
-		if (disk)	/* a partition device: the table is the disk's */
+		if (disk && !p->new_table)	/* a partition device: the disk's table */
 			report_advice_substitute_names(p->fix[i], disk, device, line,
 						       sizeof(line));
-		else	/* a whole-device file system's fix makes partition 1 */
-			report_advice_substitute_part(p->fix[i], device,
-						      p->entry.number ? p->entry.number : 1,
-						      line, sizeof(line));
+		else	/* a new table's partition is its first */
+			report_advice_substitute_part(p->fix[i], disk ? disk : device,
+						      p->new_table || !p->entry.number ? 1 :
+						      p->entry.number, line, sizeof(line));
 		fprintf(out, "    %s\n", line);
 		left |= report_advice_placeholders(line);
 	}

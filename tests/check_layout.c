@@ -15,6 +15,7 @@
 #include "jsonv.h"
 #include "layoutcheck.h"
 #include "report_advice.h"
+#include "report_check.h"
 #include "sysinfo.h"
 #include "testutil.h"
 #include "tests.h"
@@ -663,6 +664,156 @@ START_TEST(test_fix_whole_device)
 }
 END_TEST
 
+static int file_read(void *arg, uint64_t off, void *buf, size_t len);
+
+/* The text report of check on image (erase block e, a 16 KiB page), its
+ * fix lines' names given as if image were the disk /dev/sdz. */
+static void check_text_as_sdz(const char *image, uint64_t e, char *out, size_t len)
+{
+	struct check_geometry g = { .erase_bytes = e, .erase_source = GEO_GIVEN,
+				    .page_bytes = 16 * KIB, .page_source = GEO_GIVEN };
+	struct check_result *r = calloc(1, sizeof(*r));
+	int fd = open(image, O_RDONLY);
+	struct disk d = { file_read, &fd, 0, 512 };
+	FILE *f = fmemopen(out, len, "w");
+
+	ck_assert(r && f && fd >= 0);
+	d.size_bytes = (uint64_t)lseek(fd, 0, SEEK_END);
+	ck_assert_int_eq(layoutcheck_run(&d, &g, r), 0);
+	report_check_text(f, r, "/dev/sdz", NULL);
+	fclose(f);
+	close(fd);
+	free(r);
+}
+
+/* A fix that makes a new table formats that table's partition 1, as the
+ * man page says, whatever the number the partition had (5, a logical
+ * one; 2 in a GPT whose first entry is empty): the mkfs line named the
+ * old number, which the new table does not have. */
+START_TEST(test_new_table_fix_formats_partition_1)
+{
+	static const char *const scripts[] = {
+		"label: dos\n,,5\n,,c\n", "label: gpt\n2: start=2048, size=4000000\n" };
+	const char *mkfs[] = { "mkfs.fat", "-F", "32", NULL, NULL };
+	char *image = new_image(4 * GIB), *part = tu_sparse_file(tu_fast_dir(), 512 * MIB);
+	const char *sfdisk[] = { "sfdisk", image, NULL };
+	char text[16384];
+	uint64_t start = _i == 0 ? 2 * MIB : MIB;
+	struct checked c;
+
+	ck_assert_ptr_nonnull(part);
+	tool_ok(sfdisk, scripts[_i]);
+	mkfs[3] = part;
+	tool_ok(mkfs, NULL);
+	ck_assert_int_eq(tu_copy_sparse(part, image, start), 0);
+	drop(part);
+	run_check_page(image, "4M", "16K", &c);
+	ck_assert_uint_eq((uint64_t)jsonv_get(partition(&c, 0), "number")->number,
+			  _i == 0 ? 5 : 2);
+	jsonv_free(c.doc);
+	check_text_as_sdz(image, 4 * MIB, text, sizeof(text));
+	ck_assert_msg(strstr(text, "sfdisk --wipe always") && strstr(text, " /dev/sdz1\n") &&
+		      !strstr(text, "/dev/sdz5") && !strstr(text, "/dev/sdz2"), "%s", text);
+	drop(image);
+}
+END_TEST
+
+/* An MBR without partitions (sfdisk's empty dos label, or one empty
+ * extended partition) is an empty table, not "neither a valid partition
+ * table nor a known file system". */
+START_TEST(test_empty_mbr)
+{
+	char *image = new_image(64 * MIB);
+	const char *sfdisk[] = { "sfdisk", image, NULL };
+	struct checked c;
+
+	tool_ok(sfdisk, _i == 0 ? "label: dos\n" : "label: dos\n,,5\n");
+	run_check(image, "4M", &c);
+	ck_assert_msg(c.problems == 0, "%s", c.all);
+	ck_assert_uint_eq(jsonv_len(jsonv_get(c.doc, "check.partitions")), 0);
+	jsonv_free(c.doc);
+	drop(image);
+}
+END_TEST
+
+/* A FAT12 in 4 MiB: no FAT32 and no exFAT fits, so no fix (the new
+ * table alone wiped the file system and put none back). */
+START_TEST(test_no_fix_without_a_file_system_that_fits)
+{
+	const char *mkfs[] = { "mkfs.fat", NULL, NULL };
+	char *image = layout(8 * MIB, ",,c\n", MIB, 7 * MIB, mkfs);
+	struct checked c;
+
+	run_check_page(image, "4M", "16K", &c);
+	ck_assert_msg(strstr(c.all, "exFAT does not fit either"), "%s", c.all);
+	ck_assert_uint_eq(jsonv_len(jsonv_get(partition(&c, 0), "fix")), 0);
+	jsonv_free(c.doc);
+	drop(image);
+}
+END_TEST
+
+static void fix_lines(const struct checked *c, size_t i, char *out, size_t len);
+
+/* mkfs.exfat's default exFAT at 4 MiB has its cluster heap at 6 MiB, on
+ * the 6 MiB erase block, with clusters under the page: formatting it again
+ * (as the fix did, with a new table or without) put the heap off the
+ * unit, since --boundary-align takes only powers of two.  No fix, and a
+ * line that says why. */
+START_TEST(test_exfat_aligned_on_3x2n_unit_keeps_it)
+{
+	const char *mkfs[] = { "mkfs.exfat", NULL, NULL };
+	char *image = layout(256 * MIB, "start=8192, type=7\n", 4 * MIB, 252 * MIB, mkfs);
+	struct checked c;
+
+	run_check_page(image, "6M", "16K", &c);
+	ck_assert(jsonv_get(partition(&c, 0), "filesystem.data_aligned")->boolean);
+	ck_assert_msg(strstr(c.all, "smaller than the 16KiB page") &&
+		      strstr(c.all, "no fix is given"), "%s", c.all);
+	ck_assert_uint_eq(jsonv_len(jsonv_get(partition(&c, 0), "fix")), 0);
+	jsonv_free(c.doc);
+	drop(image);
+}
+END_TEST
+
+/* A FAT32 over 32 GiB in a type 7 partition off the erase block: the new
+ * table's line gives exFAT's type (the advice's for that size), so the
+ * FAT32 it formats gets its type after (the fix formatting in place gave
+ * it; the fix with a new table left FAT32 under type 7). */
+START_TEST(test_new_table_fat32_gets_its_type)
+{
+	const char *mkfs[] = { "mkfs.fat", "-F", "32", NULL, NULL };
+	char *image = layout(40 * GIB, ",,7\n", MIB, 40 * GIB - MIB, mkfs);
+	char lines[4 * ADVICE_TEXT];
+	struct checked c;
+
+	run_check_page(image, "4M", "16K", &c);
+	fix_lines(&c, 0, lines, sizeof(lines));
+	ck_assert_msg(strstr(lines, "type=7") && strstr(lines, "mkfs.fat -F 32") &&
+		      strstr(lines, "sfdisk --part-type DEVICE 1 c\n"), "%s", lines);
+	jsonv_free(c.doc);
+	drop(image);
+}
+END_TEST
+
+/* More than 64 partitions: said once (it was said for each one more). */
+START_TEST(test_too_many_partitions_said_once)
+{
+	char *image = new_image(256 * MIB), script[1024] = "label: gpt\n";
+	const char *sfdisk[] = { "sfdisk", image, NULL };
+	struct checked c;
+
+	for (int i = 0; i < 70; i++)
+		strcat(script, "size=2048\n");
+	tool_ok(sfdisk, script);
+	run_check(image, "4M", &c);
+	ck_assert_ptr_nonnull(strstr(c.all, "more than 64 partitions"));
+	ck_assert_ptr_null(strstr(strstr(c.all, "more than 64 partitions") + 1,
+				  "more than 64 partitions"));
+	jsonv_free(c.doc);
+	drop(image);
+}
+END_TEST
+
 /* The fix lines of partition i, one per line. */
 static void fix_lines(const struct checked *c, size_t i, char *out, size_t len)
 {
@@ -1121,6 +1272,12 @@ Suite *layout_suite(void)
 		tcase_add_loop_test(tc, test_gpt_damage, 0, 3);
 		tcase_add_loop_test(tc, test_partition_device, 0, 3);
 		tcase_add_test(tc, test_small_fat32_is_fat32);
+		tcase_add_loop_test(tc, test_new_table_fix_formats_partition_1, 0, 2);
+		tcase_add_loop_test(tc, test_empty_mbr, 0, 2);
+		tcase_add_test(tc, test_no_fix_without_a_file_system_that_fits);
+		tcase_add_test(tc, test_exfat_aligned_on_3x2n_unit_keeps_it);
+		tcase_add_test(tc, test_new_table_fat32_gets_its_type);
+		tcase_add_test(tc, test_too_many_partitions_said_once);
 	}
 	tcase_add_loop_test(tc, test_bad_mbr_entries, 0, 2);
 	tcase_add_test(tc, test_extended_loop);
