@@ -87,8 +87,9 @@
  * missed; on a card that maps addresses on their first write with a
  * period that is not a power of two, or behind a cache keyed by the
  * address before the folding, the period shows only after the flush,
- * whose blocks past it the journal saved as zeros (docs/design.md); a wrap period that is not a power of two is sure to show only
- * while the comb's positions lie less than a deep flush apart (devices up
+ * whose blocks past it the journal saved as zeros (docs/design.md); a
+ * wrap period that is not a power of two is sure to show only while the
+ * comb's positions lie less than a deep flush apart (devices up
  * to 512 times --cache-size; beyond, a genuine verdict has confidence 0.5
  * and says why), and when offset 0 cannot show it the answer is damaged
  * from a lower offset or undetermined; a write cache

@@ -629,8 +629,8 @@ static bool grain_kept(struct replay *c, uint64_t off, uint64_t at, uint64_t n,
  * read-only) behind a write cache served each read-back right after its
  * write from the cache: a 4 MiB cache had 388 MiB of test data left on
  * the card and the restore reported verified.  The writes after a record
- * must have pushed it out of the cache by then: see check_all_kept().  Two grains
- * a record: under 1 % more reads. */
+ * must have pushed it out of the cache by then: see check_all_kept().
+ * Two grains a record: under 1 % more reads. */
 static int compare_record(int fd, const struct jr_header *h, const struct jr_scan *s,
 			  size_t rec, struct replay *c, void *buf, bool *same);
 
@@ -666,7 +666,7 @@ static int compare_record(int fd, const struct jr_header *h, const struct jr_sca
 	if (rc < 0)
 		return rc;
 	readable = fp_dev_read_timed(c->dev, got, (size_t)len, off, NULL) == 0;
-	*same = readable;
+	*same = readable;	/* until a grain differs */
 	for (uint64_t i = 0; i < len && rc == 0; i += grain) {
 		uint64_t n = len - i < grain ? len - i : grain;
 
