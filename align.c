@@ -87,6 +87,11 @@
 #define ALIGN_DEFAULT_MAX_READS 60000
 #define ALIGN_PAGE_MAX (64ULL << 10)	/* the largest size reported as a page */
 #define ALIGN_ERASE_MIN (128ULL << 10)	/* the smallest size reported as an erase block */
+/* Up to this size the top level may be a multi-plane page as well as an
+ * erase block (4 planes of 64 KiB): reported as the erase block only
+ * under a page at least ALIGN_SMALL_ERASE_PAGES times smaller. */
+#define ALIGN_PAGE_OR_ERASE_MAX (256ULL << 10)
+#define ALIGN_SMALL_ERASE_PAGES 8
 
 /* A level must stand out by this many standard errors.  Values between
  * ALIGN_Z_HINT and ALIGN_Z_LEVEL are borderline: measure more. */
@@ -1021,6 +1026,18 @@ static void report_page(const struct align_state *st, struct align_decision *dc,
 		*page = -1;
 }
 
+/* A top level of 128-256 KiB with no page under it, or one only a few
+ * times smaller: a card whose page is that large (4 planes of 32 KiB)
+ * and whose erase block adds nothing to it reads the same (an
+ * independent card model's 128 KiB page over a 4 MiB AU was read as a
+ * 128 KiB erase block at 0.99).  An old card's 128 KiB erase block over a
+ * 2 KiB page keeps its answer. */
+static bool page_or_erase(const struct align_decision *dc)
+{
+	return dc->erase && dc->erase <= ALIGN_PAGE_OR_ERASE_MAX &&
+	       (!dc->page || dc->erase / dc->page < ALIGN_SMALL_ERASE_PAGES);
+}
+
 static void report_levels(const struct align_state *st, struct align_decision *dc,
 			  const struct align_level *lv, const size_t *idx,
 			  size_t n)
@@ -1041,6 +1058,13 @@ static void report_levels(const struct align_state *st, struct align_decision *d
 		dc->note = "a larger step is not yet certain: the erase block may be larger";
 	else if (!adopt_level(dc, &lv[n - 1], idx[n - 1], &dc->erase, &dc->erase_conf))
 		dc->note = "the erase-block step is too weak to report";
+	else if (page_or_erase(dc)) {
+		dc->erase = 0;
+		dc->erase_conf = 0;
+		dc->note = "the top step is small enough for a multi-plane page: a small "
+			   "erase block, or a large page over an erase block whose own step "
+			   "does not show (reads cannot tell; the write test can)";
+	}
 	assign_roles(dc, lv, n, page, npage);
 }
 

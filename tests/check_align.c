@@ -392,6 +392,37 @@ static void noisy_close(void *priv)
 
 static const struct fp_dev_ops noisy_ops = { noisy_pread, NULL, noisy_now, noisy_close };
 
+/* A 128 or 192 KiB page (multi-plane) over an erase block whose own step
+ * adds nothing, or a tenth, to it: the only step the reads show is the
+ * page's, and it was reported as the erase block at 0.84-0.99 (an attack
+ * on bench/indepcard).  An erase block of that size reads the same:
+ * undetermined.  Six seeds each. */
+START_TEST(test_large_page_is_no_erase_block)
+{
+	static const struct { uint64_t page, erase; double au_extra; } cards[] = {
+		{ 128, 4096, 0.0 }, { 128, 4096, 0.1 }, { 192, 6144, 0.0 },
+	};
+	struct sim_profile p = *sim_profile_find("sdhc-4m");
+	int k = _i / 6;
+	struct align_result r;
+
+	p.page_bytes = cards[k].page * KiB;
+	p.erase_bytes = cards[k].erase * KiB;
+	p.size_bytes = 1536 * MiB;
+	p.subau_bytes = 0;
+	p.raw_page_bytes = 0;
+	p.page_cross_ns = p.read_base_ns * 3 / 10;
+	p.au_cross_ns = (uint64_t)((double)p.page_cross_ns * (1.0 + cards[k].au_extra));
+	p.jitter_pct = 20;
+	ck_assert_int_eq(sim_profile_validate(&p, NULL, 0), 0);
+	run_seeded(&p, 31 + (uint64_t)_i, &r);
+	ck_assert_msg(r.erase_size_bytes == 0 || r.erase_size_bytes == p.erase_bytes ||
+		      r.erase_confidence < 0.6, "page %llu KiB: erase block %llu at %.2f",
+		      (unsigned long long)cards[k].page, (unsigned long long)r.erase_size_bytes,
+		      r.erase_confidence);
+}
+END_TEST
+
 START_TEST(test_foreign_noise_models)
 {
 	static const double amps[NOISE_MODELS] = { 0.15, 0.3, 0.06, 0.05 };
@@ -834,6 +865,7 @@ Suite *align_suite(void)
 	tcase_add_test(props, test_time_scale_invariance);
 	tcase_add_loop_test(props, test_no_pattern_is_undetermined, 0, 4);
 	tcase_add_test(props, test_plateau_without_step);
+	tcase_add_loop_test(props, test_large_page_is_no_erase_block, 0, 18);
 	tcase_add_loop_test(props, test_nearly_equal_au_step, 0, 9);
 	tests_add_sweep(props, test_nearly_equal_au_step_under_jitter, 24);
 	tcase_add_loop_test(props, test_hidden_smaller_page, 0, 6);
