@@ -1124,17 +1124,36 @@ static double found_confidence(double d, double margin, unsigned trailing,
 	       (agrees ? FINDFAT_LARGE_BONUS : 0);
 }
 
-/* Whether a leading unit right before or after the area is itself
- * FINDFAT_MIN_RATIO faster than the normal level; *which: its unit. */
-static bool neighbour_fast(const struct findfat_levels *lv,
-			   const struct findfat_split *sp, unsigned *which)
+/* Whether a leading unit right before or after the area looks like
+ * part of it: faster than the normal units by FINDFAT_QUIET_RATIO at
+ * small random writes (what spoils "none" spoils a clean edge too), or,
+ * for the unit before it, where the area's whole-unit writes differ from
+ * the normal units' (by FINDFAT_LARGE_RATIO, either way), closer to the
+ * area's at those.  A unit of the area that the card charged for the
+ * writes after it stands out at small writes only (the independent card
+ * model: unit 0 of an 8 MiB area 1.42x faster than normal units at small
+ * writes, 4x at whole units like the rest of the area; "4MiB at unit 1"
+ * at 0.94).  Not the unit after: the units past an area may keep some of
+ * its whole-unit speed (the card's pool), which says nothing.  *which:
+ * its unit. */
+static bool neighbour_fast(const struct findfat_ctx *c, const struct findfat_split *sp,
+			   unsigned *which)
 {
+	const struct findfat_levels *lv = &c->lv;
 	unsigned side[2] = { sp->s - 1, sp->s + sp->k };
+	double large[FINDFAT_MAX_UNITS];
+	unsigned nl = large_levels(c, large);
+	struct findfat_split l;
 
+	split_eval(large, nl, sp->s, sp->k, &l);
 	for (unsigned i = sp->s ? 0 : 1; i < 2; i++) {
 		unsigned e = side[i];
+		bool like_area = i == 0 && e < nl &&
+				 fabs(l.area - l.normal) >= log(FINDFAT_LARGE_RATIO) &&
+				 fabs(large[e] - l.area) < fabs(large[e] - l.normal);
 
-		if (e < lv->nlead && lv->level[e] < sp->normal - log(FINDFAT_MIN_RATIO)) {
+		if (e < lv->nlead && (lv->level[e] < sp->normal - log(FINDFAT_QUIET_RATIO) ||
+				      like_area)) {
 			*which = lv->unit[e];
 			return true;
 		}
@@ -1176,7 +1195,7 @@ static void decide(struct findfat_ctx *c, struct findfat_verdict *v)
 		v->confidence = FINDFAT_UNCLEAN_CAP * clamp01(margin / FINDFAT_SEP_MIN);
 		return;
 	}
-	if (neighbour_fast(lv, &sp, &fast_unit)) {
+	if (neighbour_fast(c, &sp, &fast_unit)) {
 		/* a unit next to the area is FAT-fast too, only less so: a card
 		 * that charges the test's own order of writes inside its FAT
 		 * area (the independent card model's seed 505: unit 0 of a
