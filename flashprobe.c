@@ -1892,6 +1892,22 @@ static bool partition_of(const struct cli *c, struct fp_dev *d, uint64_t *offset
 	return found;
 }
 
+/* A given FAT area that leaves nothing of the device: one line, exit 2
+ * (check told every partition to start past the device's end).  A given
+ * erase size larger than the device stays: a truncated image's table
+ * problems are still worth their lines. */
+static int fat_area_past_device(const struct cli *c, struct fp_dev *d)
+{
+	uint64_t size = fp_dev_size_bytes(d);
+	char a[32], b[32];
+
+	units_format_bytes(size, b, sizeof(b));
+	if (c->fat_area_set && c->fat_area_bytes >= size)
+		return fail(FP_EXIT_USAGE, "fat-area %s leaves nothing of '%s' (%s)",
+			    units_format_bytes(c->fat_area_bytes, a, sizeof(a)), c->device, b);
+	return FP_EXIT_OK;
+}
+
 /* check: read-only, allowed on a mounted card, no consent. */
 static int run_check(const struct cli *c)
 {
@@ -1919,6 +1935,11 @@ static int run_check(const struct cli *c)
 	if (ret) {
 		free(r);
 		return fail(status_for_error(ret, STAGE_READ), "%s", err);
+	}
+	if ((ret = fat_area_past_device(c, d))) {
+		fp_dev_close(d);
+		free(r);
+		return ret;
 	}
 	partition = partition_of(c, d, &offset, &number, disk_path, sizeof(disk_path));
 	if (partition &&

@@ -378,12 +378,18 @@ out:
 
 static void check_bounds(const struct disk *d, struct parttable *t)
 {
+	/* the MBR's sector, and GPT's header after it */
+	uint64_t table_end = (t->kind == PT_GPT ? 2 : 1) * (uint64_t)d->sector_bytes;
 	char end[32], size[32];
 
 	for (size_t i = 0; i < t->nparts; i++) {
 		struct pt_entry *p = &t->parts[i];
 
-		if (p->start_bytes + p->size_bytes > d->size_bytes ||
+		if (p->start_bytes < table_end)
+			snprintf(p->problem, PT_LINE, "partition %u starts at sector %llu, over "
+				 "the partition table itself: writing it destroys the table",
+				 p->number, (unsigned long long)(p->start_bytes / d->sector_bytes));
+		else if (p->start_bytes + p->size_bytes > d->size_bytes ||
 		    p->start_bytes + p->size_bytes < p->start_bytes)
 			snprintf(p->problem, PT_LINE, "partition %u ends at %s, past the end of "
 				 "the device (%s): it is truncated", p->number,

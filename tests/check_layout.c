@@ -909,6 +909,9 @@ START_TEST(test_bad_mbr_entries)
 		/* the second aligned, but inside the first */
 		{ { 8192, 16384 }, { 40000, 40000 }, "partition 2 overlaps partition 1" },
 		{ { 8192, 0 }, { 4000000, 0 }, "past the end of the device" },
+		/* over the MBR itself (it had no problem) */
+		{ { 0, 0 }, { 100000, 0 }, "partition 1 starts at sector 0, over the partition "
+		  "table itself" },
 	};
 	char *image = new_image(64 * MIB);
 	unsigned char s[512] = { 0 };
@@ -1213,6 +1216,28 @@ START_TEST(test_advise_check_usage)
 }
 END_TEST
 
+/* A given FAT area that leaves nothing of the device: one line, status
+ * 2, nothing on standard output (check told the partition to start at
+ * 100GiB or later on a 64 MiB card). */
+START_TEST(test_given_geometry_past_device)
+{
+	static const struct { const char *argv[8]; const char *words; } cases[] = {
+		{ { "check", "-e", "4M", "--fat-area", "100G", "sim:seed", NULL },
+		  "fat-area 100GiB leaves nothing of 'sim:seed' (1GiB)" },
+		{ { "check", "-e", "4M", "--fat-area", "1G", "sim:seed", NULL },
+		  "fat-area 1GiB leaves nothing of 'sim:seed' (1GiB)" },
+	};
+	struct run_result r;
+
+	tu_run(&r, cases[_i].argv);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, cases[_i].words) && tu_count_lines(r.err) == 1, "%s",
+		      r.err);
+	ck_assert_str_eq(r.out, "");
+	tu_run_free(&r);
+}
+END_TEST
+
 /* The placeholders become the disk and its partition: the first one for
  * a disk (p1 after a digit), the partition given for a partition device;
  * anything but a /dev path keeps the words; a path that does not fit is
@@ -1279,7 +1304,7 @@ Suite *layout_suite(void)
 		tcase_add_test(tc, test_new_table_fat32_gets_its_type);
 		tcase_add_test(tc, test_too_many_partitions_said_once);
 	}
-	tcase_add_loop_test(tc, test_bad_mbr_entries, 0, 2);
+	tcase_add_loop_test(tc, test_bad_mbr_entries, 0, 3);
 	tcase_add_test(tc, test_extended_loop);
 	tcase_add_test(tc, test_image_below_a_sector);
 	tcase_add_loop_test(tc, test_truncated_images, 0, 3);
@@ -1288,6 +1313,7 @@ Suite *layout_suite(void)
 	tcase_add_test(tc, test_check_is_read_only);
 	tcase_add_test(tc, test_partition_start_from_sysfs);
 	tcase_add_loop_test(tc, test_advise_check_usage, 0, 7);
+	tcase_add_loop_test(tc, test_given_geometry_past_device, 0, 2);
 	tcase_add_test(tc, test_placeholders);
 	suite_add_tcase(s, tc);
 	return s;
