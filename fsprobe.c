@@ -145,6 +145,23 @@ static bool parse_f2fs(const unsigned char *b, uint64_t size, struct fsinfo *fi)
 
 /* ---- exFAT ---- */
 
+/* The boot region's checksum (exFAT's specification: sectors 0-10 but
+ * the volume flags and percent in use, one rotating 32-bit sum) against
+ * the value sector 11 repeats; true when it cannot be read here (sectors
+ * too large for what was read). */
+static bool exfat_checksum_ok(const unsigned char *b, uint64_t bps, uint64_t size)
+{
+	uint64_t sector = 1ULL << bps;
+	uint32_t sum = 0;
+
+	if (12 * sector > PROBE_BYTES || 12 * sector > size)
+		return true;
+	for (uint64_t i = 0; i < 11 * sector; i++)
+		if (i != 106 && i != 107 && i != 112)
+			sum = ((sum & 1) ? 0x80000000u : 0) + (sum >> 1) + b[i];
+	return disk_le(b + 11 * sector, 4) == sum;
+}
+
 static bool parse_exfat(const unsigned char *b, uint64_t size, struct fsinfo *fi)
 {
 	uint64_t bpss = b[108], spcs = b[109], volume = disk_le(b + 72, 8);
@@ -168,6 +185,10 @@ static bool parse_exfat(const unsigned char *b, uint64_t size, struct fsinfo *fi
 	fi->cluster_bytes = 1ULL << (bpss + spcs);
 	fi->data_offset_bytes = heap << bpss;
 	fi->data_name = "cluster heap";
+	if (!exfat_checksum_ok(b, bpss, size))
+		snprintf(fi->problem, PT_LINE, "its exFAT boot region does not match its "
+			 "checksum: fsck.exfat calls it corrupted, and systems may refuse to "
+			 "mount it (the backup boot region at sector 12 may still be whole)");
 	return true;
 }
 

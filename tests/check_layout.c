@@ -775,6 +775,28 @@ START_TEST(test_exfat_aligned_on_3x2n_unit_keeps_it)
 }
 END_TEST
 
+/* An exFAT whose boot region no longer matches its checksum (one byte of
+ * its boot sector changed) is a problem, as fsck.exfat has it; it was
+ * judged by its clusters alone.  The same exFAT whole has none. */
+START_TEST(test_exfat_boot_checksum)
+{
+	const char *mkfs[] = { "mkfs.exfat", "-c", "16K", NULL, NULL };
+	char *image = layout(256 * MIB, "start=8192, type=7\n", 4 * MIB, 252 * MIB, mkfs);
+	unsigned char x = 'X';
+	struct checked c;
+
+	run_check_page(image, "4M", "16K", &c);
+	ck_assert_msg(!strstr(c.all, "checksum"), "%s", c.all);
+	jsonv_free(c.doc);
+	ck_assert_int_eq(tu_write_at(image, 4 * MIB + 200, &x, 1), 0);
+	run_check_page(image, "4M", "16K", &c);
+	ck_assert_msg(strstr(c.all, "partition 1: its exFAT boot region does not match its "
+			      "checksum"), "%s", c.all);
+	jsonv_free(c.doc);
+	drop(image);
+}
+END_TEST
+
 /* A FAT32 over 32 GiB in a type 7 partition off the erase block: the new
  * table's line gives exFAT's type (the advice's for that size), so the
  * FAT32 it formats gets its type after (the fix formatting in place gave
@@ -1302,6 +1324,7 @@ Suite *layout_suite(void)
 		tcase_add_test(tc, test_no_fix_without_a_file_system_that_fits);
 		tcase_add_test(tc, test_exfat_aligned_on_3x2n_unit_keeps_it);
 		tcase_add_test(tc, test_new_table_fat32_gets_its_type);
+		tcase_add_test(tc, test_exfat_boot_checksum);
 		tcase_add_test(tc, test_too_many_partitions_said_once);
 	}
 	tcase_add_loop_test(tc, test_bad_mbr_entries, 0, 3);
