@@ -16,6 +16,8 @@
  *     fresh=1 (all AUs start erased/never written)
  *     wbase=us wpage=us open=N orand=N gc=us/page erase=us randx=us
  *     fat=KiB fatfactor=f fatrand=us cache=MiB cachefast=us
+ *     noflush=1 (the cache ignores fsync, as an SLC buffer does: flashprobe
+ *     writes with O_SYNC, which otherwise drains it after every write)
  *     fake=wrap|limbo real=MiB
  *     eio=startMiB-endMiB flip=startMiB-endMiB ro=MiB romode=eio|drop
  *     img=path (the sparse file that holds the data: required) seed=n
@@ -47,7 +49,7 @@ struct P {
 	double jitter, stallp, stallmin, stallmax, locb, loco, asym, erasedcut;
 	double fresh;
 	double wbase, wpage, open, orand, gc, erase, randx;
-	double fat_kib, fatfactor, fatrand, cache_mib, cachefast;
+	double fat_kib, fatfactor, fatrand, cache_mib, cachefast, noflush;
 	double real_mib, ro_mib;
 	double eio_a, eio_b, flip_a, flip_b;
 	double seed;
@@ -423,7 +425,7 @@ static int c_write(const char *path, const char *buf, size_t len, off_t off, str
 static int c_fsync(const char *path, int ds, struct fuse_file_info *fi)
 {
 	(void)path; (void)ds; (void)fi;
-	if (p.cache_mib > 0 && backend_free > now_ns())
+	if (p.cache_mib > 0 && !p.noflush && backend_free > now_ns())
 		wait_until(backend_free);	/* flush drains the cache */
 	return 0;
 }
@@ -447,6 +449,7 @@ static int parse(char *s)
 		{"orand", &p.orand}, {"gc", &p.gc}, {"erase", &p.erase},
 		{"randx", &p.randx}, {"fat", &p.fat_kib}, {"fatfactor", &p.fatfactor},
 		{"fatrand", &p.fatrand}, {"cache", &p.cache_mib}, {"cachefast", &p.cachefast},
+		{"noflush", &p.noflush},
 		{"real", &p.real_mib}, {"ro", &p.ro_mib}, {"seed", &p.seed},
 	};
 	for (char *tok = strtok(s, ","); tok; tok = strtok(NULL, ",")) {
