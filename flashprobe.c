@@ -1362,6 +1362,7 @@ static int measure_capacity(const struct cli *c, struct session *s, void *result
 		return ret;
 	ret = capacity_run(s->dev, &o, &plan, r);
 	s->may_alias = r->aliasing_seen;
+	s->aliasing_ruled_out = ret == 0 && !r->aliasing_seen;
 	return run_status(c, s, "capacity", ret);
 }
 
@@ -1457,6 +1458,7 @@ static int measure_probe(const struct cli *c, struct session *s, void *result)
 	char what[160];
 
 	s->may_alias = r->capacity.aliasing_seen;
+	s->aliasing_ruled_out = r->capacity_done && !r->capacity.aliasing_seen;
 	if (f)
 		probe_note_card_failure(r, card_failure_text(f, what, sizeof(what)),
 					f->offset_bytes);

@@ -51,6 +51,11 @@ struct fp_dev_failure;
 					 * fingerprint is not checked (a fake
 					 * card whose writes wrap around
 					 * changes blocks outside the area) */
+#define JOURNAL_RESTORE_NO_ALIAS 8u	/* journal_finish(): the test that
+					 * saved records while its writes might
+					 * alias ran to its end and saw none
+					 * do: they are restored and read
+					 * again like any other */
 
 /* Restore progress (an fp_progress_fn) is in bytes: called with done 0
  * before the first write, after every record, and with done == total

@@ -1352,6 +1352,8 @@ int jr_restore_locked(int fd, const char *path, struct fp_dev *dev,
 			rc = check_saved_content(fd, path, &h, &s, dev, flags, rep,
 						 buf, vbuf, err, errlen);
 	}
+	for (size_t i = 0; rc == 0 && (flags & JOURNAL_RESTORE_NO_ALIAS) && i < s.n; i++)
+		s.v[i].may_alias = false;
 	if (rc == 0)
 		rc = replay_all(fd, &h, &s, dev, progress, progress_arg, rep,
 				buf, vbuf);

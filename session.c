@@ -327,6 +327,8 @@ int session_finish(struct session *s, char *err, size_t errlen)
 	s->bytes_written = s->dev ? fp_dev_bytes_written(s->dev) : 0;
 	if (s->may_alias)	/* the writes changed what the fingerprint reads */
 		flags |= JOURNAL_RESTORE_SAME_DEVICE;
+	else if (s->aliasing_ruled_out)
+		flags |= JOURNAL_RESTORE_NO_ALIAS;
 	if (s->consent == SESSION_WRITE && s->dev && s->dev != s->raw) {
 		safety_restore_start();
 		ret = journal_finish(s->dev, flags, safety_restore_note,

@@ -73,6 +73,10 @@ struct session {
 					 * offsets (a wraparound card): the
 					 * in-process restore skips the
 					 * journal's content fingerprint */
+	bool aliasing_ruled_out;	/* the capacity check ran to its end
+					 * and saw none: its records are
+					 * restored like any other
+					 * (JOURNAL_RESTORE_NO_ALIAS) */
 	char journal[PATH_MAX];		/* --write: the journal file */
 	struct journal_restore_report restore;
 	FILE *notes;
