@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "dev.h"
 #include "layoutcheck.h"
@@ -112,20 +113,20 @@ static void judge_start(const struct check_geometry *g, uint32_t sector, bool so
 	p->misfit = ((!p->start_aligned || !p->start_page_aligned) &&
 		     !p->start_harmless) || p->in_fat_area;
 	if (!p->start_aligned && !p->start_harmless)
-		problem(p, "partition %u starts at %s (sector %" PRIu64 "), not on a multiple "
+		problem(p, "%s starts at %s (sector %" PRIu64 "), not on a multiple "
 			"of the %s erase block: its writes straddle the card's erase blocks, "
 			"so the card copies more than is written (start it at %s)%s",
-			p->entry.number, fmt(start, s, sizeof(s)), start / sector,
+			p->name, fmt(start, s, sizeof(s)), start / sector,
 			fmt(e, eb, sizeof(eb)), fmt(better_start(g, p, sole), n, sizeof(n)),
 			p->start_page_aligned ? "" : "; it is not on the page either");
 	if (!p->start_page_aligned && p->start_aligned && !p->start_harmless)
-		problem(p, "partition %u starts at %s, not on a multiple of the %s page: "
-			"every page-sized write touches two pages", p->entry.number,
+		problem(p, "%s starts at %s, not on a multiple of the %s page: "
+			"every page-sized write touches two pages", p->name,
 			fmt(start, s, sizeof(s)), fmt(pg, pb, sizeof(pb)));
 	if (p->in_fat_area)
-		problem(p, "partition %u starts at %s, inside the card's FAT area (the first "
+		problem(p, "%s starts at %s, inside the card's FAT area (the first "
 			"%s), which is made for the FAT's small writes, not for a file "
-			"system's data: start it at %s or later", p->entry.number,
+			"system's data: start it at %s or later", p->name,
 			fmt(start, s, sizeof(s)), fmt(g->fat_area_bytes, eb, sizeof(eb)),
 			fmt(g->fat_area_bytes, n, sizeof(n)));
 }
@@ -201,29 +202,29 @@ static void judge_data_start(const struct check_geometry *g, struct check_part *
 	if (!e && pg && p->start_page_aligned && p->data_start_bytes % pg &&
 	    (fs->type == FS_VFAT || fs->type == FS_EXFAT)) {
 		p->misfit = true;	/* the page alone can judge this much */
-		problem(p, "partition %u: the %s starts at %s on the device, not on a "
+		problem(p, "%s: the %s starts at %s on the device, not on a "
 			"multiple of the %s page: each cluster write touches two pages",
-			p->entry.number, what, fmt(p->data_start_bytes, d, sizeof(d)),
+			p->name, what, fmt(p->data_start_bytes, d, sizeof(d)),
 			fmt(pg, b2, sizeof(b2)));
 	}
 	if (p->data_aligned || !p->start_aligned)
 		return;		/* a misplaced start says it all (judge_start) */
 	if (exfat_best_possible(fs, e, p)) {
-		problem(p, "partition %u: the %s starts at %s on the device, on the %s "
+		problem(p, "%s: the %s starts at %s on the device, on the %s "
 			"boundary mkfs.exfat was given but not on the %s erase block: "
 			"--boundary-align takes only powers of two, so exFAT lands on "
 			"this unit only where its FAT happens to end right (FAT32 or "
 			"f2fs can be aligned fully)",
-			p->entry.number, what, fmt(p->data_start_bytes, d, sizeof(d)),
+			p->name, what, fmt(p->data_start_bytes, d, sizeof(d)),
 			fmt(pow2_factor(e), b2, sizeof(b2)), fmt(e, eb, sizeof(eb)));
 		return;
 	}
 	p->misfit = true;
-	problem(p, "partition %u: the %s starts at %s on the device, not on a "
+	problem(p, "%s: the %s starts at %s on the device, not on a "
 		"multiple of the %s erase block: each erase block's worth of file "
 		"data is spread over two of the card's, which the card must copy "
 		"around the rest (about twice the work for large writes)%s",
-		p->entry.number, what, fmt(p->data_start_bytes, d, sizeof(d)),
+		p->name, what, fmt(p->data_start_bytes, d, sizeof(d)),
 		fmt(e, eb, sizeof(eb)),
 		pg && c < pg * 2 && p->data_start_bytes % pg ?
 		", and each cluster write touches two pages: random writes cost about "
@@ -255,9 +256,9 @@ static void judge_clusters(const struct check_geometry *g, const struct advice *
 
 	if (ext && c < EXT_BLOCK) {
 		p->misfit = true;
-		problem(p, "partition %u: its %s blocks are smaller than 4KiB: each "
+		problem(p, "%s: its %s blocks are smaller than 4KiB: each "
 			"block written alone programs a whole page of the card",
-			p->entry.number, fmt(c, cb, sizeof(cb)));
+			p->name, fmt(c, cb, sizeof(cb)));
 	}
 	if ((fs->type != FS_VFAT && fs->type != FS_EXFAT) || !pg)
 		return;
@@ -265,9 +266,9 @@ static void judge_clusters(const struct check_geometry *g, const struct advice *
 	if (c >= best)
 		return;
 	p->misfit = true;
-	problem(p, "partition %u: its %s clusters are smaller than the %s page: "
+	problem(p, "%s: its %s clusters are smaller than the %s page: "
 		"every cluster write programs a whole page, so small writes "
-		"cost up to %" PRIu64 " times as much", p->entry.number,
+		"cost up to %" PRIu64 " times as much", p->name,
 		fmt(c, cb, sizeof(cb)), fmt(pg, pb, sizeof(pb)), best / c);
 }
 
@@ -280,16 +281,16 @@ static void judge_units(const struct check_geometry *g, struct check_part *p)
 
 	if (fs->type == FS_F2FS && e && fs->section_bytes % e) {
 		p->misfit = true;
-		problem(p, "partition %u: its f2fs sections of %s are not whole %s erase "
+		problem(p, "%s: its f2fs sections of %s are not whole %s erase "
 			"blocks: f2fs cleans a section at a time, so the card copies the "
-			"rest of an erase block around each one", p->entry.number,
+			"rest of an erase block around each one", p->name,
 			fmt(fs->section_bytes, d, sizeof(d)), fmt(e, eb, sizeof(eb)));
 	}
 	if (e && fs->stripe_blocks && (fs->stripe_blocks * c) % e) {
 		p->misfit = true;
-		problem(p, "partition %u: its ext stripe_width of %" PRIu64 " blocks (%s) is "
+		problem(p, "%s: its ext stripe_width of %" PRIu64 " blocks (%s) is "
 			"not a multiple of the %s erase block, so large files are placed "
-			"across erase blocks", p->entry.number, fs->stripe_blocks,
+			"across erase blocks", p->name, fs->stripe_blocks,
 			fmt(fs->stripe_blocks * c, d, sizeof(d)), fmt(e, eb, sizeof(eb)));
 	}
 }
@@ -300,11 +301,29 @@ static void add_fix_line(struct check_part *p, const struct advice_command *c)
 		snprintf(p->fix[p->nfix++], ADVICE_TEXT, "%s", c->line);
 }
 
+/* The advice's notes about a file system (their first word names it,
+ * "FAT32", "exFAT", "f2fs": case aside, the purpose's name) or about the
+ * layout ("the partition ...", "the device ..."), as the partition's
+ * lines after lead: why the advice's command is missing or differs.
+ * Whether any was taken. */
+static bool take_notes(const struct advice *a, const char *about, const char *lead,
+		       struct check_part *p)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < a->nnotes; i++)
+		if (strncasecmp(a->notes[i], about, strlen(about)) == 0) {
+			problem(p, "%s: %s%s", p->name, lead, a->notes[i]);
+			any = true;
+		}
+	return any;
+}
+
 /* The command that formats the partition's file system as the advice
  * says; for a FAT32 the advice cannot align (a unit the reserved sectors
  * cannot reach, a partition too small for enough clusters), the advice's
  * reason and exFAT's line, the one it advises instead.  NULL when no file
- * system of the advice fits. */
+ * system of the advice fits; the advice's reason is given then. */
 static const struct advice_command *format_command(const struct advice *a,
 						  struct check_part *p)
 {
@@ -315,11 +334,13 @@ static const struct advice_command *format_command(const struct advice *a,
 			   purpose[p->fs.type] : NULL;
 	const struct advice_command *c = want ? advice_command(a, want) : NULL;
 
-	if (c != NULL || p->fs.type != FS_VFAT)
+	if (c != NULL || want == NULL)
 		return c;
-	for (size_t i = 0; i < a->nnotes; i++)
-		if (strncmp(a->notes[i], "FAT32", 5) == 0)
-			problem(p, "partition %u: %s", p->entry.number, a->notes[i]);
+	if (p->fs.type != FS_VFAT) {
+		take_notes(a, want, "no fix is given: ", p);
+		return NULL;
+	}
+	take_notes(a, "FAT32", "", p);
 	return advice_command(a, "exfat");
 }
 
@@ -352,11 +373,34 @@ static bool keeps_exfat_alignment(const struct check_geometry *g, struct check_p
 	if (p->fs.type != FS_EXFAT || !p->data_aligned || p->in_fat_area ||
 	    pow2_factor(g->erase_bytes) == g->erase_bytes)
 		return false;
-	problem(p, "partition %u: no fix is given: its cluster heap is on the %s erase "
+	problem(p, "%s: no fix is given: its cluster heap is on the %s erase "
 		"block, and mkfs.exfat, whose --boundary-align takes only powers of two, "
 		"would most likely put it off the unit if formatted again (FAT32 or f2fs "
-		"can be aligned fully)", p->entry.number, fmt(g->erase_bytes, eb, sizeof(eb)));
+		"can be aligned fully)", p->name, fmt(g->erase_bytes, eb, sizeof(eb)));
 	return true;
+}
+
+/* A misfit left without a fix and without a line saying why (said: the
+ * partition's lines before the fix was looked for): the reason. */
+static void explain_missing_fix(const struct check_geometry *g, const struct advice *a,
+				size_t said, struct check_part *p)
+{
+	char eb[32];
+
+	if (p->nfix || p->nproblems > said)
+		return;
+	if (g->erase_bytes > p->entry.size_bytes && !p->entry.number)
+		problem(p, "%s: no fix is given: the device is smaller than one %s erase "
+			"block (is that the card's?)", p->name,
+			fmt(g->erase_bytes, eb, sizeof(eb)));
+	else if (g->erase_bytes > p->entry.size_bytes)
+		problem(p, "%s: no fix is given: it is smaller than one %s erase block, so "
+			"nothing in it can start and end on the card's units (a larger "
+			"partition can, or the erase size is not the card's)", p->name,
+			fmt(g->erase_bytes, eb, sizeof(eb)));
+	else if (!a || !take_notes(a, "the ", "no fix is given: ", p))
+		problem(p, "%s: no fix is given: the advice has no layout for it (see "
+			"'flashprobe advise')", p->name);
 }
 
 /* The commands that fix the flaws: a new table when the start is wrong
@@ -371,6 +415,7 @@ static void add_fix(const struct disk *d, const struct check_geometry *g,
 	 * from an aligned start */
 	bool table = !p->start_aligned || p->in_fat_area || p->entry.number == 0;
 	const struct advice_command *format;
+	size_t said = p->nproblems;
 	struct advice *a;
 
 	if (!g->erase_bytes || !p->misfit)
@@ -378,29 +423,29 @@ static void add_fix(const struct disk *d, const struct check_geometry *g,
 	if (keeps_exfat_alignment(g, p))
 		return;
 	if (table && !sc->sole) {
-		problem(p, "partition %u has to move, and a new partition table for it "
+		problem(p, "%s has to move, and a new partition table for it "
 			"would take the other partitions with it: move it with a partition "
 			"editor, or copy everything off and use the layout 'flashprobe "
-			"advise' gives", p->entry.number);
+			"advise' gives", p->name);
 		return;
 	}
 	if (!table) {	/* formatted where it is: the advice judged by */
 		format = exact ? format_command(exact, p) : NULL;
 		add_fix_line(p, format);
 		add_type_fix(sc, format, p->entry.number, p->entry.mbr_type, p);
+		explain_missing_fix(g, exact, said, p);
 		return;
 	}
 	a = advice_for(d, g, p, sc, false);
-	if (!a)
-		return;
 	/* no new table (which wipes the file system) without one to put back */
-	format = format_command(a, p);
-	if (format) {
+	format = a ? format_command(a, p) : NULL;
+	if (format && advice_command(a, "partition")) {
 		add_fix_line(p, advice_command(a, "partition"));
 		add_fix_line(p, format);
 		add_type_fix(sc, format, 1, a->part_mbr_type, p);
 		p->new_table = true;
 	}
+	explain_missing_fix(g, a, said, p);
 	free(a);
 }
 
@@ -413,6 +458,10 @@ static int check_part(const struct disk *d, const struct check_geometry *g,
 
 	memset(p, 0, sizeof(*p));
 	p->entry = *e;
+	if (e->number)
+		snprintf(p->name, sizeof(p->name), "partition %u", e->number);
+	else
+		snprintf(p->name, sizeof(p->name), "the file system on the device");
 	if (e->problem[0])
 		problem(p, "%s", e->problem);
 	place_start(g, p);
@@ -423,7 +472,7 @@ static int check_part(const struct disk *d, const struct check_geometry *g,
 		p->data_start_bytes = e->start_bytes + p->fs.data_offset_bytes;
 	judge_start(g, d->sector_bytes ? d->sector_bytes : 512, sc->sole, p);
 	if (p->fs.problem[0])
-		problem(p, "partition %u: %s", e->number, p->fs.problem);
+		problem(p, "%s: %s", p->name, p->fs.problem);
 	if (p->fs.type != FS_UNKNOWN) {
 		/* the clusters are judged by what the advice would choose for
 		 * this very partition */

@@ -31,6 +31,8 @@ struct check_geometry {
 
 struct check_part {
 	struct pt_entry entry;		/* number 0: a file system on the whole device */
+	char name[32];			/* "partition N", or the whole device's
+					 * file system: what its lines are about */
 	bool start_aligned;		/* on the erase block (not judged, and
 					 * true, without one) */
 	bool start_page_aligned;

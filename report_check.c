@@ -52,11 +52,12 @@ static const char *start_verdict(const struct check_geometry *g, const struct ch
 static void text_part(FILE *out, const struct check_geometry *g,
 		      const struct check_part *p, const char *device, const char *disk)
 {
-	char s[32], z[32], d[32], c[32], line[2 * ADVICE_TEXT];
+	char s[32], z[32], d[32], c[32], line[2 * ADVICE_TEXT], name[32] = "Whole device";
 	unsigned left = 0;
 
-	fprintf(out, "\n%s %u: starts at %s, %s, start %s\n",
-		p->entry.number ? "Partition" : "Whole device", p->entry.number,
+	if (p->entry.number)
+		snprintf(name, sizeof(name), "Partition %u", p->entry.number);
+	fprintf(out, "\n%s: starts at %s, %s, start %s\n", name,
 		units_format_bytes(p->entry.start_bytes, s, sizeof(s)),
 		units_format_bytes(p->entry.size_bytes, z, sizeof(z)), start_verdict(g, p));
 	if (p->fs.type == FS_UNKNOWN)

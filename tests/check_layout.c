@@ -752,6 +752,39 @@ START_TEST(test_no_fix_without_a_file_system_that_fits)
 }
 END_TEST
 
+/* Flaws no fix can mend say why, and a file system on the whole device
+ * is not "partition 0": a device smaller than its erase block, f2fs
+ * sections of 2 MiB in 64 MiB (too few 4 MiB sections for mkfs.f2fs),
+ * a 1 MiB logical partition under 4 MiB erase blocks.  They were given
+ * without a fix and without a word. */
+START_TEST(test_missing_fix_says_why)
+{
+	static const char *const why[] = {
+		"the file system on the device: no fix is given: the device is smaller "
+		"than one 16MiB erase block",
+		"partition 1: no fix is given: f2fs: a 64MiB partition",
+		"partition 5: no fix is given: it is smaller than one 4MiB erase block",
+	};
+	const char *fat[] = { "mkfs.fat", NULL, NULL }, *f2fs[] = { "mkfs.f2fs", "-q", NULL, NULL };
+	char *image;
+	struct checked c;
+
+	if (_i == 0)	/* the file system over the empty table */
+		image = layout(12 * MIB, "label: dos\n", 0, 12 * MIB, fat);
+	else if (_i == 1)
+		image = layout(256 * MIB, "label: dos\nstart=8192, size=64M, type=83\n", 4 * MIB,
+			       64 * MIB, f2fs);
+	else
+		image = layout(64 * MIB, "label: dos\nstart=2048, size=40960, type=5\n"
+			       "start=6144, size=2048, type=6\n", 3 * MIB, MIB, fat);
+	run_check_page(image, _i == 0 ? "16M" : "4M", "16K", &c);
+	ck_assert_msg(strstr(c.all, why[_i]) && !strstr(c.all, "partition 0"), "%s", c.all);
+	ck_assert_uint_eq(jsonv_len(jsonv_get(partition(&c, 0), "fix")), 0);
+	jsonv_free(c.doc);
+	drop(image);
+}
+END_TEST
+
 static void fix_lines(const struct checked *c, size_t i, char *out, size_t len);
 
 /* mkfs.exfat's default exFAT at 4 MiB has its cluster heap at 6 MiB, on
@@ -1067,7 +1100,7 @@ START_TEST(test_garbage_boot_sectors)
 END_TEST
 
 /* A card formatted without a partition table: the whole device is
- * partition 0, and a blank device has nothing to report. */
+ * one entry (number 0), and a blank device has nothing to report. */
 START_TEST(test_no_table)
 {
 	char *image = new_image(64 * MIB);
@@ -1326,6 +1359,7 @@ Suite *layout_suite(void)
 		tcase_add_test(tc, test_new_table_fat32_gets_its_type);
 		tcase_add_test(tc, test_exfat_boot_checksum);
 		tcase_add_test(tc, test_too_many_partitions_said_once);
+		tcase_add_loop_test(tc, test_missing_fix_says_why, 0, 3);
 	}
 	tcase_add_loop_test(tc, test_bad_mbr_entries, 0, 3);
 	tcase_add_test(tc, test_extended_loop);
