@@ -1033,6 +1033,71 @@ static int check_saved_content(int fd, const char *path, const struct jr_header 
 	return other_card(path, dev, flags, why, "", rep, err, errlen);
 }
 
+/* Whether record e holds a sector the test wrote (the fill byte, where
+ * the journal saved something else): 1 yes, 0 no; *foreign counts its
+ * sectors that hold neither (first: the first of them).  A record whose
+ * device range cannot be read counts as neither way: the replay reports
+ * read errors. */
+static int record_shows_test(int fd, const struct jr_entry *e, struct fp_dev *dev,
+			     unsigned char *saved, unsigned char *now,
+			     uint64_t *foreign, uint64_t *first)
+{
+	uint32_t sector = fp_dev_sector_bytes(dev);
+	ssize_t n = util_pread_full(fd, saved, (size_t)e->length, e->pos + JR_REC_BYTES);
+
+	if (n < 0)
+		return (int)n;
+	if ((uint64_t)n < e->length)
+		return -EIO;
+	if (fp_dev_read_timed(dev, now, (size_t)e->length, e->offset, NULL) != 0)
+		return 0;
+	for (uint64_t at = 0; at + sector <= e->length; at += sector) {
+		bool fill = util_is_fill(now + at, sector);
+
+		if (fill && !util_is_fill(saved + at, sector))
+			return 1;
+		if (!fill && memcmp(saved + at, now + at, sector) != 0 && (*foreign)++ == 0)
+			*first = e->offset + at;
+	}
+	return 0;
+}
+
+/* Where every write was of the fill byte, the saved ranges read whole
+ * before anything is written: a sector holding neither what the journal
+ * saved nor the fill byte was written after the test by someone else.
+ * With such sectors and not one the test wrote, the test's writes are
+ * not on the device: the journal is older than the data (a copy put back
+ * after its restore, from a backup or a snapshot of /var/lib) or of
+ * another card, and replaying it would overwrite that data; refused.
+ * Stops at the first sector the test wrote, which a crashed test's
+ * first range holds. */
+static int check_test_writes_there(int fd, const char *path, const struct jr_header *h,
+				   const struct jr_scan *s, struct fp_dev *dev,
+				   unsigned flags, struct journal_restore_report *rep,
+				   unsigned char *saved, unsigned char *now, char *err,
+				   size_t errlen)
+{
+	uint64_t foreign = 0, first = 0;
+	char why[200], f[32];
+
+	if (!(h->slot.flags & JR_SLOT_FILL_ONLY))
+		return 0;
+	for (size_t i = 0; i < s->n; i++) {
+		int rc = record_shows_test(fd, &s->v[i], dev, saved, now, &foreign, &first);
+
+		if (rc != 0)
+			return rc < 0 ? rc : 0;
+	}
+	if (foreign == 0)
+		return 0;
+	snprintf(why, sizeof(why), "none of the places the test saved holds what it "
+		 "wrote, and %s of them hold neither that nor what it saved (the first at "
+		 "byte %" PRIu64 "): written since, by something else",
+		 units_format_bytes(foreign * fp_dev_sector_bytes(dev), f, sizeof(f)), first);
+	return other_card(path, dev, flags, why, " and this journal is not an old copy "
+			  "of one replayed already (then remove it instead)", rep, err, errlen);
+}
+
 /* The header of a journal whose own header is damaged, for --force:
  * the device's values, every record checked against them. */
 static void forced_header(struct fp_dev *dev, struct jr_header *h)
@@ -1351,6 +1416,9 @@ int jr_restore_locked(int fd, const char *path, struct fp_dev *dev,
 		if (rc == 0)
 			rc = check_saved_content(fd, path, &h, &s, dev, flags, rep,
 						 buf, vbuf, err, errlen);
+		if (rc == 0)
+			rc = check_test_writes_there(fd, path, &h, &s, dev, flags, rep,
+						     buf, vbuf, err, errlen);
 	}
 	for (size_t i = 0; rc == 0 && (flags & JOURNAL_RESTORE_NO_ALIAS) && i < s.n; i++)
 		s.v[i].may_alias = false;

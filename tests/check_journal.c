@@ -1906,6 +1906,58 @@ START_TEST(test_spent_journal_not_replayed)
 }
 END_TEST
 
+/* An old copy of a journal whose test wrote only the fill byte (find-fat,
+ * open-au, the AU search), put back after that journal was replayed and
+ * after the user wrote into the area it saved (a /var/lib restored from
+ * a backup): its replay put the old data over the user's and said
+ * "verified" (an attack run lost 1 MiB so).  Refused now, nothing
+ * written, the journal kept; --force replays it all the same.  The same
+ * crash replayed on time is restored as before. */
+START_TEST(test_old_journal_copy_refused)
+{
+	char *img = bf_image_in(test_dir, 16u * MIB, 31);
+	unsigned char *fill = fp_dev_alloc_buf(MIB), *old;
+	struct journal_restore_report rep;
+	char path[PATH_MAX], err[512] = "";
+	struct fp_dev *d = NULL, *jd;
+	uint64_t original, user;
+	size_t len;
+
+	ck_assert(img != NULL && fill != NULL);
+	memset(fill, FP_FILL_BYTE, MIB);
+	ck_assert_int_eq(fp_dev_open_path(img, FP_OPEN_WRITE, &d, err, sizeof(err)), 0);
+	original = dev_sum(d);
+	jpath(path, sizeof(path), "old-copy.journal");
+	jd = jopen(d, path);
+	ck_assert_int_eq(journal_backup_area(jd, 0, 8 * MIB, err, sizeof(err)), 0);
+	ck_assert_int_eq(fp_dev_set_write_area(jd, 0, 8 * MIB), 0);
+	for (uint64_t at = 0; at < 4 * MIB; at += MIB)
+		ck_assert_int_eq(fp_dev_write_timed(jd, fill, MIB, at, NULL), 0);
+	fp_dev_close(jd);	/* killed */
+	old = slurp(path, &len);
+	ck_assert_msg(journal_restore(path, d, 0, NULL, NULL, &rep, err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_uint_eq(dev_sum(d), original);
+	scribble(d, 5 * MIB, 6 * MIB, 7);	/* the user's new data */
+	fp_dev_end_write_area(d);
+	user = dev_sum(d);
+	spill(path, old, len);
+	ck_assert_int_eq(journal_restore(path, d, 0, NULL, NULL, &rep, err, sizeof(err)),
+			 -FP_EREFUSED);
+	ck_assert_msg(strstr(err, "written since") && strstr(err, "--force"), "%s", err);
+	ck_assert_uint_eq(dev_sum(d), user);
+	ck_assert(exists(path));
+	ck_assert_msg(journal_restore(path, d, JOURNAL_RESTORE_FORCE, NULL, NULL, &rep, err,
+				      sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(dev_sum(d), original);
+	free(old);
+	free(fill);
+	fp_dev_close(d);
+	unlink(img);
+	free(img);
+}
+END_TEST
+
 /* The spent mark and the deletion go to the file the caller checked and
  * locked, never to whatever holds its name by then: a restore that found
  * a spent journal while another run removed it and a new test created
@@ -2766,6 +2818,7 @@ Suite *journal_suite(void)
 	tcase_add_test(tc, test_interrupt_during_backup);
 	tcase_add_test(tc, test_find_pending_default_path);
 	tcase_add_test(tc, test_spent_journal_not_replayed);
+	tcase_add_test(tc, test_old_journal_copy_refused);
 	tcase_add_test(tc, test_spent_mark_only_on_its_file);
 	tcase_add_test(tc, test_default_names_keep_apart);
 	tcase_add_test(tc, test_reborn_inode_not_an_alias);
