@@ -26,6 +26,8 @@ static bool same_target(const struct stat *a, const struct stat *t)
 {
 	if (S_ISBLK(t->st_mode))
 		return S_ISBLK(a->st_mode) && a->st_rdev == t->st_rdev;
+	if (S_ISCHR(t->st_mode))	/* /dev/fuse in any mount of /dev */
+		return S_ISCHR(a->st_mode) && a->st_rdev == t->st_rdev;
 	return a->st_dev == t->st_dev && a->st_ino == t->st_ino;
 }
 
@@ -92,8 +94,10 @@ static void read_comm(int pid, char *buf, size_t len)
 	fclose(f);
 }
 
-int procfd_find_user(const struct stat *target, bool writers_only,
-		     struct procfd_user *u)
+/* The first process but this one that uses target (for writing with
+ * writers_only) and, when also is not NULL, also that. */
+static int find_user(const struct stat *target, bool writers_only,
+		     const struct stat *also, struct procfd_user *u)
 {
 	struct dirent *e;
 	int found = 0;
@@ -105,7 +109,8 @@ int procfd_find_user(const struct stat *target, bool writers_only,
 		int pid = is_number(e->d_name) ? atoi(e->d_name) : 0;
 
 		if (pid <= 0 || pid == (int)getpid() ||
-		    !process_uses(pid, target, writers_only))
+		    !process_uses(pid, target, writers_only) ||
+		    (also != NULL && !process_uses(pid, also, false)))
 			continue;
 		u->pid = pid;
 		read_comm(pid, u->comm, sizeof(u->comm));
@@ -113,6 +118,21 @@ int procfd_find_user(const struct stat *target, bool writers_only,
 	}
 	closedir(d);
 	return found;
+}
+
+int procfd_find_user(const struct stat *target, bool writers_only,
+		     struct procfd_user *u)
+{
+	return find_user(target, writers_only, NULL, u);
+}
+
+int procfd_find_fuse_writer(const struct stat *target, struct procfd_user *u)
+{
+	struct stat fuse;
+
+	if (stat("/dev/fuse", &fuse) != 0 || !S_ISCHR(fuse.st_mode))
+		return 0;	/* no FUSE here, so no server */
+	return find_user(target, true, &fuse, u);
 }
 
 bool procfd_runs_command(int pid, const char *word)

@@ -28,6 +28,12 @@ struct procfd_user {
 int procfd_find_user(const struct stat *target, bool writers_only,
 		     struct procfd_user *u);
 
+/* Like procfd_find_user(target, true, u), but only a process that also
+ * has /dev/fuse open: a FUSE server (fuse2fs, ntfs-3g, ...) writing the
+ * file, most likely the image of a file system it serves.  0 as well
+ * when this system has no /dev/fuse. */
+int procfd_find_fuse_writer(const struct stat *target, struct procfd_user *u);
+
 /* Whether process pid runs command word: the first of its arguments
  * after the program's name that is no option (/proc/PID/cmdline), as in
  * "flashprobe -q restore DEVICE".  False when it cannot be read. */

@@ -798,19 +798,70 @@ static int check_file(const struct sysfs_roots *r, const char *path,
 
 /* A process that holds the target open for writing is not stopped by
  * O_EXCL (it did not ask for exclusivity): say so, without refusing (a
- * tool that keeps an idle descriptor is common and harmless). */
-static void warn_other_writer(const char *path, const struct stat *st,
+ * tool that keeps an idle descriptor is common and harmless).  what
+ * names st for the line: the target, or the file a loop device reads. */
+static void warn_other_writer(const char *what, const struct stat *st,
 			      struct safety_report *rep)
 {
 	struct procfd_user u;
 	char who[64];
 
-	if (procfd_find_user(st, true, &u) <= 0)
+	if (rep->warning[0] || procfd_find_user(st, true, &u) <= 0)
 		return;
 	procfd_describe(&u, who, sizeof(who));
-	snprintf(rep->warning, sizeof(rep->warning), "warning: '%s' is open for "
-		 "writing by %s: its writes would mix with the test's", path,
-		 who);
+	snprintf(rep->warning, sizeof(rep->warning), "warning: %s is open for "
+		 "writing by %s: its writes would mix with the test's", what, who);
+}
+
+/* Whether block device path reads a flashprobe journal from its start: a
+ * loop device over a pending journal, which the journal's own name
+ * refuses. */
+static bool device_reads_journal(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	bool is;
+
+	if (fd < 0)
+		return false;
+	is = journal_is_journal_fd(fd);
+	close(fd);
+	return is;
+}
+
+/* What a writing test changes in the end is a file when the target is
+ * one or a loop device over one: a FUSE server writing that file serves a
+ * file system from it (fuse2fs on an image) as good as mounted, which no
+ * mount table or exclusive open shows; refused.  A loop device over a
+ * journal is refused like the journal.  Any other writer is a warning. */
+static int check_data_file(const struct sysfs_roots *r, const char *path,
+			   const struct stat *st, struct safety_report *rep,
+			   char *err, size_t errlen)
+{
+	struct procfd_user u;
+	char who[64], what[PATH_MAX + 40];
+	struct stat end;
+
+	snprintf(what, sizeof(what), "'%s'", path);
+	warn_other_writer(what, st, rep);
+	if (!data_end(r, st, &end) || !S_ISREG(end.st_mode))
+		return 0;
+	if (S_ISBLK(st->st_mode) && device_reads_journal(path)) {
+		fp_errf(err, errlen, "refusing to write '%s': it reads a flashprobe "
+		    "journal (replay it with 'flashprobe restore')", path);
+		return -EBUSY;
+	}
+	if (procfd_find_fuse_writer(&end, &u) > 0) {
+		procfd_describe(&u, who, sizeof(who));
+		fp_errf(err, errlen, "refusing to write '%s': %s, which serves a FUSE "
+		    "file system, has %s open for writing: a file system mounted from "
+		    "it would be corrupted; unmount it first", path, who,
+		    S_ISBLK(st->st_mode) ? "the file it reads" : "it");
+		return -EBUSY;
+	}
+	snprintf(what, sizeof(what), "the file '%s' reads", path);
+	if (S_ISBLK(st->st_mode))
+		warn_other_writer(what, &end, rep);
+	return 0;
 }
 
 int safety_check_target(const char *path, enum safety_mode mode,
@@ -855,7 +906,7 @@ int safety_check_target_at(const struct sysfs_roots *r, const char *path,
 	rc = S_ISBLK(st.st_mode) ? check_block(r, path, &st, mode, rep, err, errlen)
 				 : check_file(r, path, &st, mode, rep, err, errlen);
 	if (rc == 0 && mode == SAFETY_WRITE)
-		warn_other_writer(path, &st, rep);
+		rc = check_data_file(r, path, &st, rep, err, errlen);
 	return rc;
 }
 

@@ -983,13 +983,16 @@ END_TEST
 
 /* ==== item 9: another process writing the device is named ==== */
 
-static void other_writer_warned(const char *target)
+/* A bench --write on target while this process holds held (target, or
+ * the file a loop device target reads) open for writing: warned, naming
+ * this process, and restored. */
+static void other_writer_warned(const char *target, const char *held)
 {
-	uint64_t before = tu_checksum(target);
+	uint64_t before = tu_checksum(held);
 	const char *argv[MAX_ARGS];
 	struct run_result r;
 	char pid[32];
-	int fd = open(target, O_RDWR | O_CLOEXEC);
+	int fd = open(held, O_RDWR | O_CLOEXEC);
 
 	ck_assert_int_ge(fd, 0);
 	snprintf(pid, sizeof(pid), "pid %d", (int)getpid());
@@ -999,7 +1002,7 @@ static void other_writer_warned(const char *target)
 	ck_assert_msg(r.status == 0, "status %d, '%s'", r.status, r.err);
 	ck_assert_msg(strstr(r.err, "open for writing") && strstr(r.err, pid),
 		      "no warning naming %s: '%s'", pid, r.err);
-	ck_assert_msg(tu_checksum(target) == before, "not restored");
+	ck_assert_msg(tu_checksum(held) == before, "not restored");
 	tu_run_free(&r);
 }
 
@@ -1007,16 +1010,105 @@ START_TEST(test_other_writer_image)
 {
 	char *img = new_image(IMG_BYTES, 91);
 
-	other_writer_warned(img);
+	other_writer_warned(img, img);
 	free(img);
 }
 END_TEST
 
-/* O_EXCL does not stop a process that opened the disk without it. */
+/* O_EXCL does not stop a process that opened the disk without it; and
+ * one that has the loop device's file open (the attack: no warning
+ * there, while a program wrote the image during the test). */
 START_TEST(test_other_writer_loop)
 {
 	require_loop();
-	other_writer_warned(loop.dev);
+	other_writer_warned(loop.dev, _i ? loop.image : loop.dev);
+}
+END_TEST
+
+/* A FUSE server (fuse2fs) writing the image serves a file system from
+ * it, mounted as far as the user is concerned, though no mount table
+ * names the image: a test on the image, or on a loop device over it,
+ * lost the user's files in an attack run (the journal went into that
+ * file system too).  A child with /dev/fuse and the image open stands
+ * for the server: refused, status 3, nothing changed. */
+static void fuse_server_refused(const char *target, const char *image)
+{
+	uint64_t before = tu_checksum(image);
+	const char *argv[MAX_ARGS];
+	struct run_result r;
+	int ready[2];
+	char c;
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(ready), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int fuse = open("/dev/fuse", O_RDWR), img = open(image, O_RDWR);
+
+		c = fuse >= 0 && img >= 0 ? 'y' : 'n';
+		if (write(ready[1], &c, 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(ready[1]);
+	ck_assert_int_eq(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	if (c == 'y') {
+		args_with(argv, bench_write, NULL, target);
+		tu_run(&r, argv);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	ck_assert_msg(c == 'y', "the child could not open /dev/fuse and the image");
+	ck_assert_msg(r.status == 3 && strstr(r.err, "serves a FUSE file system"),
+		      "status %d, '%s'", r.status, r.err);
+	ck_assert_msg(tu_checksum(image) == before, "the image changed");
+	tu_run_free(&r);
+}
+
+START_TEST(test_fuse_server_image)
+{
+	char *img = new_image(IMG_BYTES, 93);
+
+	fuse_server_refused(img, img);
+	free(img);
+}
+END_TEST
+
+START_TEST(test_fuse_server_loop)
+{
+	require_loop();
+	fuse_server_refused(loop.dev, loop.image);
+}
+END_TEST
+
+/* A loop device over a pending journal was a write target like any
+ * other (its file is refused by name): a test on it destroyed the
+ * journal, and with it the crashed card's data.  Refused now, the file
+ * unchanged. */
+START_TEST(test_loop_over_journal_refused)
+{
+	char *img = new_image(IMG_BYTES, 95), *dev;
+	const char *argv[MAX_ARGS];
+	struct run_result r;
+	uint64_t before;
+
+	require_loop();
+	ck_assert_int_eq(tu_write_at(img, 0, JOURNAL_MAGIC, 8), 0);
+	before = tu_checksum(img);
+	dev = tu_loop_attach(img, false);
+	ck_assert_ptr_nonnull(dev);
+	args_with(argv, bench_write, NULL, dev);
+	tu_run(&r, argv);
+	tu_loop_detach(dev);
+	ck_assert_msg(r.status == 3 && strstr(r.err, "reads a flashprobe journal"),
+		      "status %d, '%s'", r.status, r.err);
+	ck_assert_msg(tu_checksum(img) == before, "the journal changed");
+	tu_run_free(&r);
+	free(dev);
+	free(img);
 }
 END_TEST
 
@@ -2025,6 +2117,10 @@ Suite *datasafety_suite(void)
 	tcase_add_loop_test(img, test_signature_without_terminal, 0, NCASES(signature_cases));
 	tcase_add_test(img, test_long_paths_refused);
 	tcase_add_test(img, test_other_writer_image);
+	if (access("/dev/fuse", R_OK | W_OK) == 0)
+		tcase_add_test(img, test_fuse_server_image);
+	else
+		tu_skip("datasafety/images: a FUSE server writing the image", "no usable /dev/fuse");
 	tcase_add_loop_test(img, test_exit_status, 0, NCASES(status_cases));
 	tcase_add_test(img, test_restore_other_identity_refused);
 	tcase_add_test(img, test_restore_under_file_size_limit);
@@ -2056,7 +2152,10 @@ Suite *datasafety_suite(void)
 	tcase_add_checked_fixture(blk, work_setup, NULL);
 	tcase_add_test(blk, test_second_writer_loop);
 	tcase_add_test(blk, test_restore_alias_during_test);
-	tcase_add_test(blk, test_other_writer_loop);
+	tcase_add_loop_test(blk, test_other_writer_loop, 0, 2);
+	if (access("/dev/fuse", R_OK | W_OK) == 0)
+		tcase_add_test(blk, test_fuse_server_loop);
+	tcase_add_test(blk, test_loop_over_journal_refused);
 	tcase_add_test(blk, test_output_on_loop);
 	tcase_add_loop_test(blk, test_stream_on_loop, 0, NCASES(stream_cases));
 	tcase_add_loop_test(blk, test_swapped_card_loop, 0, NCASES(swap_cases));
