@@ -224,6 +224,17 @@ fail:
 	return ret;
 }
 
+/* Whether the short form of bytes ("96MiB") is exact: "100.50MiB" is
+ * not, for an end 4 KiB past it. */
+static bool short_form_exact(uint64_t bytes)
+{
+	char buf[32];
+	uint64_t back;
+
+	units_format_bytes(bytes, buf, sizeof(buf));
+	return units_parse_size(buf, &back) == 0 && back == bytes;
+}
+
 /* "find-fat will write at most 42MiB within the first 96MiB of 'DEV'".
  * A test that rewrites blocks can plan more bytes of writes than its area
  * holds: then what may change is the area, and the total is said as a
@@ -236,7 +247,9 @@ static void announce(const struct session *s, const char *what, uint64_t start,
 	if (!s->notes || s->quiet)
 		return;
 	units_format_bytes(end, b, sizeof(b));
-	if (start == 0)
+	if (!short_form_exact(start) || !short_form_exact(end))	/* never rounded */
+		snprintf(area, sizeof(area), "bytes %" PRIu64 " to %" PRIu64, start, end);
+	else if (start == 0)
 		snprintf(area, sizeof(area), "the first %s", b);
 	else
 		snprintf(area, sizeof(area), "%s to %s",
