@@ -97,7 +97,16 @@
  * than the run's writes hides every collapse, so "at least N" (no trial
  * collapsed) is trusted only after FP_WBUF_HIDE_BYTES of writes and is
  * UNBUFFERED_CONF with a note before (no_collapse_confidence).  Exact
- * counts need a collapse, which a buffer cannot fake.
+ * counts need a collapse, which a write-through buffer cannot fake.  A
+ * buffer that ignores flushes and stays write-back when full (an SLC
+ * cache; sim wbuf_back=, bench/indepcard noflush=1) can: a write that does
+ * not fit waits for older writes to reach the flash, so chunk writes that
+ * fit look open while the big writes after them pay for their collapse,
+ * and the next trial pays for this one's (linear 2 for 1, 4 for 3 at
+ * 0.53).  On flash a write of 4c never takes more than 4 times a write of
+ * c (t = a + c w, a >= 0); medians saying it does, beyond slack and noise
+ * (writes_absorbed()), in the reference or any trial, leave both counts
+ * undetermined.
  *
  * Writes go through fp_dev_write_timed() with a constant 0x5a pattern,
  * as flashbench writes; data-dependent controllers are not exercised.
@@ -262,6 +271,8 @@ struct ctx {
 					 * hold random mode */
 	unsigned flush_count;		/* flush writes that empty the pool */
 	bool out_of_budget;
+	bool absorbed;			/* a trial's writes were absorbed by
+					 * a write buffer (writes_absorbed()) */
 	bool last_beyond_doubt;		/* the last trial collapsed and stopped
 					 * early (see run_trial) */
 };
@@ -901,6 +912,34 @@ static double resolution(double r)
 	return r < MIN_RESOLUTION ? 0 : fmin(1.0, 0.5 + (r - MIN_RESOLUTION) / 2);
 }
 
+/* Writes timed one by one on flash cost a fixed part and a part that
+ * grows with their size (t = a + c w, a >= 0: flash-model.md section 4
+ * rule 1), so a write of BIG_FACTOR c never takes more than BIG_FACTOR
+ * times a write of c.  When the medians say it does, beyond the slack and
+ * three times their noise (sigma: relative spread of one write; m_small,
+ * m_big: writes in each median), the chunk writes were absorbed by a
+ * write buffer that ignores flushes (an SLC cache) and the larger ones
+ * waited for it to drain: every write's time then shows older writes'
+ * costs, not its own, and no verdict can rest on it. */
+static bool writes_absorbed(double small, double big, double sigma,
+			    unsigned m_small, unsigned m_big)
+{
+	double sd;
+
+	if (small <= 0 || m_small == 0 || m_big == 0)
+		return false;
+	sd = MEDIAN_SD_FACTOR * sigma * sqrt(1.0 / m_small + 1.0 / m_big);
+	return big / small > BIG_FACTOR * (1.0 + OPEN_SLACK + OPEN_SIGMAS * sd);
+}
+
+static bool trial_absorbed(const struct ctx *c, const struct trial_stats *st,
+			   unsigned n)
+{
+	return writes_absorbed(st->small_med, st->big_med,
+			       fmax(c->sigma_rel, st->rel_sigma),
+			       n * (st->k1_used - 1), n * st->k2_used);
+}
+
 /* The smallest slowdown (in T_AU) that counts as a collapse on this card. */
 static double collapse_min(const struct ctx *c)
 {
@@ -1048,6 +1087,11 @@ static int test_n(struct ctx *c, enum openau_order order, unsigned n,
 	if (order == OPENAU_RANDOM && n > c->holders)
 		c->holders = n;
 	*v = classify(c, &st, s, n, ref, ref_sd, cross, &excess, strength);
+	if (trial_absorbed(c, &st, n)) {
+		c->absorbed = true;
+		*v = OPENAU_TRIAL_UNCLEAR;
+		*strength = 0;
+	}
 	c->last_beyond_doubt = *v == OPENAU_TRIAL_COLLAPSED && st.k1_used < s->k1 &&
 			       !c->o->full_trials;
 	/* the typical collapsed write, not the slowest AU (which adds the
@@ -1104,6 +1148,12 @@ static int calibrate(struct ctx *c, bool *ok)
 		}
 		if (c->r_ref < R_REF_MIN)
 			return 0;
+		if (writes_absorbed(st.small_med, st.big_med,
+				    fmax(SIGMA_FLOOR, st.rel_sigma),
+				    c->ref.k1 - 1, c->ref.k2)) {
+			c->absorbed = true;
+			return 0;
+		}
 		/* t(c) = a + c w: T_AU = a + E w, from the c and 4c medians */
 		w = (st.big_med - st.small_med) / ((BIG_FACTOR - 1) * (double)chunk);
 		c->au_ns = st.small_med + w * (double)(c->e - chunk);
@@ -1554,6 +1604,17 @@ static void settle_linear_collapse(struct ctx *c, const struct openau_count *lin
 	}
 }
 
+/* Some writes were absorbed by a buffer (writes_absorbed()): no count
+ * stands, whatever the trials said. */
+static void absorbed_note(struct ctx *c)
+{
+	snprintf(c->r->note, sizeof(c->r->note), "writes %dx larger took more "
+		 "than %dx as long: a write buffer that ignores flushes absorbed "
+		 "some writes and made others wait for it, so write times do not "
+		 "show what each write cost; no count stands", BIG_FACTOR,
+		 BIG_FACTOR);
+}
+
 static int run_auto(struct ctx *c)
 {
 	unsigned m = c->p->max_open, rlimit = m;
@@ -1568,6 +1629,10 @@ static int run_auto(struct ctx *c)
 	rc = complete_reference(c);
 	if (rc == 0)
 		rc = calibrate(c, &ok);
+	if (rc == 0 && c->absorbed) {
+		absorbed_note(c);
+		return 0;
+	}
 	if (rc < 0 || !ok) {
 		if (rc == 0)
 			note(c, "", "write time does not grow with the chunk "
@@ -1581,6 +1646,11 @@ static int run_auto(struct ctx *c)
 	rc = search(c, OPENAU_LINEAR, 1, m, false, lin);
 	if (rc < 0)
 		return rc;
+	if (c->absorbed) {	/* no count stands: no more writes */
+		set_count(lin, 0, OPENAU_UNDETERMINED, 0);
+		absorbed_note(c);
+		return 0;
+	}
 	settle_linear_collapse(c, lin);
 	/* Random mode is a subset of the open pool: no need to test beyond
 	 * a known linear count, and the pool size tells how many flush
@@ -1611,6 +1681,11 @@ static int run_auto(struct ctx *c)
 		rc = check_random_zero(c, rnd);
 	if (rc == 0)
 		rc = check_drift(c);
+	if (rc == 0 && c->absorbed) {
+		set_count(lin, 0, OPENAU_UNDETERMINED, 0);
+		set_count(rnd, 0, OPENAU_UNDETERMINED, 0);
+		absorbed_note(c);
+	}
 	return rc;
 }
 

@@ -24,7 +24,9 @@
  * fat_random_ns and pages cost fat_page_pct % of write_page_ns.
  * A write buffer (wbuf=) changes only what the host waits for: writes
  * that fit cost wbuf_write per 4 KiB and owe their flash time, which the
- * flash works off while the host reads or fills the buffer.
+ * flash works off while the host reads or fills the buffer; with
+ * wbuf_back a full buffer stays write-back (a write waits for the oldest
+ * buffered writes, whatever they cost, then joins the queue).
  *
  * Data is stored sparsely in 4 KiB blocks: a block that holds one repeated
  * byte keeps just that byte, so never-written space and constant patterns
@@ -692,6 +694,7 @@ static const struct sim_key sim_keys[] = {
 	SIM_KEY("write_stall", write_stall_ns, SIM_KEY_NS),
 	SIM_KEY("wbuf", wbuf_bytes, SIM_KEY_BYTES),
 	SIM_KEY("wbuf_write", wbuf_write_ns, SIM_KEY_NS),
+	SIM_KEY("wbuf_back", wbuf_back, SIM_KEY_BOOL),
 };
 
 static const char *const sim_fake_names[] = {
@@ -988,6 +991,10 @@ struct sim {
 	bool read_only;			/* ro_after reached */
 	uint64_t wbuf_fill_bytes;	/* write buffer: bytes not yet drained */
 	uint64_t wbuf_debt_ns;		/* flash time owed for them */
+	/* wbuf_back: the buffered writes in order, oldest at q_head (a ring
+	 * of q_cap): bytes each, and the flash time each still owes */
+	uint64_t *wbuf_q_bytes, *wbuf_q_ns;
+	size_t wbuf_q_head, wbuf_q_len, wbuf_q_cap;
 };
 
 /* Allocation with accounting, so sim_mem_bytes() is exact. */
@@ -1035,6 +1042,8 @@ static void sim_destroy(struct sim *s)
 		free(s->leaves[i]);
 	}
 	free(s->leaves);
+	free(s->wbuf_q_bytes);
+	free(s->wbuf_q_ns);
 	for (uint64_t a = 0; s->aus && a < s->nau; a++)
 		free(s->aus[a].valid);
 	free(s->aus);
@@ -1781,10 +1790,33 @@ static int sim_write_cost(struct sim *s, uint64_t off, uint64_t len,
 /* ------------------------------------------------------------------ */
 /* Write buffer timing (wbuf=): what the host waits for */
 
+/* wbuf_back: the flash works off the oldest buffered write for up to dt
+ * ns; a write frees its bytes once it is done.  The time used. */
+static uint64_t sim_wbuf_pop(struct sim *s, uint64_t dt)
+{
+	size_t h = s->wbuf_q_head;
+	uint64_t used = dt < s->wbuf_q_ns[h] ? dt : s->wbuf_q_ns[h];
+
+	s->wbuf_q_ns[h] -= used;
+	s->wbuf_debt_ns -= used;
+	if (s->wbuf_q_ns[h] == 0) {
+		s->wbuf_fill_bytes -= s->wbuf_q_bytes[h];
+		s->wbuf_q_head = (h + 1) % s->wbuf_q_cap;
+		s->wbuf_q_len--;
+	}
+	return used;
+}
+
 /* The flash works off buffered writes for dt ns: the owed time shrinks
- * by dt and the buffered bytes in proportion (a mean drain rate). */
+ * by dt and the buffered bytes in proportion (a mean drain rate), or
+ * with wbuf_back write by write, oldest first. */
 static void sim_wbuf_drain(struct sim *s, uint64_t dt)
 {
+	if (s->prof.wbuf_back) {
+		while (dt > 0 && s->wbuf_q_len > 0)
+			dt -= sim_wbuf_pop(s, dt);
+		return;
+	}
 	if (dt >= s->wbuf_debt_ns) {
 		s->wbuf_fill_bytes = 0;
 		s->wbuf_debt_ns = 0;
@@ -1793,6 +1825,56 @@ static void sim_wbuf_drain(struct sim *s, uint64_t dt)
 	s->wbuf_fill_bytes -= (uint64_t)((unsigned __int128)s->wbuf_fill_bytes *
 					 dt / s->wbuf_debt_ns);
 	s->wbuf_debt_ns -= dt;
+}
+
+/* wbuf_back: a write of len bytes owing flash_ns joins the queue (false:
+ * out of memory, it is then written through). */
+static bool sim_wbuf_push(struct sim *s, uint64_t len, uint64_t flash_ns)
+{
+	if (s->wbuf_q_len == s->wbuf_q_cap) {
+		size_t cap = s->wbuf_q_cap ? 2 * s->wbuf_q_cap : 256;
+		uint64_t *b = malloc(cap * sizeof(*b)), *t = malloc(cap * sizeof(*t));
+
+		if (b == NULL || t == NULL) {
+			free(b);
+			free(t);
+			return false;
+		}
+		for (size_t i = 0; i < s->wbuf_q_len; i++) {
+			b[i] = s->wbuf_q_bytes[(s->wbuf_q_head + i) % s->wbuf_q_cap];
+			t[i] = s->wbuf_q_ns[(s->wbuf_q_head + i) % s->wbuf_q_cap];
+		}
+		free(s->wbuf_q_bytes);
+		free(s->wbuf_q_ns);
+		s->wbuf_q_bytes = b;
+		s->wbuf_q_ns = t;
+		s->wbuf_q_head = 0;
+		s->wbuf_q_cap = cap;
+	}
+	s->wbuf_q_bytes[(s->wbuf_q_head + s->wbuf_q_len) % s->wbuf_q_cap] = len;
+	s->wbuf_q_ns[(s->wbuf_q_head + s->wbuf_q_len) % s->wbuf_q_cap] = flash_ns;
+	s->wbuf_q_len++;
+	s->wbuf_fill_bytes += len;
+	s->wbuf_debt_ns += flash_ns;
+	return true;
+}
+
+static uint64_t sim_wbuf_fast_ns(const struct sim *s, uint64_t blocks);
+
+/* wbuf_back: the host's time of a write of len bytes owing flash_ns: it
+ * waits until the oldest buffered writes are done and it fits (whatever
+ * they cost), then takes the buffer's time and joins the queue. */
+static uint64_t sim_wbuf_back_write(struct sim *s, uint64_t len, uint64_t flash_ns)
+{
+	uint64_t wait = 0, host;
+
+	while (s->wbuf_q_len > 0 && s->wbuf_fill_bytes + len > s->prof.wbuf_bytes)
+		wait += sim_wbuf_pop(s, UINT64_MAX);
+	host = sim_wbuf_fast_ns(s, (len + SIM_BLOCK_BYTES - 1) / SIM_BLOCK_BYTES);
+	sim_wbuf_drain(s, host);
+	if (!sim_wbuf_push(s, len, flash_ns))
+		return wait + flash_ns;
+	return wait + host;
 }
 
 /* The buffer's cost of absorbing blocks 4 KiB blocks, with the card's
@@ -1819,6 +1901,8 @@ static uint64_t sim_wbuf_write(struct sim *s, uint64_t len, uint64_t flash_ns)
 
 	if (p->wbuf_bytes == 0 || len == 0)
 		return flash_ns;
+	if (p->wbuf_back)
+		return sim_wbuf_back_write(s, len, flash_ns);
 	room = p->wbuf_bytes > s->wbuf_fill_bytes ?
 	       p->wbuf_bytes - s->wbuf_fill_bytes : 0;
 	fit = len < room ? len : room - room % SIM_BLOCK_BYTES;	/* blocks */

@@ -173,6 +173,12 @@ struct sim_profile {
 	 * into the buffer.  Timing only: data is stored as without it. */
 	uint64_t wbuf_bytes;		/* 0 = no buffer */
 	uint64_t wbuf_write_ns;		/* per 4 KiB absorbed */
+	/* wbuf_back: a full buffer stays write-back (an SLC cache that
+	 * ignores flushes, bench/indepcard noflush=1): a write that does not
+	 * fit waits until the oldest buffered writes reached the flash
+	 * (whatever they cost) and it fits, then joins the buffer; the host's
+	 * time then shows the cost of earlier writes, not of its own. */
+	bool wbuf_back;
 
 	/* counterfeit capacity: the truth `flashprobe capacity` must find */
 	enum sim_fake fake;
@@ -243,7 +249,8 @@ const struct sim_profile *sim_profile_find(const char *name);
  *   write buffer (timing only): wbuf=SIZE (bytes absorbed before writes
  *     run at the flash's cost, 0 = none), wbuf_write=TIME (cost per 4 KiB
  *     absorbed); the buffer drains at the flash's cost while the host
- *     reads or writes into it.
+ *     reads or writes into it; wbuf_back=1: a full buffer stays
+ *     write-back (a write waits for older ones to drain, then joins it).
  * Returns 0, or -EINVAL with a one-line reason in err (unknown profile,
  * unknown key, missing or bad value, inconsistent geometry); *p is only
  * written on success. */
