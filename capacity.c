@@ -115,7 +115,6 @@
 #include "stats.h"
 #include "units.h"
 
-#define CAPACITY_MAGIC UINT64_C(0x4b4c425041435046)	/* "FPCAPBLK" little-endian */
 #define CAPACITY_CHUNK_BYTES (1024u * 1024u)	/* flush I/O size */
 #define CAPACITY_HDR_OFFSET 8
 #define CAPACITY_HDR_NONCE 16
@@ -168,7 +167,7 @@ static void block_fill(uint8_t *b, size_t len, uint64_t off, uint64_t nonce,
 			put64(b, i, stats_hash64(nonce ^ off ^ (i * UINT64_C(0x9e3779b97f4a7c15))));
 	else
 		memset(b + CAPACITY_HDR_BYTES, 0, len - CAPACITY_HDR_BYTES);
-	put64(b, 0, CAPACITY_MAGIC);
+	memcpy(b, FP_TEST_BLOCK_MAGIC, FP_TEST_BLOCK_MAGIC_BYTES);
 	put64(b, CAPACITY_HDR_OFFSET, off);
 	put64(b, CAPACITY_HDR_NONCE, nonce);
 	put64(b, CAPACITY_HDR_KIND, kind);
@@ -179,7 +178,7 @@ static void block_fill(uint8_t *b, size_t len, uint64_t off, uint64_t nonce,
 static bool block_parse(const uint8_t *b, size_t len, uint64_t nonce,
 			uint64_t *off, enum block_kind *kind)
 {
-	if (get64(b, 0) != CAPACITY_MAGIC || get64(b, CAPACITY_HDR_NONCE) != nonce ||
+	if (!util_is_test_block(b, len) || get64(b, CAPACITY_HDR_NONCE) != nonce ||
 	    get64(b, CAPACITY_HDR_SUM) != block_sum(b, len))
 		return false;
 	*off = get64(b, CAPACITY_HDR_OFFSET);

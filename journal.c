@@ -846,18 +846,32 @@ static void save_bounds(const struct journal *j, uint64_t off, uint64_t end,
 	*to = *to < hi ? *to : hi;
 }
 
-/* The first write of other data than the fill byte: the journal stops
- * saying that all writes were of it before that write reaches the device
- * (a commit of nothing new), its time off the clock like a backup's. */
-static int commit_not_fill_only(struct journal *j)
+/* The first write of other data than the fill byte (or than it and the
+ * capacity check's blocks): the journal stops saying that all writes were
+ * of it before that write reaches the device (a commit of nothing new),
+ * its time off the clock like a backup's. */
+static int commit_without(struct journal *j, uint32_t flags)
 {
 	uint64_t t0 = fp_dev_now_ns(j->inner);
 	int rc;
 
-	j->slot.flags &= ~JR_SLOT_FILL_ONLY;
+	j->slot.flags &= ~flags;
 	rc = commit(j);
 	hide_time_since(j, t0);
 	return rc;
+}
+
+/* The "every write so far was ..." flags this write ends, committed
+ * before it reaches the device. */
+static int note_kind_written(struct journal *j, const void *buf, size_t len)
+{
+	uint32_t ends = 0;
+
+	if (!util_is_fill(buf, len))
+		ends = JR_SLOT_FILL_ONLY |
+		       (util_is_test_block(buf, len) ? 0 : JR_SLOT_MARKED_ONLY);
+	ends &= j->slot.flags;
+	return ends ? commit_without(j, ends) : 0;
 }
 
 static int jdev_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
@@ -874,8 +888,8 @@ static int jdev_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
 		return -FP_EREFUSED;
 	save_bounds(j, off, off + len, &from, &to);
 	rc = save_missing(j, from, to, false);
-	if (rc == 0 && (j->slot.flags & JR_SLOT_FILL_ONLY) && !util_is_fill(buf, len))
-		rc = commit_not_fill_only(j);
+	if (rc == 0)
+		rc = note_kind_written(j, buf, len);
 	j->unchecked_bytes += len;
 	if (rc == 0 && j->unchecked_bytes >= JOURNAL_RECHECK_BYTES)
 		rc = check_card_hidden(j);
@@ -1008,7 +1022,7 @@ static struct journal *journal_new(struct fp_dev *inner, const char *path,
 	j->inner = inner;
 	j->fd = fd;
 	j->slot.end = JR_HEADER_BYTES;	/* the header was fsync'ed */
-	j->slot.flags = JR_SLOT_FILL_ONLY;	/* nothing written yet */
+	j->slot.flags = JR_SLOT_FILL_ONLY | JR_SLOT_MARKED_ONLY;	/* nothing written yet */
 	util_copy_str(j->pointer_path, sizeof(j->pointer_path), link);
 	j->path = strdup(path);
 	j->buf = fp_dev_alloc_buf(JOURNAL_RECORD_MAX_BYTES);

@@ -1033,13 +1033,23 @@ static int check_saved_content(int fd, const char *path, const struct jr_header 
 	return other_card(path, dev, flags, why, "", rep, err, errlen);
 }
 
-/* Whether record e holds a sector the test wrote (the fill byte, where
- * the journal saved something else): 1 yes, 0 no; *foreign counts its
- * sectors that hold neither (first: the first of them).  A record whose
- * device range cannot be read counts as neither way: the replay reports
- * read errors. */
+/* Whether a sector of the device shows a write of the test where the
+ * journal saved something else: the fill byte, or (in a journal whose
+ * writes carried it) the capacity check's block magic. */
+static bool test_wrote(const unsigned char *saved, const unsigned char *now, size_t len,
+		       bool marked)
+{
+	if (memcmp(saved, now, len) == 0)
+		return false;
+	return util_is_fill(now, len) || (marked && util_is_test_block(now, len));
+}
+
+/* Whether record e holds a sector the test wrote (test_wrote()): 1 yes,
+ * 0 no; *foreign counts its sectors that hold neither that nor what was
+ * saved (first: the first of them).  A record whose device range cannot
+ * be read counts as neither way: the replay reports read errors. */
 static int record_shows_test(int fd, const struct jr_entry *e, struct fp_dev *dev,
-			     unsigned char *saved, unsigned char *now,
+			     bool marked, unsigned char *saved, unsigned char *now,
 			     uint64_t *foreign, uint64_t *first)
 {
 	uint32_t sector = fp_dev_sector_bytes(dev);
@@ -1052,38 +1062,41 @@ static int record_shows_test(int fd, const struct jr_entry *e, struct fp_dev *de
 	if (fp_dev_read_timed(dev, now, (size_t)e->length, e->offset, NULL) != 0)
 		return 0;
 	for (uint64_t at = 0; at + sector <= e->length; at += sector) {
-		bool fill = util_is_fill(now + at, sector);
-
-		if (fill && !util_is_fill(saved + at, sector))
+		if (test_wrote(saved + at, now + at, sector, marked))
 			return 1;
-		if (!fill && memcmp(saved + at, now + at, sector) != 0 && (*foreign)++ == 0)
+		if (memcmp(saved + at, now + at, sector) != 0 && (*foreign)++ == 0)
 			*first = e->offset + at;
 	}
 	return 0;
 }
 
-/* Where every write was of the fill byte, the saved ranges read whole
- * before anything is written: a sector holding neither what the journal
- * saved nor the fill byte was written after the test by someone else.
- * With such sectors and not one the test wrote, the test's writes are
- * not on the device: the journal is older than the data (a copy put back
- * after its restore, from a backup or a snapshot of /var/lib) or of
- * another card, and replaying it would overwrite that data; refused.
- * Stops at the first sector the test wrote, which a crashed test's
- * first range holds. */
+/* Where every write was of the fill byte or of the capacity check's
+ * self-describing blocks (find-fat, open-au, the AU search, capacity,
+ * probe), the saved ranges are read whole before anything is written: a
+ * sector that differs from what the journal saved and shows no write of
+ * the test was written after the test by someone else.  With such
+ * sectors and not one the test wrote, the test's writes are not on the
+ * device: the journal is older than the data (a copy put back after its
+ * restore, from a backup or a snapshot of /var/lib) or of another card,
+ * and replaying it would overwrite that data; refused.  Stops at the
+ * first sector the test wrote, which a crashed test's first range holds.
+ * bench's journals (its data is like anyone's) are left to the
+ * fingerprint. */
 static int check_test_writes_there(int fd, const char *path, const struct jr_header *h,
 				   const struct jr_scan *s, struct fp_dev *dev,
 				   unsigned flags, struct journal_restore_report *rep,
 				   unsigned char *saved, unsigned char *now, char *err,
 				   size_t errlen)
 {
+	bool marked = h->slot.flags & JR_SLOT_MARKED_ONLY;
 	uint64_t foreign = 0, first = 0;
 	char why[200], f[32];
 
-	if (!(h->slot.flags & JR_SLOT_FILL_ONLY))
+	if (!(h->slot.flags & JR_SLOT_FILL_ONLY) && !marked)
 		return 0;
 	for (size_t i = 0; i < s->n; i++) {
-		int rc = record_shows_test(fd, &s->v[i], dev, saved, now, &foreign, &first);
+		int rc = record_shows_test(fd, &s->v[i], dev, marked, saved, now, &foreign,
+					   &first);
 
 		if (rc != 0)
 			return rc < 0 ? rc : 0;

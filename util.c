@@ -115,6 +115,12 @@ bool util_is_fill(const void *p, size_t len)
 	return len == 0 || (*(const unsigned char *)p == FP_FILL_BYTE && util_is_one_byte(p, len));
 }
 
+bool util_is_test_block(const void *p, size_t len)
+{
+	return len >= FP_TEST_BLOCK_MAGIC_BYTES &&
+	       memcmp(p, FP_TEST_BLOCK_MAGIC, FP_TEST_BLOCK_MAGIC_BYTES) == 0;
+}
+
 void util_dir_of(const char *path, char *dir, size_t len)
 {
 	const char *slash = strrchr(path, '/');

@@ -22,6 +22,15 @@ typedef void (*fp_progress_fn)(void *arg, uint64_t done, uint64_t total);
  * stores runs of it without memory. */
 #define FP_FILL_BYTE 0x5a
 
+/* What the capacity check's blocks begin with: every block it writes
+ * describes itself (capacity.c), so the journal and its replay can tell
+ * them from other data. */
+#define FP_TEST_BLOCK_MAGIC "FPCAPBLK"	/* 8 bytes, no terminator */
+#define FP_TEST_BLOCK_MAGIC_BYTES 8u
+
+/* Whether len bytes at p begin with FP_TEST_BLOCK_MAGIC. */
+bool util_is_test_block(const void *p, size_t len);
+
 /* Whether len bytes at p are all one byte value, and all FP_FILL_BYTE
  * (both true for len 0). */
 bool util_is_one_byte(const void *p, size_t len);

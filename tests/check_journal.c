@@ -1907,12 +1907,13 @@ START_TEST(test_spent_journal_not_replayed)
 END_TEST
 
 /* An old copy of a journal whose test wrote only the fill byte (find-fat,
- * open-au, the AU search), put back after that journal was replayed and
- * after the user wrote into the area it saved (a /var/lib restored from
- * a backup): its replay put the old data over the user's and said
- * "verified" (an attack run lost 1 MiB so).  Refused now, nothing
- * written, the journal kept; --force replays it all the same.  The same
- * crash replayed on time is restored as before. */
+ * open-au, the AU search; _i 0) or the capacity check's self-describing
+ * blocks (capacity and probe; 1), put back after that journal was
+ * replayed and after the user wrote into the area it saved (a /var/lib
+ * restored from a backup): its replay put the old data over the user's
+ * and said "verified" (an attack run lost 1 MiB so).  Refused now,
+ * nothing written, the journal kept; --force replays it all the same.
+ * The same crash replayed on time is restored as before. */
 START_TEST(test_old_journal_copy_refused)
 {
 	char *img = bf_image_in(test_dir, 16u * MIB, 31);
@@ -1925,6 +1926,11 @@ START_TEST(test_old_journal_copy_refused)
 
 	ck_assert(img != NULL && fill != NULL);
 	memset(fill, FP_FILL_BYTE, MIB);
+	for (size_t at = 0; _i == 1 && at < MIB; at += 64 * 1024) {	/* blocks of 64 KiB */
+		memcpy(fill + at, FP_TEST_BLOCK_MAGIC, FP_TEST_BLOCK_MAGIC_BYTES);
+		for (size_t k = FP_TEST_BLOCK_MAGIC_BYTES; k < 64 * 1024; k++)
+			fill[at + k] = (unsigned char)(k * 31 + at / 4096);
+	}
 	ck_assert_int_eq(fp_dev_open_path(img, FP_OPEN_WRITE, &d, err, sizeof(err)), 0);
 	original = dev_sum(d);
 	jpath(path, sizeof(path), "old-copy.journal");
@@ -2818,7 +2824,7 @@ Suite *journal_suite(void)
 	tcase_add_test(tc, test_interrupt_during_backup);
 	tcase_add_test(tc, test_find_pending_default_path);
 	tcase_add_test(tc, test_spent_journal_not_replayed);
-	tcase_add_test(tc, test_old_journal_copy_refused);
+	tcase_add_loop_test(tc, test_old_journal_copy_refused, 0, 2);
 	tcase_add_test(tc, test_spent_mark_only_on_its_file);
 	tcase_add_test(tc, test_default_names_keep_apart);
 	tcase_add_test(tc, test_reborn_inode_not_an_alias);
