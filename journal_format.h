@@ -103,11 +103,10 @@ struct jr_slot {
  * committed) before the first other write: the capacity check's blocks,
  * bench's data.  0 in journals written before the flag. */
 #define JR_SLOT_FILL_ONLY 1u
-/* Every write so far was of the fill byte or began with the capacity
- * check's block magic (FP_TEST_BLOCK_MAGIC): a place the test wrote then
- * shows it (probe's journals, the capacity check's).  Cleared (and
- * committed) before the first other write (bench's data).  0 in journals
- * written before the flag. */
+/* Every write so far was of the fill byte or began with flashprobe's
+ * mark (FP_TEST_BLOCK_MAGIC: the capacity check's blocks, bench's
+ * writes): a place the test wrote then shows it.  Cleared (and committed)
+ * before the first other write.  0 in journals written before the flag. */
 #define JR_SLOT_MARKED_ONLY 2u
 
 enum jr_slots_state {

@@ -1035,7 +1035,7 @@ static int check_saved_content(int fd, const char *path, const struct jr_header 
 
 /* Whether a sector of the device shows a write of the test where the
  * journal saved something else: the fill byte, or (in a journal whose
- * writes carried it) the capacity check's block magic. */
+ * writes carried it) flashprobe's mark. */
 static bool test_wrote(const unsigned char *saved, const unsigned char *now, size_t len,
 		       bool marked)
 {
@@ -1070,18 +1070,16 @@ static int record_shows_test(int fd, const struct jr_entry *e, struct fp_dev *de
 	return 0;
 }
 
-/* Where every write was of the fill byte or of the capacity check's
- * self-describing blocks (find-fat, open-au, the AU search, capacity,
- * probe), the saved ranges are read whole before anything is written: a
+/* Where every write was of the fill byte or began with flashprobe's mark
+ * (every test's, in journals written since the mark), the saved ranges
+ * are read whole before anything is written: a
  * sector that differs from what the journal saved and shows no write of
  * the test was written after the test by someone else.  With such
  * sectors and not one the test wrote, the test's writes are not on the
  * device: the journal is older than the data (a copy put back after its
  * restore, from a backup or a snapshot of /var/lib) or of another card,
  * and replaying it would overwrite that data; refused.  Stops at the
- * first sector the test wrote, which a crashed test's first range holds.
- * bench's journals (its data is like anyone's) are left to the
- * fingerprint. */
+ * first sector the test wrote, which a crashed test's first range holds. */
 static int check_test_writes_there(int fd, const char *path, const struct jr_header *h,
 				   const struct jr_scan *s, struct fp_dev *dev,
 				   unsigned flags, struct journal_restore_report *rep,

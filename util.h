@@ -22,9 +22,10 @@ typedef void (*fp_progress_fn)(void *arg, uint64_t done, uint64_t total);
  * stores runs of it without memory. */
 #define FP_FILL_BYTE 0x5a
 
-/* What the capacity check's blocks begin with: every block it writes
- * describes itself (capacity.c), so the journal and its replay can tell
- * them from other data. */
+/* What flashprobe's own test data begins with where it is not the fill
+ * byte: every block the capacity check writes (which describes itself,
+ * capacity.c) and every write of bench (benchio.c), so that the journal
+ * and its replay can tell the tests' writes from other data. */
 #define FP_TEST_BLOCK_MAGIC "FPCAPBLK"	/* 8 bytes, no terminator */
 #define FP_TEST_BLOCK_MAGIC_BYTES 8u
 

@@ -30,6 +30,7 @@
 #include "devspec.h"
 #include "errmsg.h"
 #include "durable.h"
+#include "benchio.h"
 #include "journal.h"
 #include "journal_format.h"
 #include "safety.h"
@@ -1914,31 +1915,57 @@ END_TEST
  * and said "verified" (an attack run lost 1 MiB so).  Refused now,
  * nothing written, the journal kept; --force replays it all the same.
  * The same crash replayed on time is restored as before. */
+/* What the test of case i writes into [0, 8 MiB) of jd: the fill byte
+ * (0), blocks that begin with the capacity check's mark (1), or bench's
+ * write workloads themselves (2). */
+static void write_as_test(struct fp_dev *jd, int i)
+{
+	unsigned char *buf = fp_dev_alloc_buf(MIB);
+	struct benchio_result res;
+	struct benchio_opts o;
+
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_int_eq(fp_dev_set_write_area(jd, 0, 8 * MIB), 0);
+	if (i == 2) {
+		benchio_opts_default(&o);
+		o.offset_bytes = 0;
+		o.size_bytes = 8 * MIB;
+		o.runtime_ns = 20000000;
+		o.warmup_ns = 0;
+		o.repeats = 1;
+		o.allow_writes = true;
+		o.seed = 3;
+		ck_assert_int_eq(benchio_run(jd, &o, &res), 0);
+		ck_assert_uint_gt(res.bytes_written, 0);
+	}
+	memset(buf, FP_FILL_BYTE, MIB);
+	for (size_t at = 0; i == 1 && at < MIB; at += 64 * 1024) {	/* blocks of 64 KiB */
+		memcpy(buf + at, FP_TEST_BLOCK_MAGIC, FP_TEST_BLOCK_MAGIC_BYTES);
+		for (size_t k = FP_TEST_BLOCK_MAGIC_BYTES; k < 64 * 1024; k++)
+			buf[at + k] = (unsigned char)(k * 31 + at / 4096);
+	}
+	for (uint64_t at = 0; i < 2 && at < 4 * MIB; at += MIB)
+		ck_assert_int_eq(fp_dev_write_timed(jd, buf, MIB, at, NULL), 0);
+	free(buf);
+}
+
 START_TEST(test_old_journal_copy_refused)
 {
 	char *img = bf_image_in(test_dir, 16u * MIB, 31);
-	unsigned char *fill = fp_dev_alloc_buf(MIB), *old;
 	struct journal_restore_report rep;
 	char path[PATH_MAX], err[512] = "";
 	struct fp_dev *d = NULL, *jd;
 	uint64_t original, user;
+	unsigned char *old;
 	size_t len;
 
-	ck_assert(img != NULL && fill != NULL);
-	memset(fill, FP_FILL_BYTE, MIB);
-	for (size_t at = 0; _i == 1 && at < MIB; at += 64 * 1024) {	/* blocks of 64 KiB */
-		memcpy(fill + at, FP_TEST_BLOCK_MAGIC, FP_TEST_BLOCK_MAGIC_BYTES);
-		for (size_t k = FP_TEST_BLOCK_MAGIC_BYTES; k < 64 * 1024; k++)
-			fill[at + k] = (unsigned char)(k * 31 + at / 4096);
-	}
+	ck_assert_ptr_nonnull(img);
 	ck_assert_int_eq(fp_dev_open_path(img, FP_OPEN_WRITE, &d, err, sizeof(err)), 0);
 	original = dev_sum(d);
 	jpath(path, sizeof(path), "old-copy.journal");
 	jd = jopen(d, path);
 	ck_assert_int_eq(journal_backup_area(jd, 0, 8 * MIB, err, sizeof(err)), 0);
-	ck_assert_int_eq(fp_dev_set_write_area(jd, 0, 8 * MIB), 0);
-	for (uint64_t at = 0; at < 4 * MIB; at += MIB)
-		ck_assert_int_eq(fp_dev_write_timed(jd, fill, MIB, at, NULL), 0);
+	write_as_test(jd, _i);
 	fp_dev_close(jd);	/* killed */
 	old = slurp(path, &len);
 	ck_assert_msg(journal_restore(path, d, 0, NULL, NULL, &rep, err, sizeof(err)) == 0,
@@ -1957,7 +1984,6 @@ START_TEST(test_old_journal_copy_refused)
 				      sizeof(err)) == 0, "%s", err);
 	ck_assert_uint_eq(dev_sum(d), original);
 	free(old);
-	free(fill);
 	fp_dev_close(d);
 	unlink(img);
 	free(img);
@@ -2824,7 +2850,7 @@ Suite *journal_suite(void)
 	tcase_add_test(tc, test_interrupt_during_backup);
 	tcase_add_test(tc, test_find_pending_default_path);
 	tcase_add_test(tc, test_spent_journal_not_replayed);
-	tcase_add_loop_test(tc, test_old_journal_copy_refused, 0, 2);
+	tcase_add_loop_test(tc, test_old_journal_copy_refused, 0, 3);
 	tcase_add_test(tc, test_spent_mark_only_on_its_file);
 	tcase_add_test(tc, test_default_names_keep_apart);
 	tcase_add_test(tc, test_reborn_inode_not_an_alias);
