@@ -1044,13 +1044,18 @@ static bool test_wrote(const unsigned char *saved, const unsigned char *now, siz
 	return util_is_fill(now, len) || (marked && util_is_test_block(now, len));
 }
 
-/* Whether record e holds a sector the test wrote (test_wrote()): 1 yes,
- * 0 no; *foreign counts its sectors that hold neither that nor what was
- * saved (first: the first of them).  A record whose device range cannot
+/* What the saved ranges hold now, sector by sector. */
+struct saved_tally {
+	bool test_wrote;		/* a sector shows a write of the test */
+	uint64_t foreign;		/* sectors holding neither that nor what
+					 * was saved */
+	uint64_t first;			/* the first of them */
+};
+
+/* Tallies record e (test_wrote()).  A record whose device range cannot
  * be read counts as neither way: the replay reports read errors. */
-static int record_shows_test(int fd, const struct jr_entry *e, struct fp_dev *dev,
-			     bool marked, unsigned char *saved, unsigned char *now,
-			     uint64_t *foreign, uint64_t *first)
+static int tally_record(int fd, const struct jr_entry *e, struct fp_dev *dev, bool marked,
+			unsigned char *saved, unsigned char *now, struct saved_tally *t)
 {
 	uint32_t sector = fp_dev_sector_bytes(dev);
 	ssize_t n = util_pread_full(fd, saved, (size_t)e->length, e->pos + JR_REC_BYTES);
@@ -1063,50 +1068,59 @@ static int record_shows_test(int fd, const struct jr_entry *e, struct fp_dev *de
 		return 0;
 	for (uint64_t at = 0; at + sector <= e->length; at += sector) {
 		if (test_wrote(saved + at, now + at, sector, marked))
-			return 1;
-		if (memcmp(saved + at, now + at, sector) != 0 && (*foreign)++ == 0)
-			*first = e->offset + at;
+			t->test_wrote = true;
+		else if (memcmp(saved + at, now + at, sector) != 0 && t->foreign++ == 0)
+			t->first = e->offset + at;
 	}
 	return 0;
 }
 
 /* Where every write was of the fill byte or began with flashprobe's mark
  * (every test's, in journals written since the mark), the saved ranges
- * are read whole before anything is written: a
- * sector that differs from what the journal saved and shows no write of
- * the test was written after the test by someone else.  With such
- * sectors and not one the test wrote, the test's writes are not on the
- * device: the journal is older than the data (a copy put back after its
- * restore, from a backup or a snapshot of /var/lib) or of another card,
- * and replaying it would overwrite that data; refused.  Stops at the
- * first sector the test wrote, which a crashed test's first range holds. */
+ * are read whole before anything is written: a sector that differs from
+ * what the journal saved and shows no write of the test was written
+ * after the test by someone else, and replaying the journal would put
+ * the old data over it.  That is the case of a journal older than the
+ * data (a copy put back after its restore, from a backup or a snapshot
+ * of /var/lib; or put in place of a later run's journal) or of another
+ * card; refused.  Where every write was of the fill byte, every sector
+ * the test touched reads as fill, so any such sector refuses (a power
+ * loss that tore a write is told to --force); a marked write begins with
+ * its mark only, so there only a device without any write of the test
+ * refuses, and the scan stops at the first one. */
 static int check_test_writes_there(int fd, const char *path, const struct jr_header *h,
 				   const struct jr_scan *s, struct fp_dev *dev,
 				   unsigned flags, struct journal_restore_report *rep,
 				   unsigned char *saved, unsigned char *now, char *err,
 				   size_t errlen)
 {
+	bool fill_only = h->slot.flags & JR_SLOT_FILL_ONLY;
 	bool marked = h->slot.flags & JR_SLOT_MARKED_ONLY;
-	uint64_t foreign = 0, first = 0;
-	char why[200], f[32];
+	struct saved_tally t = { false, 0, 0 };
+	char why[320], f[32];
 
-	if (!(h->slot.flags & JR_SLOT_FILL_ONLY) && !marked)
+	if (!fill_only && !marked)
 		return 0;
-	for (size_t i = 0; i < s->n; i++) {
-		int rc = record_shows_test(fd, &s->v[i], dev, marked, saved, now, &foreign,
-					   &first);
+	for (size_t i = 0; i < s->n && (fill_only || !t.test_wrote); i++) {
+		int rc = tally_record(fd, &s->v[i], dev, marked, saved, now, &t);
 
-		if (rc != 0)
-			return rc < 0 ? rc : 0;
+		if (rc < 0)
+			return rc;
 	}
-	if (foreign == 0)
+	if (t.foreign == 0 || (!fill_only && t.test_wrote))
 		return 0;
-	snprintf(why, sizeof(why), "none of the places the test saved holds what it "
-		 "wrote, and %s of them hold neither that nor what it saved (the first at "
-		 "byte %" PRIu64 "): written since, by something else",
-		 units_format_bytes(foreign * fp_dev_sector_bytes(dev), f, sizeof(f)), first);
-	return other_card(path, dev, flags, why, " and this journal is not an old copy "
-			  "of one replayed already (then remove it instead)", rep, err, errlen);
+	units_format_bytes(t.foreign * fp_dev_sector_bytes(dev), f, sizeof(f));
+	if (t.test_wrote)
+		snprintf(why, sizeof(why), "%s of the places the test saved hold neither "
+			 "what it saved nor what it wrote (the first at byte %" PRIu64 "): "
+			 "written since by something else, or torn by a power loss", f,
+			 t.first);
+	else
+		snprintf(why, sizeof(why), "none of the places the test saved shows its "
+			 "writes, and %s of them hold other data than saved (the first at "
+			 "byte %" PRIu64 "): written since, by something else", f, t.first);
+	return other_card(path, dev, flags, why, " and this journal is no old copy "
+			  "(else remove it)", rep, err, errlen);
 }
 
 /* The header of a journal whose own header is damaged, for --force:

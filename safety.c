@@ -813,19 +813,23 @@ static void warn_other_writer(const char *what, const struct stat *st,
 		 "writing by %s: its writes would mix with the test's", what, who);
 }
 
-/* Whether block device path reads a flashprobe journal from its start: a
- * loop device over a pending journal, which the journal's own name
- * refuses. */
-static bool device_reads_journal(const char *path)
+/* Whether block device path (st) reads a flashprobe journal: one at its
+ * start, or the file at the end of its loop chain, whatever window of it
+ * the chain shows (a loop device over a pending journal, which the
+ * journal's own name refuses). */
+static bool device_reads_journal(const struct sysfs_roots *r, const char *path,
+				 const struct stat *st)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	bool is;
+	struct loopfile f;
+	bool is = false;
 
-	if (fd < 0)
-		return false;
-	is = journal_is_journal_fd(fd);
-	close(fd);
-	return is;
+	if (fd >= 0) {
+		is = journal_is_journal_fd(fd);
+		close(fd);
+	}
+	return is || (loopfile_data(r->sys, major(st->st_rdev), minor(st->st_rdev), &f) == 1 &&
+		      f.rdev == 0 && f.named && journal_is_journal_file(f.path));
 }
 
 /* What a writing test changes in the end is a file when the target is
@@ -845,7 +849,7 @@ static int check_data_file(const struct sysfs_roots *r, const char *path,
 	warn_other_writer(what, st, rep);
 	if (!data_end(r, st, &end) || !S_ISREG(end.st_mode))
 		return 0;
-	if (S_ISBLK(st->st_mode) && device_reads_journal(path)) {
+	if (S_ISBLK(st->st_mode) && device_reads_journal(r, path, st)) {
 		fp_errf(err, errlen, "refusing to write '%s': it reads a flashprobe "
 		    "journal (replay it with 'flashprobe restore')", path);
 		return -EBUSY;

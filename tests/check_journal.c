@@ -1914,7 +1914,10 @@ END_TEST
  * restored from a backup): its replay put the old data over the user's
  * and said "verified" (an attack run lost 1 MiB so).  Refused now,
  * nothing written, the journal kept; --force replays it all the same.
- * The same crash replayed on time is restored as before. */
+ * The same crash replayed on time is restored as before.  Case 3: the
+ * copy put in place of a second crashed run's journal, whose fill shows
+ * near the start but never reached the user's data (a second attack):
+ * a fill-only journal refuses any sector it cannot explain. */
 /* What the test of case i writes into [0, 8 MiB) of jd: the fill byte
  * (0), blocks that begin with the capacity check's mark (1), or bench's
  * write workloads themselves (2). */
@@ -1965,7 +1968,7 @@ START_TEST(test_old_journal_copy_refused)
 	jpath(path, sizeof(path), "old-copy.journal");
 	jd = jopen(d, path);
 	ck_assert_int_eq(journal_backup_area(jd, 0, 8 * MIB, err, sizeof(err)), 0);
-	write_as_test(jd, _i);
+	write_as_test(jd, _i % 3);
 	fp_dev_close(jd);	/* killed */
 	old = slurp(path, &len);
 	ck_assert_msg(journal_restore(path, d, 0, NULL, NULL, &rep, err, sizeof(err)) == 0,
@@ -1973,8 +1976,14 @@ START_TEST(test_old_journal_copy_refused)
 	ck_assert_uint_eq(dev_sum(d), original);
 	scribble(d, 5 * MIB, 6 * MIB, 7);	/* the user's new data */
 	fp_dev_end_write_area(d);
+	if (_i == 3) {	/* a second run killed before it reached them */
+		jd = jopen(d, path);
+		ck_assert_int_eq(journal_backup_area(jd, 0, 8 * MIB, err, sizeof(err)), 0);
+		write_as_test(jd, 0);
+		fp_dev_close(jd);
+	}
 	user = dev_sum(d);
-	spill(path, old, len);
+	spill(path, old, len);	/* over the second run's journal in case 3 */
 	ck_assert_int_eq(journal_restore(path, d, 0, NULL, NULL, &rep, err, sizeof(err)),
 			 -FP_EREFUSED);
 	ck_assert_msg(strstr(err, "written since") && strstr(err, "--force"), "%s", err);
@@ -2850,7 +2859,7 @@ Suite *journal_suite(void)
 	tcase_add_test(tc, test_interrupt_during_backup);
 	tcase_add_test(tc, test_find_pending_default_path);
 	tcase_add_test(tc, test_spent_journal_not_replayed);
-	tcase_add_loop_test(tc, test_old_journal_copy_refused, 0, 3);
+	tcase_add_loop_test(tc, test_old_journal_copy_refused, 0, 4);
 	tcase_add_test(tc, test_spent_mark_only_on_its_file);
 	tcase_add_test(tc, test_default_names_keep_apart);
 	tcase_add_test(tc, test_reborn_inode_not_an_alias);
