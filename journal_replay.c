@@ -957,6 +957,25 @@ static int check_fingerprint(const char *path, const struct jr_header *h,
 			  errlen);
 }
 
+/* What one sector of the device holds against what the journal saved
+ * there. */
+enum sector_state {
+	SECTOR_SAVED,			/* what was saved */
+	SECTOR_TEST,			/* a write of the test: the fill byte, or
+					 * (marked) flashprobe's mark */
+	SECTOR_FOREIGN,			/* neither */
+};
+
+static enum sector_state sector_state(const unsigned char *saved, const unsigned char *now,
+				      size_t len, bool marked)
+{
+	if (memcmp(saved, now, len) == 0)
+		return SECTOR_SAVED;
+	if (util_is_fill(now, len) || (marked && util_is_test_block(now, len)))
+		return SECTOR_TEST;
+	return SECTOR_FOREIGN;
+}
+
 /* Whether each sector of dev holds what the journal saved there or the
  * fill byte the tests write: what the right card can hold in a saved
  * range, and another card (or a file copied over the image) almost never. */
@@ -964,8 +983,7 @@ static bool sample_explained(const unsigned char *saved, const unsigned char *no
 			     size_t len, uint32_t sector)
 {
 	for (size_t at = 0; at < len; at += sector)
-		if (memcmp(saved + at, now + at, sector) != 0 &&
-		    !util_is_fill(now + at, sector))
+		if (sector_state(saved + at, now + at, sector, false) == SECTOR_FOREIGN)
 			return false;
 	return true;
 }
@@ -1033,17 +1051,6 @@ static int check_saved_content(int fd, const char *path, const struct jr_header 
 	return other_card(path, dev, flags, why, "", rep, err, errlen);
 }
 
-/* Whether a sector of the device shows a write of the test where the
- * journal saved something else: the fill byte, or (in a journal whose
- * writes carried it) flashprobe's mark. */
-static bool test_wrote(const unsigned char *saved, const unsigned char *now, size_t len,
-		       bool marked)
-{
-	if (memcmp(saved, now, len) == 0)
-		return false;
-	return util_is_fill(now, len) || (marked && util_is_test_block(now, len));
-}
-
 /* What the saved ranges hold now, sector by sector. */
 struct saved_tally {
 	bool test_wrote;		/* a sector shows a write of the test */
@@ -1052,7 +1059,7 @@ struct saved_tally {
 	uint64_t first;			/* the first of them */
 };
 
-/* Tallies record e (test_wrote()).  A record whose device range cannot
+/* Tallies record e (sector_state()).  A record whose device range cannot
  * be read counts as neither way: the replay reports read errors. */
 static int tally_record(int fd, const struct jr_entry *e, struct fp_dev *dev, bool marked,
 			unsigned char *saved, unsigned char *now, struct saved_tally *t)
@@ -1067,9 +1074,10 @@ static int tally_record(int fd, const struct jr_entry *e, struct fp_dev *dev, bo
 	if (fp_dev_read_timed(dev, now, (size_t)e->length, e->offset, NULL) != 0)
 		return 0;
 	for (uint64_t at = 0; at + sector <= e->length; at += sector) {
-		if (test_wrote(saved + at, now + at, sector, marked))
-			t->test_wrote = true;
-		else if (memcmp(saved + at, now + at, sector) != 0 && t->foreign++ == 0)
+		enum sector_state st = sector_state(saved + at, now + at, sector, marked);
+
+		t->test_wrote |= st == SECTOR_TEST;
+		if (st == SECTOR_FOREIGN && t->foreign++ == 0)
 			t->first = e->offset + at;
 	}
 	return 0;

@@ -1606,8 +1606,10 @@ static void settle_linear_collapse(struct ctx *c, const struct openau_count *lin
 
 /* Some writes were absorbed by a buffer (writes_absorbed()): no count
  * stands, whatever the trials said. */
-static void absorbed_note(struct ctx *c)
+static void absorbed_verdict(struct ctx *c)
 {
+	set_count(&c->r->linear, 0, OPENAU_UNDETERMINED, 0);
+	set_count(&c->r->random, 0, OPENAU_UNDETERMINED, 0);
 	snprintf(c->r->note, sizeof(c->r->note), "writes %dx larger took more "
 		 "than %dx as long: a write buffer that ignores flushes absorbed "
 		 "some writes and made others wait for it, so write times do not "
@@ -1630,7 +1632,7 @@ static int run_auto(struct ctx *c)
 	if (rc == 0)
 		rc = calibrate(c, &ok);
 	if (rc == 0 && c->absorbed) {
-		absorbed_note(c);
+		absorbed_verdict(c);
 		return 0;
 	}
 	if (rc < 0 || !ok) {
@@ -1647,8 +1649,7 @@ static int run_auto(struct ctx *c)
 	if (rc < 0)
 		return rc;
 	if (c->absorbed) {	/* no count stands: no more writes */
-		set_count(lin, 0, OPENAU_UNDETERMINED, 0);
-		absorbed_note(c);
+		absorbed_verdict(c);
 		return 0;
 	}
 	settle_linear_collapse(c, lin);
@@ -1681,11 +1682,8 @@ static int run_auto(struct ctx *c)
 		rc = check_random_zero(c, rnd);
 	if (rc == 0)
 		rc = check_drift(c);
-	if (rc == 0 && c->absorbed) {
-		set_count(lin, 0, OPENAU_UNDETERMINED, 0);
-		set_count(rnd, 0, OPENAU_UNDETERMINED, 0);
-		absorbed_note(c);
-	}
+	if (rc == 0 && c->absorbed)
+		absorbed_verdict(c);
 	return rc;
 }
 

@@ -813,23 +813,20 @@ static void warn_other_writer(const char *what, const struct stat *st,
 		 "writing by %s: its writes would mix with the test's", what, who);
 }
 
-/* Whether block device path (st) reads a flashprobe journal: one at its
- * start, or the file at the end of its loop chain, whatever window of it
- * the chain shows (a loop device over a pending journal, which the
+/* Whether block device path reads a flashprobe journal: one at its
+ * start, or f, the file at the end of its loop chain, whatever window of
+ * it the chain shows (a loop device over a pending journal, which the
  * journal's own name refuses). */
-static bool device_reads_journal(const struct sysfs_roots *r, const char *path,
-				 const struct stat *st)
+static bool device_reads_journal(const char *path, const struct loopfile *f)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	struct loopfile f;
 	bool is = false;
 
 	if (fd >= 0) {
 		is = journal_is_journal_fd(fd);
 		close(fd);
 	}
-	return is || (loopfile_data(r->sys, major(st->st_rdev), minor(st->st_rdev), &f) == 1 &&
-		      f.rdev == 0 && f.named && journal_is_journal_file(f.path));
+	return is || (f->named && journal_is_journal_file(f->path));
 }
 
 /* What a writing test changes in the end is a file when the target is
@@ -841,29 +838,35 @@ static int check_data_file(const struct sysfs_roots *r, const char *path,
 			   const struct stat *st, struct safety_report *rep,
 			   char *err, size_t errlen)
 {
+	bool loop = S_ISBLK(st->st_mode);
 	struct procfd_user u;
 	char who[64], what[PATH_MAX + 40];
-	struct stat end;
+	struct loopfile f;
+	struct stat end = *st;
 
 	snprintf(what, sizeof(what), "'%s'", path);
 	warn_other_writer(what, st, rep);
-	if (!data_end(r, st, &end) || !S_ISREG(end.st_mode))
-		return 0;
-	if (S_ISBLK(st->st_mode) && device_reads_journal(r, path, st)) {
-		fp_errf(err, errlen, "refusing to write '%s': it reads a flashprobe "
-		    "journal (replay it with 'flashprobe restore')", path);
-		return -EBUSY;
+	if (loop) {	/* a block device changes a file only as a loop device */
+		if (loopfile_data(r->sys, major(st->st_rdev), minor(st->st_rdev), &f) != 1 ||
+		    f.rdev != 0)
+			return 0;
+		identity_of(&f, &end);
+		if (device_reads_journal(path, &f)) {
+			fp_errf(err, errlen, "refusing to write '%s': it reads a flashprobe "
+			    "journal (replay it with 'flashprobe restore')", path);
+			return -EBUSY;
+		}
 	}
 	if (procfd_find_fuse_writer(&end, &u) > 0) {
 		procfd_describe(&u, who, sizeof(who));
 		fp_errf(err, errlen, "refusing to write '%s': %s, which serves a FUSE "
 		    "file system, has %s open for writing: a file system mounted from "
 		    "it would be corrupted; unmount it first", path, who,
-		    S_ISBLK(st->st_mode) ? "the file it reads" : "it");
+		    loop ? "the file it reads" : "it");
 		return -EBUSY;
 	}
 	snprintf(what, sizeof(what), "the file '%s' reads", path);
-	if (S_ISBLK(st->st_mode))
+	if (loop)
 		warn_other_writer(what, &end, rep);
 	return 0;
 }

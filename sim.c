@@ -964,6 +964,12 @@ struct sim_cache {
 	size_t mask;			/* table size - 1 */
 };
 
+/* One write in a wbuf_back buffer: its bytes, and the flash time it
+ * still owes. */
+struct sim_wbuf_write {
+	uint64_t bytes, ns;
+};
+
 struct sim {
 	struct sim_profile prof;
 	uint64_t phys_bytes;		/* flash behind the reported size */
@@ -992,8 +998,8 @@ struct sim {
 	uint64_t wbuf_fill_bytes;	/* write buffer: bytes not yet drained */
 	uint64_t wbuf_debt_ns;		/* flash time owed for them */
 	/* wbuf_back: the buffered writes in order, oldest at q_head (a ring
-	 * of q_cap): bytes each, and the flash time each still owes */
-	uint64_t *wbuf_q_bytes, *wbuf_q_ns;
+	 * of q_cap) */
+	struct sim_wbuf_write *wbuf_q;
 	size_t wbuf_q_head, wbuf_q_len, wbuf_q_cap;
 };
 
@@ -1042,8 +1048,7 @@ static void sim_destroy(struct sim *s)
 		free(s->leaves[i]);
 	}
 	free(s->leaves);
-	free(s->wbuf_q_bytes);
-	free(s->wbuf_q_ns);
+	free(s->wbuf_q);
 	for (uint64_t a = 0; s->aus && a < s->nau; a++)
 		free(s->aus[a].valid);
 	free(s->aus);
@@ -1794,14 +1799,14 @@ static int sim_write_cost(struct sim *s, uint64_t off, uint64_t len,
  * ns; a write frees its bytes once it is done.  The time used. */
 static uint64_t sim_wbuf_pop(struct sim *s, uint64_t dt)
 {
-	size_t h = s->wbuf_q_head;
-	uint64_t used = dt < s->wbuf_q_ns[h] ? dt : s->wbuf_q_ns[h];
+	struct sim_wbuf_write *w = &s->wbuf_q[s->wbuf_q_head];
+	uint64_t used = dt < w->ns ? dt : w->ns;
 
-	s->wbuf_q_ns[h] -= used;
+	w->ns -= used;
 	s->wbuf_debt_ns -= used;
-	if (s->wbuf_q_ns[h] == 0) {
-		s->wbuf_fill_bytes -= s->wbuf_q_bytes[h];
-		s->wbuf_q_head = (h + 1) % s->wbuf_q_cap;
+	if (w->ns == 0) {
+		s->wbuf_fill_bytes -= w->bytes;
+		s->wbuf_q_head = (s->wbuf_q_head + 1) % s->wbuf_q_cap;
 		s->wbuf_q_len--;
 	}
 	return used;
@@ -1831,35 +1836,37 @@ static void sim_wbuf_drain(struct sim *s, uint64_t dt)
  * out of memory, it is then written through). */
 static bool sim_wbuf_push(struct sim *s, uint64_t len, uint64_t flash_ns)
 {
-	if (s->wbuf_q_len == s->wbuf_q_cap) {
+	if (s->wbuf_q_len == s->wbuf_q_cap) {	/* grow, oldest first again */
 		size_t cap = s->wbuf_q_cap ? 2 * s->wbuf_q_cap : 256;
-		uint64_t *b = malloc(cap * sizeof(*b)), *t = malloc(cap * sizeof(*t));
+		struct sim_wbuf_write *q = sim_calloc(s, cap, sizeof(*q));
 
-		if (b == NULL || t == NULL) {
-			free(b);
-			free(t);
+		if (q == NULL)
 			return false;
-		}
-		for (size_t i = 0; i < s->wbuf_q_len; i++) {
-			b[i] = s->wbuf_q_bytes[(s->wbuf_q_head + i) % s->wbuf_q_cap];
-			t[i] = s->wbuf_q_ns[(s->wbuf_q_head + i) % s->wbuf_q_cap];
-		}
-		free(s->wbuf_q_bytes);
-		free(s->wbuf_q_ns);
-		s->wbuf_q_bytes = b;
-		s->wbuf_q_ns = t;
+		for (size_t i = 0; i < s->wbuf_q_len; i++)
+			q[i] = s->wbuf_q[(s->wbuf_q_head + i) % s->wbuf_q_cap];
+		sim_free(s, s->wbuf_q, s->wbuf_q_cap * sizeof(*q));
+		s->wbuf_q = q;
 		s->wbuf_q_head = 0;
 		s->wbuf_q_cap = cap;
 	}
-	s->wbuf_q_bytes[(s->wbuf_q_head + s->wbuf_q_len) % s->wbuf_q_cap] = len;
-	s->wbuf_q_ns[(s->wbuf_q_head + s->wbuf_q_len) % s->wbuf_q_cap] = flash_ns;
-	s->wbuf_q_len++;
+	s->wbuf_q[(s->wbuf_q_head + s->wbuf_q_len++) % s->wbuf_q_cap] =
+		(struct sim_wbuf_write){ len, flash_ns };
 	s->wbuf_fill_bytes += len;
 	s->wbuf_debt_ns += flash_ns;
 	return true;
 }
 
-static uint64_t sim_wbuf_fast_ns(const struct sim *s, uint64_t blocks);
+/* The buffer's cost of absorbing blocks 4 KiB blocks, with the card's
+ * jitter drawn from a hash of the write count (not from the noise
+ * generator, so the flash's timings stay those of a card without it). */
+static uint64_t sim_wbuf_fast_ns(const struct sim *s, uint64_t blocks)
+{
+	const struct sim_profile *p = &s->prof;
+	uint64_t h = stats_hash64(p->seed ^ (s->nwrites * 0xc2b2ae3d27d4eb4fu));
+	double f = sim_spread(p->jitter_pct, sim_hash_unit(h));
+
+	return (uint64_t)llround((double)(p->wbuf_write_ns * blocks) * f);
+}
 
 /* wbuf_back: the host's time of a write of len bytes owing flash_ns: it
  * waits until the oldest buffered writes are done and it fits (whatever
@@ -1875,18 +1882,6 @@ static uint64_t sim_wbuf_back_write(struct sim *s, uint64_t len, uint64_t flash_
 	if (!sim_wbuf_push(s, len, flash_ns))
 		return wait + flash_ns;
 	return wait + host;
-}
-
-/* The buffer's cost of absorbing blocks 4 KiB blocks, with the card's
- * jitter drawn from a hash of the write count (not from the noise
- * generator, so the flash's timings stay those of a card without it). */
-static uint64_t sim_wbuf_fast_ns(const struct sim *s, uint64_t blocks)
-{
-	const struct sim_profile *p = &s->prof;
-	uint64_t h = stats_hash64(p->seed ^ (s->nwrites * 0xc2b2ae3d27d4eb4fu));
-	double f = sim_spread(p->jitter_pct, sim_hash_unit(h));
-
-	return (uint64_t)llround((double)(p->wbuf_write_ns * blocks) * f);
 }
 
 /* The host's time of a write of len bytes that costs the flash flash_ns:
