@@ -1,6 +1,7 @@
 /* durable.c - see durable.h. */
 #include <errno.h>
 #include <linux/magic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,25 +49,28 @@ static int option_value(char *opts, const char *name, char *val, size_t len)
 	return 0;
 }
 
-/* One mountinfo line: its upper directory when it is the overlay mounted
- * as major:minor. */
-static int line_upper(char *line, unsigned major, unsigned minor, char *upper,
-		      size_t len)
-{
-	char fstype[64], opts[4096];
-	unsigned ma, mi;
-	char *tail = strstr(line, " - ");
+/* A mount's file system type and super options, from mountinfo. */
+struct mount_line {
+	char fstype[64];
+	char opts[4096];
+};
 
-	if (tail == NULL || sscanf(line, "%*u %*u %u:%u", &ma, &mi) != 2 ||
-	    ma != major || mi != minor ||
-	    sscanf(tail, " - %63s %*s %4095s", fstype, opts) != 2 ||
-	    strcmp(fstype, "overlay") != 0)
-		return 0;
-	return option_value(opts, "upperdir", upper, len);
+/* Whether the mountinfo line is a mount of device major:minor (m filled). */
+static bool line_of_dev(const char *line, unsigned major, unsigned minor,
+			struct mount_line *m)
+{
+	unsigned ma, mi;
+	const char *tail = strstr(line, " - ");
+
+	return tail != NULL && sscanf(line, "%*u %*u %u:%u", &ma, &mi) == 2 &&
+	       ma == major && mi == minor &&
+	       sscanf(tail, " - %63s %*s %4095s", m->fstype, m->opts) == 2;
 }
 
-int durable_overlay_upper(const char *mountinfo, unsigned major, unsigned minor,
-			  char *upper, size_t len)
+/* The first mount of device major:minor: 1 and m, 0 when it is mounted
+ * nowhere, -errno when the file cannot be read. */
+static int find_mount(const char *mountinfo, unsigned major, unsigned minor,
+		      struct mount_line *m)
 {
 	FILE *f = fopen(mountinfo, "re");
 	char *line = NULL;
@@ -76,10 +80,21 @@ int durable_overlay_upper(const char *mountinfo, unsigned major, unsigned minor,
 	if (f == NULL)
 		return -errno;
 	while (!found && getline(&line, &cap, f) > 0)
-		found = line_upper(line, major, minor, upper, len);
+		found = line_of_dev(line, major, minor, m);
 	free(line);
 	fclose(f);
 	return found;
+}
+
+int durable_overlay_upper(const char *mountinfo, unsigned major, unsigned minor,
+			  char *upper, size_t len)
+{
+	struct mount_line m;
+	int rc = find_mount(mountinfo, major, minor, &m);
+
+	if (rc <= 0 || strcmp(m.fstype, "overlay") != 0)
+		return rc < 0 ? rc : 0;
+	return option_value(m.opts, "upperdir", upper, len);
 }
 
 static int dir_in_memory(const char *sys, const char *mountinfo, const char *dir,
@@ -105,25 +120,70 @@ static int disk_in_memory(const char *sys, dev_t rdev, char *what, size_t len)
 	return 0;
 }
 
+static int block_in_memory(const char *sys, const char *mountinfo, dev_t rdev,
+			   int depth, char *what, size_t len);
+
+/* The file system of a loop device's file that no longer has a name
+ * (deleted, or its file system unmounted lazily; its path, if any, leads
+ * elsewhere), found by the file's device number: in memory when that is
+ * tmpfs or ramfs or a disk in memory, and 2 when it is mounted nowhere:
+ * where the file lives cannot be told then, and a journal must not bet
+ * on it. */
+static int unnamed_file_in_memory(const char *sys, const char *mountinfo, dev_t dev,
+				  int depth, char *what, size_t len)
+{
+	struct mount_line m;
+	char inner[256];
+	int rc = find_mount(mountinfo, major(dev), minor(dev), &m);
+
+	if (rc < 0)
+		return 0;
+	if (rc == 0) {
+		snprintf(what, len, "a loop device over a file that has no name, on a "
+			 "file system mounted nowhere: whether it survives a power loss "
+			 "cannot be told");
+		return 2;
+	}
+	if (strcmp(m.fstype, "tmpfs") == 0 || strcmp(m.fstype, "ramfs") == 0) {
+		snprintf(what, len, "a loop device over a deleted file in %s", m.fstype);
+		return 1;
+	}
+	if (major(dev) == 0 ||
+	    (rc = block_in_memory(sys, mountinfo, dev, depth + 1, inner, sizeof(inner))) == 0)
+		return 0;
+	snprintf(what, len, "a loop device over a deleted file on %s", inner);
+	return rc;
+}
+
 /* A file system on block device rdev: in memory when the disk is, or when
- * it is a loop device over a file that is. */
+ * it is a loop device over a file that is (1), or over a file that cannot
+ * be found (2). */
 static int block_in_memory(const char *sys, const char *mountinfo, dev_t rdev,
 			   int depth, char *what, size_t len)
 {
 	struct loopfile f;
 	char dir[PATH_MAX], inner[256];
+	int rc = loopfile_data(sys, major(rdev), minor(rdev), &f);
 
-	if (loopfile_data(sys, major(rdev), minor(rdev), &f) != 1)
+	if (depth > DURABLE_DEPTH_MAX)
+		return 0;
+	if (rc == -ESTALE) {
+		snprintf(what, len, "a loop device over a file that has no name and "
+			 "cannot be identified: whether it survives a power loss cannot be "
+			 "told");
+		return 2;
+	}
+	if (rc != 1)
 		return disk_in_memory(sys, rdev, what, len);
 	if (f.rdev != 0)
 		return disk_in_memory(sys, f.rdev, what, len);
 	if (!f.named)
-		return 0;
+		return unnamed_file_in_memory(sys, mountinfo, f.dev, depth, what, len);
 	util_dir_of(f.path, dir, sizeof(dir));
-	if (dir_in_memory(sys, mountinfo, dir, depth + 1, inner, sizeof(inner)) != 1)
+	if ((rc = dir_in_memory(sys, mountinfo, dir, depth + 1, inner, sizeof(inner))) == 0)
 		return 0;
 	snprintf(what, len, "a loop device over '%s', in %s", f.path, inner);
-	return 1;
+	return rc;
 }
 
 static int dir_in_memory(const char *sys, const char *mountinfo, const char *dir,
@@ -142,13 +202,15 @@ static int dir_in_memory(const char *sys, const char *mountinfo, const char *dir
 	}
 	if ((unsigned long)fs.f_type == OVERLAYFS_SUPER_MAGIC) {
 		/* what is written goes to the upper layer */
+		int rc;
+
 		if (durable_overlay_upper(mountinfo, major(st.st_dev), minor(st.st_dev),
 					  upper, sizeof(upper)) != 1 ||
-		    dir_in_memory(sys, mountinfo, upper, depth + 1, inner,
-				  sizeof(inner)) != 1)
+		    (rc = dir_in_memory(sys, mountinfo, upper, depth + 1, inner,
+					sizeof(inner))) == 0)
 			return 0;
 		snprintf(what, len, "an overlay whose upper layer is in %s", inner);
-		return 1;
+		return rc;
 	}
 	return block_in_memory(sys, mountinfo, st.st_dev, depth, what, len);
 }

@@ -11,8 +11,11 @@
 
 /* 1 when the data written in directory dir lives in memory, with what
  * says where ("tmpfs or ramfs", "an overlay whose upper layer is in
- * tmpfs or ramfs", ...); 0 when it does not or cannot be told.  sys and
- * mountinfo are "/sys" and "/proc/self/mountinfo" but in tests. */
+ * tmpfs or ramfs", ...); 2 when it is on a loop device over a file that
+ * can no longer be found (deleted, or on a file system unmounted lazily),
+ * so where it lives cannot be told; 0 otherwise (the directory itself
+ * unknown: creating the file will tell).  sys and mountinfo are "/sys"
+ * and "/proc/self/mountinfo" but in tests. */
 int durable_in_memory(const char *sys, const char *mountinfo, const char *dir,
 		      char *what, size_t len);
 

@@ -183,13 +183,17 @@ static int check_durable(const char *journal_path, const char *dir, char *err,
 			 size_t errlen)
 {
 	char where[512];
+	int rc = durable_in_memory("/sys", "/proc/self/mountinfo", dir, where, sizeof(where));
 
-	if (durable_in_memory("/sys", "/proc/self/mountinfo", dir, where,
-			      sizeof(where)) != 1)
+	if (rc == 0)
 		return 0;
-	fp_errf(err, errlen, "journal '%s' would be in memory (%s), which a "
-	    "power loss empties; put it on a disk with --journal or %s",
-	    journal_path, where, JOURNAL_STATE_ENV);
+	if (rc == 1)
+		fp_errf(err, errlen, "journal '%s' would be in memory (%s), which a "
+		    "power loss empties; put it on a disk with --journal or %s",
+		    journal_path, where, JOURNAL_STATE_ENV);
+	else
+		fp_errf(err, errlen, "journal '%s' would be on %s; put it on a disk "
+		    "with --journal or %s", journal_path, where, JOURNAL_STATE_ENV);
 	return -EINVAL;
 }
 

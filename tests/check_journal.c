@@ -2276,13 +2276,33 @@ START_TEST(test_overlay_upper_parsed)
 END_TEST
 
 /* Memory that is not tmpfs itself: an overlay whose upper layer is tmpfs
- * (the root of many live systems) and ext4 on a loop device over a file
- * in /dev/shm.  Torn down by mem_teardown whatever the test did. */
+ * (the root of many live systems), ext4 on a loop device over a file
+ * in /dev/shm, and ext4 on a loop device over a file in a tmpfs since
+ * unmounted lazily (the file's path then leads nowhere).  Torn down by
+ * mem_teardown whatever the test did. */
 static struct {
 	char dir[PATH_MAX];		/* the overlay's directory, on disk */
 	struct bf_scene shm;		/* ext4 on a loop device over /dev/shm */
+	struct bf_scene lazy;		/* ext4 on a loop device over a file in
+					 * tmpfs unmounted with umount -l */
 	char why[320];			/* why setup failed, or "" */
 } mem;
+
+/* The lazy scene: its tmpfs mounted at dir/lz, gone after the setup. */
+static void lazy_setup(void)
+{
+	char image[PATH_MAX + 16];
+
+	snprintf(image, sizeof(image), "%s/lz/img", mem.dir);
+	mem.lazy.image = strdup(image);
+	if (bf_sh("cd '%s' && mkdir lz && mount -t tmpfs tmpfs lz", mem.dir) != 0 ||
+	    mem.lazy.image == NULL || bf_sh("truncate -s 64M '%s'", image) != 0 ||
+	    !bf_attach(&mem.lazy, "") || !bf_mkfs(&mem.lazy, mem.lazy.dev) ||
+	    !bf_mount(&mem.lazy, mem.lazy.dev, "rw") ||
+	    bf_sh("umount -l '%s/lz'", mem.dir) != 0)
+		snprintf(mem.why, sizeof(mem.why), "ext4 over a lazily unmounted tmpfs: %s",
+			 mem.lazy.why);
+}
 
 static void mem_setup(void)
 {
@@ -2305,17 +2325,26 @@ static void mem_setup(void)
 		 !bf_attach(&mem.shm, "") || !bf_mkfs(&mem.shm, mem.shm.dev) ||
 		 !bf_mount(&mem.shm, mem.shm.dev, "rw"))
 		snprintf(mem.why, sizeof(mem.why), "ext4 over /dev/shm: %s", mem.shm.why);
+	else
+		lazy_setup();
 }
 
 static void mem_teardown(void)
 {
 	bf_cleanup(&mem.shm);
+	bf_cleanup(&mem.lazy);
+	bf_sh("umount '%s/lz'", mem.dir);
 	bf_sh("umount '%s/ov'; umount '%s/t'; rm -rf '%s'", mem.dir, mem.dir, mem.dir);
 }
 
 /* Each is refused as memory, before anything is written: the check and
  * a bench --write that names it (status 2, the image unchanged, no
- * journal made).  A directory on the disk beside them is accepted. */
+ * journal made).  So are the loop device over /dev/shm once its file is
+ * deleted (the loop device keeps it, in memory), and the one whose tmpfs
+ * was unmounted lazily (where its file lives cannot be told): both were
+ * taken for disks, as their files' paths lead nowhere (an attack lost a
+ * killed test's data so).  A directory on the disk beside them is
+ * accepted. */
 START_TEST(test_journal_in_hidden_memory_refused)
 {
 	char *img = bf_image_in(test_dir, 32 * MIB, 41);
@@ -2326,21 +2355,25 @@ START_TEST(test_journal_in_hidden_memory_refused)
 		const char *dir, *says;
 	} places[] = {
 		{ ov, "an overlay whose upper layer is in tmpfs" },
-		{ mem.shm.mnt, "a loop device over" },
+		{ mem.shm.mnt, "a loop device over '/dev/shm/" },
+		{ mem.shm.mnt, "a loop device over a deleted file in tmpfs" },
+		{ mem.lazy.mnt, "cannot be told" },
 	};
 
 	ck_assert_msg(mem.why[0] == '\0', "setup: %s", mem.why);
 	snprintf(ov, sizeof(ov), "%s/ov", mem.dir);
-	for (size_t i = 0; i < 2; i++) {
+	for (size_t i = 0; i < sizeof(places) / sizeof(places[0]); i++) {
+		if (i == 2)
+			ck_assert_int_eq(unlink(mem.shm.image), 0);
 		snprintf(journal, sizeof(journal), "%s/x.journal", places[i].dir);
 		ck_assert_int_eq(journal_check_location(journal, img, err, sizeof(err)), -EINVAL);
-		ck_assert_msg(strstr(err, "would be in memory") && strstr(err, places[i].says),
-			      "%s", err);
+		ck_assert_msg(strstr(err, i == 3 ? "would be on" : "would be in memory") &&
+			      strstr(err, places[i].says), "%s", err);
 		snprintf(jopt, sizeof(jopt), "--journal=%s", journal);
 		tu_run(&r, (const char *const[]){ "bench", "--write", "-y", "--offset=8M",
 						  "--size=8M", "--runtime=1", "--warmup=0",
 						  "--repeat=1", jopt, img, NULL });
-		ck_assert_msg(r.status == 2 && strstr(r.err, "would be in memory"),
+		ck_assert_msg(r.status == 2 && strstr(r.err, places[i].says),
 			      "%s: status %d, '%s'", places[i].dir, r.status, r.err);
 		ck_assert_msg(!exists(journal), "%s: a journal was made", places[i].dir);
 		tu_run_free(&r);
