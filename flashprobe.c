@@ -452,6 +452,10 @@ static int check_combinations(const struct cli *c)
 		return usage_error("%s: choose one", "--write and --destructive");
 	if (c->read_only && (c->write || c->destructive))
 		return usage_error("%s: choose one", "--read-only and --write/--destructive");
+	/* a user who names a journal expects a backup; --destructive makes none */
+	if (c->destructive && c->journal)
+		return usage_error("%s", "--journal with --destructive: --destructive "
+				   "keeps no backup (use --write for one)");
 	if (c->command != CMD_LIST_SIMS && c->command != CMD_ADVISE && !c->device)
 		return usage_error("%s", "no device given");
 	if (c->command == CMD_LIST_SIMS && c->device)

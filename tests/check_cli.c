@@ -140,6 +140,9 @@ static const struct bad_case {
 	{ { "bench", "--size=4k", "sim:seed", NULL }, "must hold one aligned 1MiB block" },
 	{ { "bench", "--workload=seq_write", "--read-only", "sim:seed", NULL },
 	  "nothing to measure" },
+	/* a journal named for a run that keeps none was ignored without a word */
+	{ { "find-fat", "--destructive", "--journal=/var/tmp/x.journal", "sim:seed", NULL },
+	  "--destructive keeps no backup" },
 	/* a page larger than the erase block, a size the arithmetic cannot
 	 * hold ("the device is too small" for 2^64 - 1MiB) */
 	{ { "advise", "-e", "4M", "--page=8M", "--size=1G", NULL },
