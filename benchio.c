@@ -506,7 +506,7 @@ static int benchio_setup(struct benchio_ctx *c)
 		}
 		/* flashprobe's mark: a restore tells a place bench wrote
 		 * from one written since by someone else (journal_replay.c) */
-		memcpy(c->buf, FP_TEST_BLOCK_MAGIC, FP_TEST_BLOCK_MAGIC_BYTES);
+		util_mark_test_pieces(c->buf, buf_len);
 	}
 	return 0;
 }

@@ -167,7 +167,7 @@ static void block_fill(uint8_t *b, size_t len, uint64_t off, uint64_t nonce,
 			put64(b, i, stats_hash64(nonce ^ off ^ (i * UINT64_C(0x9e3779b97f4a7c15))));
 	else
 		memset(b + CAPACITY_HDR_BYTES, 0, len - CAPACITY_HDR_BYTES);
-	memcpy(b, FP_TEST_BLOCK_MAGIC, FP_TEST_BLOCK_MAGIC_BYTES);
+	util_mark_test_pieces(b, len);	/* the first piece's is the header's */
 	put64(b, CAPACITY_HDR_OFFSET, off);
 	put64(b, CAPACITY_HDR_NONCE, nonce);
 	put64(b, CAPACITY_HDR_KIND, kind);

@@ -91,6 +91,8 @@ static const struct cli_option options[] = {
 	  "where --write keeps the backup" },
 	{ "force", OPT_FORCE, NULL, ON(CMD_RESTORE), GROUP_CONSENT,
 	  "replay a damaged or foreign journal" },
+	{ "overwrite-newer", OPT_OVERWRITE_NEWER, NULL, ON(CMD_RESTORE), GROUP_CONSENT,
+	  "replay over data written since the test" },
 
 	{ "blocksize", 'b', "SIZE", ALIGNING, GROUP_MEASURE,
 	  "read size (align) or smallest chunk (writes)" },

@@ -67,7 +67,7 @@ struct cli {
 	bool given[CLIOPTS_MAX];	/* by cliopts index: what was typed */
 	const char *help_topic;		/* help COMMAND */
 	const char *svg;
-	bool write, destructive, yes, force, manual, random;
+	bool write, destructive, yes, force, overwrite_newer, manual, random;
 	const char *journal;
 	uint64_t blocksize_bytes, erase_bytes, offset_bytes;
 	bool offset_set;
@@ -293,6 +293,7 @@ static int parse_option(struct cli *c, int opt, const char *arg)
 	case 'y': c->yes = true; return FP_EXIT_OK;
 	case OPT_JOURNAL: c->journal = arg; return FP_EXIT_OK;
 	case OPT_FORCE: c->force = true; return FP_EXIT_OK;
+	case OPT_OVERWRITE_NEWER: c->overwrite_newer = true; return FP_EXIT_OK;
 	case OPT_SVG: c->svg = arg; return FP_EXIT_OK;
 	case OPT_SYSFS_ROOT: c->sysfs_root = arg; return FP_EXIT_OK;
 	case OPT_QUICK: c->quick = true; return FP_EXIT_OK;
@@ -1698,7 +1699,8 @@ static int run_restore(const struct cli *c)
 	if (ret)
 		return fail(status_for_error(ret, STAGE_WRITE), "%s", err);
 	safety_restore_start();
-	ret = journal_restore(journal, d, c->force ? JOURNAL_RESTORE_FORCE : 0,
+	ret = journal_restore(journal, d, (c->force ? JOURNAL_RESTORE_FORCE : 0) |
+			      (c->overwrite_newer ? JOURNAL_RESTORE_OVERWRITE_NEWER : 0),
 			      safety_restore_note, device, &rep, err, sizeof(err));
 	safety_restore_end();
 	fp_dev_close(d);
@@ -1726,6 +1728,10 @@ static int run_restore(const struct cli *c)
 		       rep.deleted ? "the journal was deleted" : "the journal was kept");
 	if (rep.note[0])
 		printf("note: %s\n", rep.note);
+	if (rep.newer_overwritten)
+		printf("note: %" PRIu64 " bytes held neither what the journal saved nor "
+		       "the test's writes, and were overwritten (--overwrite-newer)\n",
+		       rep.newer_overwritten);
 	/* a journal left after its data was put back would, restored again,
 	 * undo whatever the card holds by then */
 	if (!rep.deleted && !rep.nothing_written && !rep.spent)

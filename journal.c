@@ -867,13 +867,16 @@ static int commit_without(struct journal *j, uint32_t flags)
 
 /* The "every write so far was ..." flags this write ends, committed
  * before it reaches the device. */
-static int note_kind_written(struct journal *j, const void *buf, size_t len)
+static int note_kind_written(struct journal *j, const void *buf, size_t len,
+			     uint64_t off)
 {
 	uint32_t ends = 0;
 
 	if (!util_is_fill(buf, len))
 		ends = JR_SLOT_FILL_ONLY |
 		       (util_is_test_block(buf, len) ? 0 : JR_SLOT_MARKED_ONLY);
+	if (off % FP_TEST_PIECE_BYTES != 0 || !util_is_test_data(buf, len))
+		ends |= JR_SLOT_PIECES_MARKED;
 	ends &= j->slot.flags;
 	return ends ? commit_without(j, ends) : 0;
 }
@@ -893,7 +896,7 @@ static int jdev_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
 	save_bounds(j, off, off + len, &from, &to);
 	rc = save_missing(j, from, to, false);
 	if (rc == 0)
-		rc = note_kind_written(j, buf, len);
+		rc = note_kind_written(j, buf, len, off);
 	j->unchecked_bytes += len;
 	if (rc == 0 && j->unchecked_bytes >= JOURNAL_RECHECK_BYTES)
 		rc = check_card_hidden(j);
@@ -1026,7 +1029,8 @@ static struct journal *journal_new(struct fp_dev *inner, const char *path,
 	j->inner = inner;
 	j->fd = fd;
 	j->slot.end = JR_HEADER_BYTES;	/* the header was fsync'ed */
-	j->slot.flags = JR_SLOT_FILL_ONLY | JR_SLOT_MARKED_ONLY;	/* nothing written yet */
+	/* nothing written yet */
+	j->slot.flags = JR_SLOT_FILL_ONLY | JR_SLOT_MARKED_ONLY | JR_SLOT_PIECES_MARKED;
 	util_copy_str(j->pointer_path, sizeof(j->pointer_path), link);
 	j->path = strdup(path);
 	j->buf = fp_dev_alloc_buf(JOURNAL_RECORD_MAX_BYTES);

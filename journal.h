@@ -51,6 +51,11 @@ struct fp_dev_failure;
 					 * fingerprint is not checked (a fake
 					 * card whose writes wrap around
 					 * changes blocks outside the area) */
+#define JOURNAL_RESTORE_OVERWRITE_NEWER 16u	/* replay over places that
+					 * hold neither what was saved nor a
+					 * write of the test: data written
+					 * since, or a torn or damaged write
+					 * (not implied by FORCE) */
 #define JOURNAL_RESTORE_NO_ALIAS 8u	/* journal_finish(): the test that
 					 * saved records while its writes might
 					 * alias ran to its end and saw none
@@ -85,6 +90,9 @@ struct journal_restore_report {
 					 * run stopped before deleting it */
 	bool fingerprint_forced;	/* fingerprint mismatch overridden */
 	bool identity_forced;		/* identity mismatch overridden */
+	uint64_t newer_overwritten;	/* bytes that held neither what was
+					 * saved nor the test's writes,
+					 * replayed over (OVERWRITE_NEWER) */
 	bool deleted;			/* journal (and pointer link) removed */
 	int delete_error;		/* why not (-errno), when it was to be */
 	bool marked_spent;		/* marked replayed before that */

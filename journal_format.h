@@ -108,6 +108,12 @@ struct jr_slot {
  * writes): a place the test wrote then shows it.  Cleared (and committed)
  * before the first other write.  0 in journals written before the flag. */
 #define JR_SLOT_MARKED_ONLY 2u
+/* Every write so far was whole pieces (FP_TEST_PIECE_BYTES, at offsets
+ * of that size), each of the fill byte or beginning with the mark: every
+ * sector the test wrote then shows it, not only a write's first.  0 in
+ * journals written before the flag, whose marked writes showed the mark
+ * at their start only. */
+#define JR_SLOT_PIECES_MARKED 4u
 
 enum jr_slots_state {
 	JR_SLOTS_NONE,			/* never committed: nothing written */

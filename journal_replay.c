@@ -1018,7 +1018,8 @@ static int check_sample(int fd, const struct jr_entry *e, struct fp_dev *dev,
  * would get the journal's data and the tested card none.  Samples spread
  * over the records.  Only where every write was of the fill byte (open-au,
  * find-fat, the AU search); the capacity check's and bench's journals are
- * left to the fingerprint. */
+ * left to the fingerprint (and, read from the file, to
+ * check_test_writes_there()). */
 static int check_saved_content(int fd, const char *path, const struct jr_header *h,
 			       const struct jr_scan *s, struct fp_dev *dev,
 			       unsigned flags, struct journal_restore_report *rep,
@@ -1059,12 +1060,14 @@ struct saved_tally {
 	uint64_t first;			/* the first of them */
 };
 
-/* Tallies record e (sector_state()).  A record whose device range cannot
- * be read counts as neither way: the replay reports read errors. */
+/* Tallies record e piece by piece (sector_state(); a piece is the
+ * smallest sector, and the tests mark every one).  A record whose device
+ * range cannot be read counts as neither way: the replay reports read
+ * errors. */
 static int tally_record(int fd, const struct jr_entry *e, struct fp_dev *dev, bool marked,
 			unsigned char *saved, unsigned char *now, struct saved_tally *t)
 {
-	uint32_t sector = fp_dev_sector_bytes(dev);
+	const uint32_t piece = FP_TEST_PIECE_BYTES;
 	ssize_t n = util_pread_full(fd, saved, (size_t)e->length, e->pos + JR_REC_BYTES);
 
 	if (n < 0)
@@ -1073,8 +1076,8 @@ static int tally_record(int fd, const struct jr_entry *e, struct fp_dev *dev, bo
 		return -EIO;
 	if (fp_dev_read_timed(dev, now, (size_t)e->length, e->offset, NULL) != 0)
 		return 0;
-	for (uint64_t at = 0; at + sector <= e->length; at += sector) {
-		enum sector_state st = sector_state(saved + at, now + at, sector, marked);
+	for (uint64_t at = 0; at + piece <= e->length; at += piece) {
+		enum sector_state st = sector_state(saved + at, now + at, piece, marked);
 
 		t->test_wrote |= st == SECTOR_TEST;
 		if (st == SECTOR_FOREIGN && t->foreign++ == 0)
@@ -1091,44 +1094,62 @@ static int tally_record(int fd, const struct jr_entry *e, struct fp_dev *dev, bo
  * the old data over it.  That is the case of a journal older than the
  * data (a copy put back after its restore, from a backup or a snapshot
  * of /var/lib; or put in place of a later run's journal) or of another
- * card; refused.  Where every write was of the fill byte, every sector
- * the test touched reads as fill, so any such sector refuses (a power
- * loss that tore a write is told to --force); a marked write begins with
- * its mark only, so there only a device without any write of the test
- * refuses, and the scan stops at the first one. */
+ * card; refused.  Where every piece the test wrote shows it (the fill
+ * byte, or the mark at the start of each piece: journals written since
+ * JR_SLOT_PIECES_MARKED), any such sector refuses (a power loss that
+ * tore a write is told to --overwrite-newer: --force, which overrides
+ * the checks of the card's identity, does not override this one, or a
+ * user told to --force a copied image would lose what was written into
+ * its area since); in older journals a marked write
+ * began with its mark only, so there only a device without any write of
+ * the test refuses, and the scan stops at the first one.  So it is for
+ * the restore at the end of a test too (own: its journal known from
+ * memory), which is no old copy: there such a sector is a worn card's
+ * lost or damaged write, whose data the restore must put back, and only
+ * a card swapped at the end shows no write of the test. */
 static int check_test_writes_there(int fd, const char *path, const struct jr_header *h,
-				   const struct jr_scan *s, struct fp_dev *dev,
+				   const struct jr_scan *s, bool own, struct fp_dev *dev,
 				   unsigned flags, struct journal_restore_report *rep,
 				   unsigned char *saved, unsigned char *now, char *err,
 				   size_t errlen)
 {
-	bool fill_only = h->slot.flags & JR_SLOT_FILL_ONLY;
+	bool every_piece = !own &&
+			   (h->slot.flags & (JR_SLOT_FILL_ONLY | JR_SLOT_PIECES_MARKED));
 	bool marked = h->slot.flags & JR_SLOT_MARKED_ONLY;
 	struct saved_tally t = { false, 0, 0 };
 	char why[320], f[32];
 
-	if (!fill_only && !marked)
+	if (!every_piece && !marked)
 		return 0;
-	for (size_t i = 0; i < s->n && (fill_only || !t.test_wrote); i++) {
+	for (size_t i = 0; i < s->n && (every_piece || !t.test_wrote); i++) {
 		int rc = tally_record(fd, &s->v[i], dev, marked, saved, now, &t);
 
 		if (rc < 0)
 			return rc;
 	}
-	if (t.foreign == 0 || (!fill_only && t.test_wrote))
+	if (t.foreign == 0 || (!every_piece && t.test_wrote))
 		return 0;
-	units_format_bytes(t.foreign * fp_dev_sector_bytes(dev), f, sizeof(f));
+	if (flags & JOURNAL_RESTORE_OVERWRITE_NEWER) {
+		rep->newer_overwritten = t.foreign * FP_TEST_PIECE_BYTES;
+		return 0;
+	}
+	units_format_bytes(t.foreign * FP_TEST_PIECE_BYTES, f, sizeof(f));
 	if (t.test_wrote)
 		snprintf(why, sizeof(why), "%s of the places the test saved hold neither "
 			 "what it saved nor what it wrote (the first at byte %" PRIu64 "): "
-			 "written since by something else, or torn by a power loss", f,
+			 "written since by something else, torn by a power loss, or damaged "
+			 "by a failing card", f,
 			 t.first);
 	else
 		snprintf(why, sizeof(why), "none of the places the test saved shows its "
 			 "writes, and %s of them hold other data than saved (the first at "
 			 "byte %" PRIu64 "): written since, by something else", f, t.first);
-	return other_card(path, dev, flags, why, " and this journal is no old copy "
-			  "(else remove it)", rep, err, errlen);
+	fp_errf(err, errlen, "'%s' holds data the journal '%s' would overwrite: %s; "
+	    "nothing was restored.  If nothing wrote there since the test and this "
+	    "journal is no old copy (else remove it), run 'flashprobe restore%s "
+	    "--overwrite-newer %s'", fp_dev_path(dev), path, why,
+	    flags & JOURNAL_RESTORE_FORCE ? " --force" : "", path);
+	return -FP_EREFUSED;
 }
 
 /* The header of a journal whose own header is damaged, for --force:
@@ -1450,8 +1471,8 @@ int jr_restore_locked(int fd, const char *path, struct fp_dev *dev,
 			rc = check_saved_content(fd, path, &h, &s, dev, flags, rep,
 						 buf, vbuf, err, errlen);
 		if (rc == 0)
-			rc = check_test_writes_there(fd, path, &h, &s, dev, flags, rep,
-						     buf, vbuf, err, errlen);
+			rc = check_test_writes_there(fd, path, &h, &s, known != NULL, dev,
+						     flags, rep, buf, vbuf, err, errlen);
 	}
 	for (size_t i = 0; rc == 0 && (flags & JOURNAL_RESTORE_NO_ALIAS) && i < s.n; i++)
 		s.v[i].may_alias = false;

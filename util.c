@@ -121,6 +121,25 @@ bool util_is_test_block(const void *p, size_t len)
 	       memcmp(p, FP_TEST_BLOCK_MAGIC, FP_TEST_BLOCK_MAGIC_BYTES) == 0;
 }
 
+void util_mark_test_pieces(void *p, size_t len)
+{
+	for (size_t at = 0; at + FP_TEST_PIECE_BYTES <= len; at += FP_TEST_PIECE_BYTES)
+		memcpy((char *)p + at, FP_TEST_BLOCK_MAGIC, FP_TEST_BLOCK_MAGIC_BYTES);
+}
+
+bool util_is_test_data(const void *p, size_t len)
+{
+	const char *b = p;
+
+	if (len % FP_TEST_PIECE_BYTES != 0)
+		return false;
+	for (size_t at = 0; at < len; at += FP_TEST_PIECE_BYTES)
+		if (!util_is_test_block(b + at, FP_TEST_PIECE_BYTES) &&
+		    !util_is_fill(b + at, FP_TEST_PIECE_BYTES))
+			return false;
+	return true;
+}
+
 void util_dir_of(const char *path, char *dir, size_t len)
 {
 	const char *slash = strrchr(path, '/');

@@ -32,6 +32,20 @@ typedef void (*fp_progress_fn)(void *arg, uint64_t done, uint64_t total);
 /* Whether len bytes at p begin with FP_TEST_BLOCK_MAGIC. */
 bool util_is_test_block(const void *p, size_t len);
 
+/* flashprobe's own data carries the mark at the start of every piece of
+ * this size (the smallest logical sector), not only at the start of a
+ * write: then every sector a test wrote shows it, whatever the device's
+ * sector, and a restore can tell each one from data written since. */
+#define FP_TEST_PIECE_BYTES 512u
+
+/* Puts FP_TEST_BLOCK_MAGIC at the start of every FP_TEST_PIECE_BYTES of
+ * the len bytes at p. */
+void util_mark_test_pieces(void *p, size_t len);
+
+/* Whether len bytes at p are whole pieces, each of the fill byte or
+ * beginning with FP_TEST_BLOCK_MAGIC: what the tests write. */
+bool util_is_test_data(const void *p, size_t len);
+
 /* Whether len bytes at p are all one byte value, and all FP_FILL_BYTE
  * (both true for len 0). */
 bool util_is_one_byte(const void *p, size_t len);

@@ -18,6 +18,7 @@
 #include "devspec.h"
 #include "errmsg.h"
 #include "journal.h"
+#include "journal_format.h"
 #include "jsonv.h"
 #include "report_capacity.h"
 #include "sim.h"
@@ -974,6 +975,21 @@ static struct fp_dev *run_journaled(struct fp_dev *d, const char *path, uint64_t
 	return jd;
 }
 
+/* Every piece the capacity check wrote carries flashprobe's mark, so a
+ * restore can tell each sector it wrote from data written since
+ * (journal_replay.c), and its journal says so. */
+static void assert_pieces_marked(const char *path)
+{
+	char err[512] = "";
+	struct jr_header h;
+	int fd;
+
+	ck_assert_msg(jr_header_read(path, false, &fd, &h, err, sizeof(err)) == 0, "%s", err);
+	close(fd);
+	ck_assert_uint_eq(h.slots, JR_SLOTS_OK);
+	ck_assert_msg(h.slot.flags & JR_SLOT_PIECES_MARKED, "flags %#x", h.slot.flags);
+}
+
 /* --write's path: the journal saves each 1 MiB block before its first
  * write; after the restore the card reads exactly as before, aliases
  * included (the wrap cards need the journal's replay in reverse record
@@ -994,6 +1010,7 @@ START_TEST(test_write_keeps_data)
 	ck_assert_msg(r->verdict != CAPACITY_GENUINE || _i == 0, "%s: genuine",
 		      keep_cards[_i]);
 	ck_assert_uint_gt(r->bytes_written, 0);
+	assert_pieces_marked(path);
 	ck_assert_msg(journal_finish(jd, r->aliasing_seen ? JOURNAL_RESTORE_SAME_DEVICE : 0,
 				     NULL, NULL, &rep, err, sizeof(err)) == 0,
 		      "%s: restore failed: %s", keep_cards[_i], err);
@@ -1136,6 +1153,49 @@ START_TEST(test_worn_card_restore_is_bounded)
 	ck_assert_msg(fp_dev_io_ns(d) - ns0 < rep.records * 1000000000ull,
 		      "%s: restore %.1f s for %llu records", worn_cards[_i],
 		      (double)(fp_dev_io_ns(d) - ns0) / 1e9, (unsigned long long)rep.records);
+	fp_dev_close(d);
+	free(r);
+}
+END_TEST
+
+/* A capacity check killed on a card that damages what it stores (a bit
+ * flipped in every sector of a range its flush fills): the journal found
+ * later holds pieces that read as neither what it saved nor the test's
+ * writes, which is also what an old copy of a journal over newer data
+ * shows.  It refuses, writes nothing, and names --overwrite-newer, which
+ * then puts back all that the card keeps.  (The restore at the end of a test is its
+ * own journal's, no copy: it restores at once, test_cli_findings_after_
+ * failed_restore.) */
+START_TEST(test_worn_card_crash_needs_force)
+{
+	struct capacity_result *r = calloc(1, sizeof(*r));
+	struct fp_dev *d = open_spec("sim:sdhc-4m,size=1G,corrupt=900M+16M" QUIET), *jd;
+	uint64_t size = fp_dev_size_bytes(d), bad = 900 * MIB, bad_end = 916 * MIB;
+	uint64_t low, high, after;
+	struct journal_restore_report rep;
+	char path[PATH_MAX + 32], err[512] = "";
+
+	ck_assert(jdir[0] && r != NULL);
+	ck_assert_int_eq(sim_fill_random(d, 12), 0);
+	low = tu_dev_sum(d, 0, bad);
+	high = tu_dev_sum(d, bad_end, size);
+	snprintf(path, sizeof(path), "%s/worn-crash.journal", jdir);
+	jd = run_journaled(d, path, 5, r);
+	ck_assert_msg(r->verdict == CAPACITY_DAMAGED, "%s", capacity_verdict_name(r->verdict));
+	fp_dev_close(jd);	/* killed before its restore */
+	after = sim_checksum(d);
+	ck_assert_msg(journal_restore(path, d, 0, NULL, NULL, &rep, err, sizeof(err)) ==
+		      -FP_EREFUSED, "%s", err);
+	ck_assert_msg(strstr(err, "failing card") && strstr(err, "--overwrite-newer"), "%s",
+		      err);
+	ck_assert_uint_eq(sim_checksum(d), after);
+	ck_assert_int_ne(journal_restore(path, d, JOURNAL_RESTORE_OVERWRITE_NEWER, NULL, NULL,
+					 &rep, err, sizeof(err)), 0);	/* the flipped bits stay */
+	ck_assert_uint_ge(rep.nfailed, 1);
+	ck_assert_uint_ge(rep.failed[0].offset_bytes, bad);
+	ck_assert_uint_eq(tu_dev_sum(d, 0, bad), low);
+	ck_assert_uint_eq(tu_dev_sum(d, bad_end, size), high);
+	unlink(path);
 	fp_dev_close(d);
 	free(r);
 }
@@ -1520,6 +1580,7 @@ Suite *capacity_suite(void)
 	tcase_add_loop_test(keep, test_card_swapped_during_capacity, 0, 2);
 	tcase_add_loop_test(keep, test_worn_card_restore_is_bounded, 0,
 			    sizeof(worn_cards) / sizeof(worn_cards[0]));
+	tcase_add_test(keep, test_worn_card_crash_needs_force);
 	suite_add_tcase(s, keep);
 
 	tcase_set_timeout(cli, 300);

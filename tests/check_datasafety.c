@@ -30,6 +30,7 @@
 #include "journal.h"
 #include "journal_format.h"
 #include "testutil.h"
+#include "util.h"
 #include "tests.h"
 
 #define MIB (1024ull * 1024)
@@ -1285,6 +1286,78 @@ START_TEST(test_moved_image_keeps_its_journal)
 }
 END_TEST
 
+/* The first 512 bytes of img that hold the tests' fill byte: a place
+ * the crashed test wrote, inside what its journal saved. */
+static uint64_t first_fill_piece(const char *img)
+{
+	static unsigned char buf[MIB];
+	int fd = open(img, O_RDONLY);
+	ssize_t n;
+
+	ck_assert_int_ge(fd, 0);
+	for (uint64_t off = 0; (n = pread(fd, buf, sizeof(buf), (off_t)off)) > 0; off += (uint64_t)n)
+		for (ssize_t at = 0; at + 512 <= n; at += 512)
+			if (util_is_fill(buf + at, 512)) {
+				close(fd);
+				return off + (uint64_t)at;
+			}
+	ck_abort_msg("no test write in '%s'", img);
+	return 0;
+}
+
+/* A crashed find-fat, then the user's data written where the test had
+ * written, then the image copied over itself (cp and mv: another inode,
+ * as rsync or a move to another file system make it).  restore refuses
+ * the other file, naming --force for a copy; --force then replayed the
+ * journal over the user's new data and said "verified" (an attack:
+ * 4 MiB lost), since it overrode every check.  It overrides the identity
+ * and fingerprint only now: the newer data refuses (3, nothing written)
+ * until --overwrite-newer, which says what it overwrote. */
+START_TEST(test_force_keeps_newer_data)
+{
+	char *img = new_image(AU_SEARCH_IMG_BYTES, 116);
+	char copy[PATH_MAX + 8];
+	unsigned char user[512];
+	struct run_result r;
+	uint64_t before = tu_checksum(img), newer;
+	int fd;
+
+	crash_find_fat(img);
+	memset(user, 'U', sizeof(user));
+	fd = open(img, O_WRONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, user, sizeof(user), (off_t)first_fill_piece(img)),
+			 (ssize_t)sizeof(user));
+	close(fd);
+	snprintf(copy, sizeof(copy), "%s.cp", img);
+	fd = open(copy, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, (off_t)AU_SEARCH_IMG_BYTES), 0);
+	close(fd);
+	ck_assert_int_eq(tu_copy_sparse(img, copy, 0), 0);
+	ck_assert_int_eq(rename(copy, img), 0);
+	newer = tu_checksum(img);
+	tu_run(&r, (const char *const[]){ "restore", img, NULL });
+	ck_assert_msg(r.status == 3, "restore of the copy: status %d, '%s'", r.status, r.err);
+	tu_run_free(&r);
+	tu_run(&r, (const char *const[]){ "restore", "--force", img, NULL });
+	ck_assert_msg(r.status == 3 && strstr(r.err, "would overwrite") &&
+		      strstr(r.err, "restore --force --overwrite-newer"),
+		      "restore --force: status %d, '%s' '%s'", r.status, r.out, r.err);
+	tu_run_free(&r);
+	ck_assert_uint_eq(tu_checksum(img), newer);
+	ck_assert_msg(journal_size() > 0, "the journal is gone");
+	tu_run(&r, (const char *const[]){ "restore", "--force", "--overwrite-newer", img, NULL });
+	ck_assert_msg(r.status == 0 && strstr(r.out, "512 bytes held neither"),
+		      "restore --force --overwrite-newer: status %d, '%s' '%s'", r.status,
+		      r.out, r.err);
+	tu_run_free(&r);
+	ck_assert_uint_eq(tu_checksum(img), before);
+	ck_assert_int_eq(journal_size(), -1);
+	free(img);
+}
+END_TEST
+
 /* Two images crashed in find-fat (which covers all of 64 MiB: nothing to
  * compare but the size; a test of the second image had to come before
  * the first was moved, as any image of that size is taken for the moved
@@ -1502,11 +1575,18 @@ START_TEST(test_restore_other_identity_refused)
 	ck_assert_msg(tu_checksum(img) == sum, "the other file was written");
 	ck_assert_msg(journal_size() > 0, "the journal was not kept");
 	tu_run_free(&r);
-	/* a copy of the first file: --force by the device's name replays */
+	/* --force, for a copy of the first file, finds other data where the
+	 * test saved: that takes --overwrite-newer too */
 	tu_run(&r, (const char *const[]){ "restore", "--force", img, NULL });
-	ck_assert_msg(r.status == 0 && strstr(r.out, "restored") && state_entries() == 0,
+	ck_assert_msg(r.status == 3 && strstr(r.err, "--force --overwrite-newer"),
 		      "restore --force of the new file: status %d, '%s' '%s'", r.status, r.out,
 		      r.err);
+	ck_assert_msg(tu_checksum(img) == sum, "the other file was written");
+	tu_run_free(&r);
+	tu_run(&r, (const char *const[]){ "restore", "--force", "--overwrite-newer", img, NULL });
+	ck_assert_msg(r.status == 0 && strstr(r.out, "restored") && state_entries() == 0,
+		      "restore --force --overwrite-newer of the new file: status %d, '%s' '%s'",
+		      r.status, r.out, r.err);
 	tu_run_free(&r);
 	free(other);
 	free(img);
@@ -2132,6 +2212,7 @@ Suite *datasafety_suite(void)
 	tcase_add_test(img, test_restore_wait_interrupted);
 	tcase_add_test(img, test_device_name_with_newline);
 	tcase_add_loop_test(img, test_moved_image_keeps_its_journal, 0, 3);
+	tcase_add_test(img, test_force_keeps_newer_data);
 	tcase_add_test(img, test_two_moved_images_refused);
 	tcase_add_loop_test(img, test_swapped_card_image, 0, NCASES(swap_cases));
 	tcase_add_test(img, test_journal_link_to_device);

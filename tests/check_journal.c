@@ -419,7 +419,9 @@ END_TEST
  * the same size copied over the image after the crash (same path, same
  * inode) must not get the journal's data: the saved ranges read as
  * neither what was saved nor the fill byte, so the restore is refused
- * (status 3's error) and the file stays as it is; --force restores. */
+ * (status 3's error) and the file stays as it is, also with --force
+ * (which overrides the identity checks, not the data found there);
+ * --force with --overwrite-newer restores. */
 START_TEST(test_replaced_image_refused)
 {
 	char *img = bf_image_in(test_dir, 8u * MIB, 21), *other = bf_image_in(test_dir, 8u * MIB, 22);
@@ -443,6 +445,10 @@ START_TEST(test_replaced_image_refused)
 	ck_assert_uint_eq(tu_checksum(img), replaced);
 	ck_assert(exists(path));
 	ck_assert_int_eq(journal_restore(path, d, JOURNAL_RESTORE_FORCE, NULL, NULL, &rep, err,
+					 sizeof(err)), -FP_EREFUSED);
+	ck_assert_uint_eq(tu_checksum(img), replaced);
+	ck_assert_int_eq(journal_restore(path, d, JOURNAL_RESTORE_FORCE |
+					 JOURNAL_RESTORE_OVERWRITE_NEWER, NULL, NULL, &rep, err,
 					 sizeof(err)), 0);
 	ck_assert_uint_eq(tu_checksum(img), before);
 	fp_dev_close(d);
@@ -1913,14 +1919,16 @@ END_TEST
  * replayed and after the user wrote into the area it saved (a /var/lib
  * restored from a backup): its replay put the old data over the user's
  * and said "verified" (an attack run lost 1 MiB so).  Refused now,
- * nothing written, the journal kept; --force replays it all the same.
- * The same crash replayed on time is restored as before.  Case 3: the
- * copy put in place of a second crashed run's journal, whose fill shows
- * near the start but never reached the user's data (a second attack):
- * a fill-only journal refuses any sector it cannot explain. */
-/* What the test of case i writes into [0, 8 MiB) of jd: the fill byte
- * (0), blocks that begin with the capacity check's mark (1), or bench's
- * write workloads themselves (2). */
+ * nothing written, the journal kept, also with --force (for another
+ * card); --overwrite-newer replays it all the same.
+ * The same crash replayed on time is restored as before.  Cases 3-5: the
+ * copy put in place of a second crashed run's journal, whose writes (of
+ * the kinds of cases 0-2) show near the start but never reached the
+ * user's data (a second attack): every piece a test writes shows it, so
+ * the journal refuses any sector it cannot explain. */
+/* What the test of case i writes into [0, 4 MiB) of jd: the fill byte
+ * (0), blocks marked like the capacity check's (1), or bench's write
+ * workloads themselves (2). */
 static void write_as_test(struct fp_dev *jd, int i)
 {
 	unsigned char *buf = fp_dev_alloc_buf(MIB);
@@ -1932,7 +1940,7 @@ static void write_as_test(struct fp_dev *jd, int i)
 	if (i == 2) {
 		benchio_opts_default(&o);
 		o.offset_bytes = 0;
-		o.size_bytes = 8 * MIB;
+		o.size_bytes = 4 * MIB;
 		o.runtime_ns = 20000000;
 		o.warmup_ns = 0;
 		o.repeats = 1;
@@ -1942,11 +1950,10 @@ static void write_as_test(struct fp_dev *jd, int i)
 		ck_assert_uint_gt(res.bytes_written, 0);
 	}
 	memset(buf, FP_FILL_BYTE, MIB);
-	for (size_t at = 0; i == 1 && at < MIB; at += 64 * 1024) {	/* blocks of 64 KiB */
-		memcpy(buf + at, FP_TEST_BLOCK_MAGIC, FP_TEST_BLOCK_MAGIC_BYTES);
-		for (size_t k = FP_TEST_BLOCK_MAGIC_BYTES; k < 64 * 1024; k++)
-			buf[at + k] = (unsigned char)(k * 31 + at / 4096);
-	}
+	for (size_t k = 0; i == 1 && k < MIB; k++)
+		buf[k] = (unsigned char)(k * 31 + k / 4096);
+	if (i == 1)
+		util_mark_test_pieces(buf, MIB);
 	for (uint64_t at = 0; i < 2 && at < 4 * MIB; at += MIB)
 		ck_assert_int_eq(fp_dev_write_timed(jd, buf, MIB, at, NULL), 0);
 	free(buf);
@@ -1976,21 +1983,26 @@ START_TEST(test_old_journal_copy_refused)
 	ck_assert_uint_eq(dev_sum(d), original);
 	scribble(d, 5 * MIB, 6 * MIB, 7);	/* the user's new data */
 	fp_dev_end_write_area(d);
-	if (_i == 3) {	/* a second run killed before it reached them */
+	if (_i >= 3) {	/* a second run killed before it reached them */
 		jd = jopen(d, path);
 		ck_assert_int_eq(journal_backup_area(jd, 0, 8 * MIB, err, sizeof(err)), 0);
-		write_as_test(jd, 0);
+		write_as_test(jd, _i - 3);
 		fp_dev_close(jd);
 	}
 	user = dev_sum(d);
-	spill(path, old, len);	/* over the second run's journal in case 3 */
+	spill(path, old, len);	/* over the second run's journal in cases 3-5 */
 	ck_assert_int_eq(journal_restore(path, d, 0, NULL, NULL, &rep, err, sizeof(err)),
 			 -FP_EREFUSED);
-	ck_assert_msg(strstr(err, "written since") && strstr(err, "--force"), "%s", err);
+	ck_assert_msg(strstr(err, "written since") && strstr(err, "--overwrite-newer"), "%s",
+		      err);
+	/* --force, for another card, is no licence to overwrite newer data */
+	ck_assert_int_eq(journal_restore(path, d, JOURNAL_RESTORE_FORCE, NULL, NULL, &rep, err,
+					 sizeof(err)), -FP_EREFUSED);
 	ck_assert_uint_eq(dev_sum(d), user);
 	ck_assert(exists(path));
-	ck_assert_msg(journal_restore(path, d, JOURNAL_RESTORE_FORCE, NULL, NULL, &rep, err,
-				      sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(journal_restore(path, d, JOURNAL_RESTORE_OVERWRITE_NEWER, NULL, NULL, &rep,
+				      err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_ge(rep.newer_overwritten, MIB / 2);
 	ck_assert_uint_eq(dev_sum(d), original);
 	free(old);
 	fp_dev_close(d);
@@ -2892,7 +2904,7 @@ Suite *journal_suite(void)
 	tcase_add_test(tc, test_interrupt_during_backup);
 	tcase_add_test(tc, test_find_pending_default_path);
 	tcase_add_test(tc, test_spent_journal_not_replayed);
-	tcase_add_loop_test(tc, test_old_journal_copy_refused, 0, 4);
+	tcase_add_loop_test(tc, test_old_journal_copy_refused, 0, 6);
 	tcase_add_test(tc, test_spent_mark_only_on_its_file);
 	tcase_add_test(tc, test_default_names_keep_apart);
 	tcase_add_test(tc, test_reborn_inode_not_an_alias);
