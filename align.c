@@ -27,7 +27,9 @@
  * The page is the smallest level, the erase block the largest; both are
  * reported only with enough evidence, and not while a step next to them
  * (L/2 or L/3 below the page, 2E or 3E above the erase block) is
- * suspected but unconfirmed: else they are undetermined.  Every decision
+ * suspected but unconfirmed, nor a page P whose multiples by 2 or 4 cost
+ * more than its other multiples (raw pages inside a multi-plane page):
+ * else they are undetermined.  Every decision
  * is a ratio against measured noise and the read base cost, so the same
  * card ten times faster or slower gives the same answer.
  *
@@ -994,11 +996,80 @@ static void assign_roles(struct align_decision *dc, const struct align_level *lv
 	dc->nlevels = n;
 }
 
+/* The median diff of the measured page sizes s (P <= s <= ALIGN_PAGE_MAX)
+ * that P divides and Q divides (on_q) or does not, and its standard error
+ * (as in page_scale_of); the number of sizes, which g marks. */
+static size_t pool_of(const struct align_state *st, uint64_t P, uint64_t Q, bool on_q,
+		      double *median, double *se, bool *g)
+{
+	double d[ALIGN_MAX_ROWS], e[ALIGN_MAX_ROWS];
+	size_t n = 0;
+
+	for (size_t i = 0; i < st->ngroups; i++) {
+		uint64_t s = st->groups[i].size;
+
+		if (s < P || s > ALIGN_PAGE_MAX || !divides(P, s) || divides(Q, s) != on_q)
+			continue;
+		d[n] = st->groups[i].d;
+		e[n++] = st->groups[i].se;
+		g[i] = true;
+	}
+	if (n) {
+		*median = stats_median(d, n);
+		*se = stats_median(e, n) * sqrt(ALIGN_MEDIAN_VAR_FACTOR / (double)n);
+	}
+	return n;
+}
+
+enum step_above { ABOVE_NONE, ABOVE_MAYBE, ABOVE_CLEAR };
+
+/* Whether the page sizes that Q, twice or four times the page P (a group
+ * of 2 or 4 planes), divides cost more than the other multiples of P,
+ * pooled, by a step the level test has
+ * not confirmed: raw pages inside a multi-plane group read so, every
+ * raw-page boundary costing nearly what the group's does, and the group
+ * is the page (an independent card model's 16 KiB page under 4 KiB raw
+ * pages at 85 % of its step was read as 4 KiB at 0.71-0.88).  Clear: at
+ * ALIGN_Z_SUSPECT_ABOVE standard errors, from ALIGN_MIN_SUSPECT_REL_ABOVE
+ * of a read (the bar above the erase block).  Maybe: a gap of
+ * ALIGN_MIN_REL_STEP or more, not yet that certain but more than
+ * ALIGN_Z_CONSISTENT; those sizes are measured further while a gap that
+ * large lies within a standard error. */
+static enum step_above larger_step_above(const struct align_state *st,
+					 struct align_decision *dc, uint64_t P)
+{
+	enum step_above worst = ABOVE_NONE;
+
+	for (uint64_t Q = 2 * P; Q <= 4 * P && Q <= ALIGN_PAGE_MAX; Q *= 2) {
+		bool g[ALIGN_MAX_ROWS] = { false };
+		double ma, sa, mb, sb, gap, se, z;
+
+		if (!group_of(st, Q) || !pool_of(st, P, Q, false, &ma, &sa, g) ||
+		    !pool_of(st, P, Q, true, &mb, &sb, g))
+			continue;
+		gap = mb - ma;
+		se = sqrt(sa * sa + sb * sb) + ALIGN_SE_EPS_NS;
+		z = gap / se;
+		if (gap >= ALIGN_MIN_SUSPECT_REL_ABOVE * st->base_ns &&
+		    z >= ALIGN_Z_SUSPECT_ABOVE)
+			return ABOVE_CLEAR;
+		if (gap + ALIGN_Z_CONSISTENT * se < ALIGN_MIN_REL_STEP * st->base_ns)
+			continue;
+		for (size_t i = 0; i < st->ngroups; i++)
+			dc->focus[i] |= g[i];
+		dc->uncertain = true;
+		if (gap >= ALIGN_MIN_REL_STEP * st->base_ns && z >= ALIGN_Z_CONSISTENT)
+			worst = ABOVE_MAYBE;
+	}
+	return worst;
+}
+
 static void report_page(const struct align_state *st, struct align_decision *dc,
 			const struct align_level *lv, const size_t *idx, size_t n,
 			size_t npage, int *page)
 {
 	struct page_scale ps;
+	enum step_above above;
 	double cap = 1.0;
 
 	*page = -1;
@@ -1009,9 +1080,16 @@ static void report_page(const struct align_state *st, struct align_decision *dc,
 	*page = choose_page(st, dc, lv, npage, n, idx, &ps, &cap);
 	if (*page < 0)
 		return;
-	if (hidden_level(st, dc, &lv[*page], true, &ps))
+	if (hidden_level(st, dc, &lv[*page], true, &ps)) {
 		dc->note = "a smaller step is not yet certain: the page may be smaller";
-	else if (!adopt_level(dc, &lv[*page], idx[*page], &dc->page, &dc->page_conf))
+	} else if ((above = larger_step_above(st, dc, lv[*page].size)) == ABOVE_CLEAR) {
+		dc->note = "steps at two sizes below 64 KiB could each be the page: "
+			   "the multiples of the smaller cost more (see the diffs)";
+		dc->page_ambiguous = true;	/* more reads would not settle it */
+	} else if (above == ABOVE_MAYBE) {
+		dc->note = "the multiples of the page may cost more: the page may "
+			   "be larger";
+	} else if (!adopt_level(dc, &lv[*page], idx[*page], &dc->page, &dc->page_conf))
 		dc->note = "the page step is too weak to report";
 	else if (cap < ALIGN_REPORT_MIN) {
 		dc->page = 0;

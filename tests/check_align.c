@@ -509,6 +509,29 @@ START_TEST(test_raw_page_step_sweep)
 }
 END_TEST
 
+/* Raw pages of 4 KiB inside a 16 KiB multi-plane page, each raw-page
+ * boundary costing 78-88 % of the page's (sdhc-4m: 2.2-4 % of a read
+ * between them): the smallest level reaching 3/4 of the plateau is 4 KiB,
+ * yet every multiple of 16 KiB costs clearly more than the other
+ * multiples of 4 KiB.  The page is 16 KiB or undetermined, never 4 KiB
+ * (an independent card model read so gave 4 KiB at 0.71-0.88). */
+START_TEST(test_raw_pages_inside_group)
+{
+	struct sim_profile p = *sim_profile_find("sdhc-4m");
+	struct align_result r;
+
+	p.raw_page_bytes = 4 * KiB;
+	p.raw_cross_ns = p.page_cross_ns * (78 + 2 * (uint64_t)(_i % 6)) / 100;
+	p.jitter_pct = 3 + 4 * (unsigned)(_i % 4);
+	p.seed = 1300 + (uint64_t)_i;
+	run_on_profile(&p, &r);
+	ck_assert_msg(r.page_size_bytes == 0 || r.page_size_bytes == p.page_bytes,
+		      "raw step %llu of %llu ns, jitter %u %%: page %llu (confidence %.2f)",
+		      (unsigned long long)p.raw_cross_ns, (unsigned long long)p.page_cross_ns,
+		      p.jitter_pct, (unsigned long long)r.page_size_bytes, r.page_confidence);
+}
+END_TEST
+
 /* Rows are ascending, hold both 2^n and 3*2^n sizes, and their numbers
  * are consistent: diff = on - (pre + post) / 2. */
 START_TEST(test_rows_are_consistent)
@@ -697,8 +720,11 @@ static unsigned positions_available(uint64_t s, uint64_t bs, uint64_t size)
  * only the sizes the decision still needs get the full ones (or more,
  * against per-location noise); a plateau size between page and erase
  * block, which decides nothing, keeps its few.  The answer is right, and
- * on this clean card it takes fewer reads than flashbench -a's default
- * procedure (a read count, not a time: it is the same on every run). */
+ * on this clean card it takes at most a quarter more reads than
+ * flashbench -a's default procedure (a read count, not a time: it is the
+ * same on every run); it took fewer before the page's multiples were read
+ * until a 1.5 % step at 2P or 4P lies beyond a standard error (raw pages
+ * inside a multi-plane group, test_raw_pages_inside_group). */
 START_TEST(test_coarse_to_fine_positions)
 {
 	const struct sim_profile *p = sim_profile_find("sdhc-4m");
@@ -724,7 +750,8 @@ START_TEST(test_coarse_to_fine_positions)
 	}
 	ck_assert_uint_gt(full, 0);
 	ck_assert_uint_lt(full, r->nrows / 2);
-	ck_assert_uint_le(r->io_count, align_flashbench_reads(p->size_bytes, r->blocksize_bytes));
+	ck_assert_uint_le(r->io_count,
+			  align_flashbench_reads(p->size_bytes, r->blocksize_bytes) * 5 / 4);
 	free(r);
 }
 END_TEST
@@ -870,6 +897,7 @@ Suite *align_suite(void)
 	tests_add_sweep(props, test_nearly_equal_au_step_under_jitter, 24);
 	tcase_add_loop_test(props, test_hidden_smaller_page, 0, 6);
 	tcase_add_loop_test(props, test_raw_page_step_sweep, 0, 22);
+	tcase_add_loop_test(props, test_raw_pages_inside_group, 0, 12);
 	tests_add_sweep(props, test_foreign_noise_models, nprof * NOISE_MODELS);
 	tcase_add_test(props, test_rows_are_consistent);
 	tcase_add_test(props, test_never_writes);
