@@ -883,10 +883,14 @@ static bool large_agrees(const struct findfat_ctx *c,
 /* Before saying "none": units that disagree with the rest although no
  * area stands out (some faster, pool effects), or leading units whose
  * whole-unit writes differ a lot (seed 004's area is 2-4x slower there),
- * mean the card does something the levels do not explain.  Returns true
- * and says what in note. */
-static bool doubt_none(const struct findfat_ctx *c, double noise, char *note,
-		       size_t len)
+ * mean the card does something the levels do not explain.  Returns the
+ * cap on "none" and says what in note, or 1.  A unit that takes small
+ * random writes FINDFAT_MIN_RATIO times faster than the rest is what a
+ * FAT area does, so there "none" stays well below trusted (an
+ * independent card model's 32 MiB area, one unit 191-246x faster than
+ * the rest, gave "none" at 0.60). */
+static double doubt_none(const struct findfat_ctx *c, double noise, char *note,
+			 size_t len)
 {
 	const struct findfat_levels *lv = &c->lv;
 	unsigned n = lv->nlead + lv->nref;
@@ -902,7 +906,8 @@ static bool doubt_none(const struct findfat_ctx *c, double noise, char *note,
 			snprintf(note, len, "units disagree at small random writes "
 				 "(one %.1fx off the rest) though no area stands out",
 				 exp(fabs(lv->level[u] - med)));
-			return true;
+			return med - lv->level[u] >= log(FINDFAT_MIN_RATIO) ?
+			       FINDFAT_ODD_CAP : FINDFAT_DOUBT_CAP;
 		}
 	}
 	/* the whole-unit row, split like the levels */
@@ -919,9 +924,9 @@ static bool doubt_none(const struct findfat_ctx *c, double noise, char *note,
 			 "time of the rest, though small random writes do not differ",
 			 unit_range(&l, units, sizeof(units)),
 			 exp(l.area - l.normal));
-		return true;
+		return FINDFAT_DOUBT_CAP;
 	}
-	return false;
+	return 1;
 }
 
 /* How well one row of levels (leading units 0..nlead-1, then the
@@ -1063,15 +1068,15 @@ static void verdict_none(struct findfat_ctx *c, const struct findfat_split *sp,
 			       log(FINDFAT_QUIET_RATIO));
 	double visible = clamp01((log(FINDFAT_FULL_RATIO) - FINDFAT_Z_MIN * noise) /
 				 (log(FINDFAT_FULL_RATIO) - log(FINDFAT_MIN_RATIO)));
-	double col = collapse_degree(c, sp);
+	double col = collapse_degree(c, sp), doubt;
 
 	v->found = false;
 	v->settled = true;	/* more leading units cannot change this */
 	v->collapse = col > 0;
 	v->col_degree = col;
 	if (d > -log(FINDFAT_MIN_RATIO) && visible == 1 &&
-	    doubt_none(c, noise, v->note, sizeof(v->note))) {
-		v->confidence = FINDFAT_DOUBT_CAP *
+	    (doubt = doubt_none(c, noise, v->note, sizeof(v->note))) < 1) {
+		v->confidence = doubt *
 				(FINDFAT_TRUSTED + (1 - FINDFAT_TRUSTED) * col) * quiet;
 		return;
 	}
