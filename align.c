@@ -819,25 +819,38 @@ static bool on_plateau(uint64_t s, uint64_t Q, uint64_t next)
 
 /* The plateau above level Q: the median diff of the sizes on it (see
  * on_plateau). */
-static void page_scale_of(const struct align_state *st, uint64_t Q,
-			  uint64_t next, struct page_scale *ps)
+/* The median diff of the groups marked in in, and its standard error; the
+ * number of those groups. */
+static size_t pooled_diff(const struct align_state *st, const bool *in, double *median,
+			  double *se)
 {
-	double d[ALIGN_MAX_ROWS], se[ALIGN_MAX_ROWS];
+	double d[ALIGN_MAX_ROWS], e[ALIGN_MAX_ROWS];
 	size_t n = 0;
 
 	for (size_t i = 0; i < st->ngroups; i++) {
-		const struct align_group *g = &st->groups[i];
-
-		if (on_plateau(g->size, Q, next)) {
-			d[n] = g->d;
-			se[n++] = g->se;
+		if (in[i]) {
+			d[n] = st->groups[i].d;
+			e[n++] = st->groups[i].se;
 		}
 	}
-	ps->floor_ns = st->groups[0].d;
-	ps->plateau_ns = stats_median(d, n) - ps->floor_ns;
+	*median = stats_median(d, n);
 	/* the median of n values is about as precise as one of them with
 	 * n / ALIGN_MEDIAN_VAR_FACTOR times the samples */
-	ps->plateau_se = stats_median(se, n) * sqrt(ALIGN_MEDIAN_VAR_FACTOR / (double)n);
+	*se = stats_median(e, n) * sqrt(ALIGN_MEDIAN_VAR_FACTOR / (double)n);
+	return n;
+}
+
+static void page_scale_of(const struct align_state *st, uint64_t Q,
+			  uint64_t next, struct page_scale *ps)
+{
+	bool in[ALIGN_MAX_ROWS];
+	double median;
+
+	for (size_t i = 0; i < st->ngroups; i++)
+		in[i] = on_plateau(st->groups[i].size, Q, next);
+	pooled_diff(st, in, &median, &ps->plateau_se);
+	ps->floor_ns = st->groups[0].d;
+	ps->plateau_ns = median - ps->floor_ns;
 }
 
 enum step_kind { STEP_SUBPAGE, STEP_FULL, STEP_AMBIGUOUS };
@@ -996,29 +1009,21 @@ static void assign_roles(struct align_decision *dc, const struct align_level *lv
 	dc->nlevels = n;
 }
 
-/* The median diff of the measured page sizes s (P <= s <= ALIGN_PAGE_MAX)
- * that P divides and Q divides (on_q) or does not, and its standard error
- * (as in page_scale_of); the number of sizes, which g marks. */
+/* The pooled diff (pooled_diff()) of the measured page sizes s
+ * (P <= s <= ALIGN_PAGE_MAX) that P divides and Q divides (on_q) or does
+ * not; the number of sizes, which g marks too. */
 static size_t pool_of(const struct align_state *st, uint64_t P, uint64_t Q, bool on_q,
 		      double *median, double *se, bool *g)
 {
-	double d[ALIGN_MAX_ROWS], e[ALIGN_MAX_ROWS];
-	size_t n = 0;
+	bool in[ALIGN_MAX_ROWS];
 
 	for (size_t i = 0; i < st->ngroups; i++) {
 		uint64_t s = st->groups[i].size;
 
-		if (s < P || s > ALIGN_PAGE_MAX || !divides(P, s) || divides(Q, s) != on_q)
-			continue;
-		d[n] = st->groups[i].d;
-		e[n++] = st->groups[i].se;
-		g[i] = true;
+		in[i] = s >= P && s <= ALIGN_PAGE_MAX && divides(P, s) && divides(Q, s) == on_q;
+		g[i] |= in[i];
 	}
-	if (n) {
-		*median = stats_median(d, n);
-		*se = stats_median(e, n) * sqrt(ALIGN_MEDIAN_VAR_FACTOR / (double)n);
-	}
-	return n;
+	return pooled_diff(st, in, median, se);
 }
 
 enum step_above { ABOVE_NONE, ABOVE_MAYBE, ABOVE_CLEAR };

@@ -1100,9 +1100,9 @@ static int tally_record(int fd, const struct jr_entry *e, struct fp_dev *dev, bo
  * tore a write is told to --overwrite-newer: --force, which overrides
  * the checks of the card's identity, does not override this one, or a
  * user told to --force a copied image would lose what was written into
- * its area since); in older journals a marked write
- * began with its mark only, so there only a device without any write of
- * the test refuses, and the scan stops at the first one.  So it is for
+ * its area since); in older journals a marked write began with its mark
+ * only, so there only a device without any write of the test refuses,
+ * and the scan stops at the first one.  So it is for
  * the restore at the end of a test too (own: its journal known from
  * memory), which is no old copy: there such a sector is a worn card's
  * lost or damaged write, whose data the restore must put back, and only
