@@ -1660,6 +1660,10 @@ static int run_restore(const struct cli *c)
 	if (stat(c->device, &st) == 0 && S_ISDIR(st.st_mode))
 		return fail(FP_EXIT_USAGE, "'%s' is a directory: restore expects a "
 			    "journal file or a device", c->device);
+	/* a journal whose start is damaged would otherwise be taken for an
+	 * image file with no journal: "nothing to restore" */
+	if ((ret = journal_check_damaged(c->device, err, sizeof(err))))
+		return fail(status_for_error(ret, STAGE_REPLAY), "%s", err);
 	by_device = !journal_is_journal_file(c->device);
 	if (!by_device) {
 		snprintf(journal, sizeof(journal), "%s", c->device);

@@ -260,6 +260,13 @@ int journal_loop_gone(const char *journal, char *buf, size_t len);
  * true with "another flashprobe" or "'comm' (pid N)" in who. */
 bool journal_in_use(const char *path, char *who, size_t wholen);
 
+/* A regular file that does not read as a journal (its magic damaged, cut
+ * short) but that a state directory names as one: it lies there under a
+ * journal's name, or a pointer file there names it.  -EBADMSG with what
+ * its card may hold and what to do in err; else 0 (an image file, say,
+ * for "restore DEVICE"). */
+int journal_check_damaged(const char *path, char *err, size_t errlen);
+
 /* Whether path is a regular file starting with the journal's or the
  * pointer file's magic. */
 bool journal_is_journal_file(const char *path);

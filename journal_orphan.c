@@ -1,5 +1,5 @@
 /* journal_orphan.c - unfinished journals whose device is gone, matched to
- * a device by their data.
+ * a device by their data; journals too damaged to be read as one.
  *
  * An image moved to another file system after a crash (a copy, then an
  * unlink: a new inode), or copied elsewhere and the original deleted, is
@@ -34,6 +34,7 @@
 #include "journal.h"
 #include "journal_format.h"
 #include "loopfile.h"
+#include "units.h"
 #include "util.h"
 
 /* Whether the file at path is no longer the one with identity (dev, ino,
@@ -212,4 +213,85 @@ int jr_find_orphan(const char *device, char *found, size_t foundlen,
 	    " (and the blocks its test did not write read as they did then)" :
 	    " (its test covered it all: nothing else to compare)", device);
 	return -FP_EREFUSED;
+}
+
+/* ---- journals too damaged to be recognised ---- */
+
+/* Not through a symbolic link: one planted in a state directory could
+ * name any file (the device under test, say). */
+static bool same_file(const char *path, const struct stat *want)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+	       st.st_dev == want->st_dev && st.st_ino == want->st_ino;
+}
+
+/* Whether dir/name (path) is the file want, or a pointer file (into p)
+ * naming it. */
+static bool names_file(const char *dir, const char *name, const struct stat *want,
+		       char *path, size_t len, struct jr_pointer *p)
+{
+	if ((size_t)snprintf(path, len, "%s/%s", dir, name) >= len)
+		return false;
+	if (jr_pointer_read(path, p) == 1)
+		return same_file(p->journal, want);
+	memset(p, 0, sizeof(*p));
+	return same_file(path, want);
+}
+
+/* What the restore of a damaged journal refuses with: where it is named,
+ * and what its card may hold. */
+static void describe_damaged(const char *journal, const char *named_by,
+			     const struct jr_pointer *p, char *err, size_t errlen)
+{
+	static const char what[] = "does not read as a flashprobe journal (its "
+				   "start is damaged or it was cut short) and "
+				   "cannot be replayed, --force included; "
+				   "nothing was written";
+	char a[32], b[32];
+
+	if (p->journal[0] == '\0') {
+		fp_errf(err, errlen, "'%s' lies in the journal directory under a "
+		    "journal's name but %s.  Its card may hold test data: if that "
+		    "data does not matter or was restored another way, remove '%s' "
+		    "to test again", journal, what, journal);
+		return;
+	}
+	fp_errf(err, errlen, "'%s' is the journal of an unfinished test of '%s' "
+	    "(named by '%s') but %s.  '%s' may hold test data in bytes %s to %s: "
+	    "if a copy of the journal exists, put it back and run this restore "
+	    "again; if that data does not matter or was restored another way, "
+	    "remove '%s' and '%s' to test again", journal, p->device, named_by,
+	    what, p->device, units_format_bytes(p->area_lo, a, sizeof(a)),
+	    units_format_bytes(p->area_hi, b, sizeof(b)), journal, named_by);
+}
+
+int journal_check_damaged(const char *path, char *err, size_t errlen)
+{
+	const char *dirs[JOURNAL_STATE_DIRS_MAX];
+	size_t ndirs = journal_state_dirs(dirs);
+	char named_by[PATH_MAX];
+	struct jr_pointer p;
+	struct stat want;
+	int found = 0;
+
+	if (stat(path, &want) != 0 || !S_ISREG(want.st_mode) ||
+	    journal_is_journal_file(path))
+		return 0;
+	for (size_t i = 0; i < ndirs && !found; i++) {
+		struct dirent *e;
+		DIR *d = opendir(dirs[i]);
+
+		while (d != NULL && !found && (e = readdir(d)) != NULL)
+			found = jr_is_journal_name(e->d_name) &&
+				names_file(dirs[i], e->d_name, &want, named_by,
+					   sizeof(named_by), &p);
+		if (d != NULL)
+			closedir(d);
+	}
+	if (!found)
+		return 0;
+	describe_damaged(path, named_by, &p, err, errlen);
+	return -EBADMSG;
 }

@@ -1679,6 +1679,74 @@ START_TEST(test_pointer_outlives_journal)
 }
 END_TEST
 
+/* A crashed test's journal whose start is damaged (its magic, a bit
+ * flipped by the disk) or cut to a few bytes was taken for an image file
+ * with no journal: "nothing to restore", status 0, --force alike, while
+ * the image held the test's data and a new test was refused and sent
+ * back to that restore.  Now it is refused as a damaged journal (1),
+ * saying what the card may hold, with the image as the crash left it;
+ * with the saved copy put back, as the message suggests, the restore
+ * gives the image back as it was.  Case 0: the journal in the state
+ * directory; 1: kept elsewhere, named by a pointer file; 2: cut short. */
+START_TEST(test_damaged_journal_start_refused)
+{
+	char *img = new_image(IMG_BYTES, 49);
+	char jpath[PATH_MAX + 300], jopt[PATH_MAX + 320], copy[PATH_MAX];
+	const char *args[] = { "find-fat", "--write", "-e", "1M", img, NULL, NULL };
+	struct tu_child ch;
+	struct run_result r;
+	uint64_t before = tu_checksum(img), crashed;
+
+	snprintf(jpath, sizeof(jpath), "%s/elsewhere.journal", work);
+	snprintf(jopt, sizeof(jopt), "--journal=%s", jpath);
+	if (_i > 0) {
+		args[4] = jopt;
+		args[5] = img;
+	}
+	ck_assert_int_eq(tu_spawn(&ch, args, JR_TEST_HEADER + 2 * (MIB + 80)), 0);
+	ck_assert_int_eq(tu_wait(&ch, &r), SIGXFSZ);
+	tu_run_free(&r);
+	if (_i == 0)
+		ck_assert_msg(state_journal(jpath, sizeof(jpath)) > 0, "no journal");
+	in_work(copy, sizeof(copy), "journal.copy");
+	ck_assert_int_eq(close(open(copy, O_WRONLY | O_CREAT | O_EXCL, 0600)), 0);
+	ck_assert_int_eq(tu_copy_sparse(jpath, copy, 0), 0);
+	crashed = tu_checksum(img);
+	ck_assert_uint_ne(crashed, before);
+	if (_i < 2) {
+		int fd = open(jpath, O_WRONLY);
+
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(pwrite(fd, "X", 1, 0), 1);
+		close(fd);
+	} else {
+		ck_assert_int_eq(truncate(jpath, 5), 0);
+	}
+	for (int force = 0; force < 2; force++) {
+		tu_run(&r, force ? (const char *const[]){ "restore", "--force", jpath, NULL } :
+				   (const char *const[]){ "restore", jpath, NULL });
+		ck_assert_msg(r.status == 1 && strstr(r.err, "does not read as a flashprobe journal") &&
+			      strstr(r.err, _i ? "may hold test data in bytes" : "may hold test data"),
+			      "restore%s: status %d, '%s' '%s'", force ? " --force" : "",
+			      r.status, r.out, r.err);
+		tu_run_free(&r);
+		ck_assert_uint_eq(tu_checksum(img), crashed);
+	}
+	/* an image file given to restore is not taken for a journal */
+	tu_run(&r, (const char *const[]){ "restore", img, NULL });
+	ck_assert_msg(r.status != 0 && !strstr(r.err, "nothing to restore"),
+		      "restore of the image: status %d, '%s'", r.status, r.err);
+	tu_run_free(&r);
+	ck_assert_int_eq(rename(copy, jpath), 0);
+	tu_run(&r, (const char *const[]){ "restore", jpath, NULL });
+	ck_assert_msg(r.status == 0, "restore of the copy: status %d, '%s'", r.status, r.err);
+	tu_run_free(&r);
+	assert_kept(img, before);
+	ck_assert_int_eq(state_entries(), 0);
+	free(img);
+}
+END_TEST
+
 /* Copy the whole of from over to in place (the same inode or device),
  * synced. */
 static void copy_over(const char *from, const char *to)
@@ -2217,6 +2285,7 @@ Suite *datasafety_suite(void)
 	tcase_add_loop_test(img, test_swapped_card_image, 0, NCASES(swap_cases));
 	tcase_add_test(img, test_journal_link_to_device);
 	tcase_add_test(img, test_pointer_outlives_journal);
+	tcase_add_loop_test(img, test_damaged_journal_start_refused, 0, 3);
 	tcase_add_test(img, test_pointer_names_device_in_full);
 	tcase_add_loop_test(img, test_signal_restores, 0, NCASES(stop_signals));
 	tcase_add_test(img, test_ignored_sighup_stays_ignored);
