@@ -889,6 +889,25 @@ static int note_kind_written(struct journal *j, const void *buf, size_t len,
 	return ends ? commit_without(j, ends) : 0;
 }
 
+/* The journal must keep its name while the test writes: one deleted or
+ * moved away is found by no restore after a crash (its pointer names the
+ * old path), and the card's data would go with it.  The test stops
+ * instead, and its own restore reads the file still open. */
+static int check_named(struct journal *j)
+{
+	struct stat named, open_one;
+
+	if (stat(j->path, &named) == 0 && fstat(j->fd, &open_one) == 0 &&
+	    named.st_dev == open_one.st_dev && named.st_ino == open_one.st_ino)
+		return 0;
+	j->card_read_failed = false;
+	fp_errf(j->last_err, sizeof(j->last_err), "its journal '%s' was "
+	    "deleted, moved or replaced during the test: after a crash no "
+	    "restore could find it, so the test stopped (its writes are put back "
+	    "from the journal still open)", j->path);
+	return -ESTALE;
+}
+
 static int jdev_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
 {
 	struct journal *j = priv;
@@ -908,6 +927,8 @@ static int jdev_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
 	j->unchecked_bytes += len;
 	if (rc == 0 && j->unchecked_bytes >= JOURNAL_RECHECK_BYTES)
 		rc = check_card_hidden(j);
+	if (rc == 0)
+		rc = check_named(j);
 	if (rc < 0)
 		return rc;
 	j->dirty = true;

@@ -1198,6 +1198,26 @@ static int still_named(int fd, const char *path)
 	       0 : -ESTALE;
 }
 
+/* The journal open as fd lost its name (deleted, or its directory moved
+ * away) after it was marked spent: the pointer that names it, or names a
+ * file that is gone, would tell of a lost journal whose data may be on
+ * the device.  It is removed; the file, wherever it went, replays
+ * nothing again. */
+static void drop_pointer_of_gone(int fd, const char *pointer)
+{
+	struct jr_pointer p;
+	struct stat named, open_one;
+
+	if (pointer[0] == '\0' || jr_pointer_read(pointer, &p) != 1)
+		return;
+	if (lstat(p.journal, &named) == 0 &&
+	    (fstat(fd, &open_one) != 0 || named.st_dev != open_one.st_dev ||
+	     named.st_ino != open_one.st_ino))
+		return;		/* another journal's */
+	unlink(pointer);
+	jr_fsync_dir_of(pointer);
+}
+
 int jr_delete_journal(int fd, const char *path, const char *pointer,
 		      bool *marked)
 {
@@ -1217,6 +1237,10 @@ int jr_delete_journal(int fd, const char *path, const char *pointer,
 	rc = jr_mark_spent(fd, path);
 	if (marked)
 		*marked = rc == 0;
+	if (rc == 0 && still_named(fd, path) == -ENOENT) {
+		drop_pointer_of_gone(fd, pointer);
+		return -ENOENT;
+	}
 	if (rc == -ESTALE || (rc = still_named(fd, path)) != 0)
 		return rc;
 	/* A pointer that outlives its journal (killed between the two

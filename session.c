@@ -314,7 +314,12 @@ static int tell_journal_kept(struct session *s, char *err, size_t errlen)
 {
 	int rc = s->restore.delete_error ? s->restore.delete_error : -EIO;
 
-	if (s->restore.marked_spent)
+	if (s->restore.marked_spent && rc == -ENOENT)
+		snprintf(err, errlen, "the original data of '%s' is restored and "
+			 "verified; its journal '%s' was deleted or moved away during "
+			 "the test, and is marked as replayed wherever it went, so no "
+			 "restore will replay it again", fp_dev_path(s->raw), s->journal);
+	else if (s->restore.marked_spent)
 		snprintf(err, errlen, "the original data of '%s' is restored and "
 			 "verified, but its journal '%s' could not be deleted (%s); it "
 			 "is marked as replayed, so no restore will replay it again: "

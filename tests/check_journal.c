@@ -404,6 +404,59 @@ START_TEST(test_journal_moved_during_test)
 }
 END_TEST
 
+/* The journal deleted (case 0) or its directory moved away (case 1)
+ * while the test still writes: a crash from then on would find no journal
+ * (its pointer names the old path) and leave the test's data on the card.
+ * The next write is refused instead, the end restores the card from the
+ * open file, and the pointer goes with it: it was left behind, and told
+ * every later run that the card may hold test data until removed by hand
+ * (an attack: "the journal of the last test is lost", the card intact). */
+START_TEST(test_journal_gone_stops_test)
+{
+	char *img = bf_image_in(test_dir, 16u * MIB, 29);
+	char dir[PATH_MAX], away[PATH_MAX + 8], path[PATH_MAX + 32], def[PATH_MAX];
+	char found[PATH_MAX], name[16], err[512] = "";
+	unsigned char *buf = fp_dev_alloc_buf(64 * 1024);
+	struct journal_restore_report rep;
+	struct fp_dev *d = NULL, *jd;
+	uint64_t before;
+
+	ck_assert_ptr_nonnull(img);
+	before = tu_checksum(img);
+	ck_assert_ptr_nonnull(buf);
+	snprintf(name, sizeof(name), "jdir%d", _i);
+	jpath(dir, sizeof(dir), name);
+	snprintf(away, sizeof(away), "%s.away", dir);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	snprintf(path, sizeof(path), "%s/gone.journal", dir);
+	ck_assert_int_eq(journal_default_path(img, def, sizeof(def), err, sizeof(err)), 0);
+	ck_assert_int_eq(fp_dev_open_path(img, FP_OPEN_WRITE, &d, err, sizeof(err)), 0);
+	jd = jopen(d, path);
+	scribble(jd, MIB, 3 * MIB, 5);
+	ck_assert(exists(def));
+	if (_i == 0)
+		ck_assert_int_eq(unlink(path), 0);
+	else
+		ck_assert_int_eq(rename(dir, away), 0);
+	memset(buf, 0xa5, 64 * 1024);
+	ck_assert_int_eq(fp_dev_write_timed(jd, buf, 64 * 1024, 2 * MIB, NULL), -ESTALE);
+	ck_assert_msg(strstr(journal_last_error(jd), "deleted, moved or replaced"),
+		      "%s", journal_last_error(jd));
+	ck_assert_msg(journal_finish(jd, 0, NULL, NULL, &rep, err, sizeof(err)) == 0, "%s", err);
+	ck_assert(!rep.deleted && rep.marked_spent);
+	ck_assert_int_eq(rep.delete_error, -ENOENT);
+	fp_dev_close(jd);
+	fp_dev_close(d);
+	ck_assert_uint_eq(tu_checksum(img), before);
+	ck_assert_msg(!exists(def), "the pointer '%s' was left behind", def);
+	ck_assert_int_eq(journal_find_pending(img, found, sizeof(found), err, sizeof(err)), 0);
+	unlink(img);
+	free(img);
+	free(buf);
+	tu_rm_tree(_i ? away : dir);
+}
+END_TEST
+
 START_TEST(test_reborn_inode_refused)
 {
 	char *img = bf_image_in(test_dir, 8u * MIB, 23);
@@ -2864,6 +2917,7 @@ Suite *journal_suite(void)
 	tcase_add_test(tc, test_reborn_inode_refused);
 	tcase_add_test(tc, test_resized_image_named);
 	tcase_add_test(tc, test_journal_moved_during_test);
+	tcase_add_loop_test(tc, test_journal_gone_stops_test, 0, 2);
 	tcase_add_test(tc, test_on_the_fly);
 	tcase_add_test(tc, test_card_swapped_mid_test);
 	tcase_add_test(tc, test_card_swapped_sharing_blank);
