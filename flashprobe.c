@@ -697,8 +697,10 @@ static int open_session(const struct cli *c, const char *test, bool writes,
 		.consent = consent_of(c, writes),
 		.yes = c->yes,
 		.journal = c->journal,
-		.tty_in = isatty(STDIN_FILENO) ? stdin : NULL,
-		.tty_out = isatty(STDIN_FILENO) ? stderr : NULL,
+		/* the question goes to standard error: sent to a file, it
+		 * would wait for an answer nobody was asked for */
+		.tty_in = isatty(STDIN_FILENO) && isatty(STDERR_FILENO) ? stdin : NULL,
+		.tty_out = isatty(STDIN_FILENO) && isatty(STDERR_FILENO) ? stderr : NULL,
 		.notes = stderr,
 		.quiet = c->quiet,
 	};

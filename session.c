@@ -93,8 +93,9 @@ static int confirm_if_data(struct session *s, const struct session_opts *o,
 	if (found < 0)
 		snprintf(what, sizeof(what), "unreadable data");
 	if (!o->yes && !ask) {
-		fp_errf(err, errlen, "'%s' holds data (%s) and standard input is "
-			"not a terminal to confirm on: add --yes to %s", o->device, what,
+		fp_errf(err, errlen, "'%s' holds data (%s) and there is no terminal "
+			"to confirm on (standard input and standard error are not "
+			"both one): add --yes to %s", o->device, what,
 			o->consent == SESSION_DESTRUCTIVE ? "overwrite it" :
 			"test it (it is backed up and restored)");
 		return -FP_EREFUSED;

@@ -918,6 +918,117 @@ START_TEST(test_signature_without_terminal)
 }
 END_TEST
 
+/* The question asked on a terminal: stdin and stderr (where it is
+ * written) both on the terminal.  Standard input on a terminal with
+ * standard error sent to a file hid the question in the file, and the run
+ * waited for an answer nobody had been asked for; now that is no terminal
+ * to confirm on (status 3, --yes needed).  On a terminal a wrong answer
+ * writes nothing (3) and the device's name proceeds (restored, 0).
+ * Case 0: standard error to a file; 1: a wrong name; 2: the right one. */
+static int run_on_pty(const char *const *args, const char *answer, char *said,
+		      size_t saidlen)
+{
+	int master = posix_openpt(O_RDWR | O_NOCTTY), status = -1;
+	char errfile[PATH_MAX];
+	size_t got = 0;
+	bool reaped = false;
+	pid_t pid;
+
+	ck_assert_int_ge(master, 0);
+	ck_assert_int_eq(fcntl(master, F_SETFL, O_NONBLOCK), 0);
+	ck_assert_int_eq(grantpt(master), 0);
+	ck_assert_int_eq(unlockpt(master), 0);
+	in_work(errfile, sizeof(errfile), "stderr.txt");
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		const char *argv[MAX_ARGS] = { tu_binary() };
+		int slave, err;
+
+		setsid();
+		slave = open(ptsname(master), O_RDWR);
+		err = answer ? slave : open(errfile, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		if (slave < 0 || err < 0)
+			_exit(126);
+		dup2(slave, STDIN_FILENO);
+		dup2(slave, STDOUT_FILENO);
+		dup2(err, STDERR_FILENO);
+		for (int i = 0; args[i] && i + 2 < MAX_ARGS; i++)
+			argv[i + 1] = args[i];
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	said[0] = '\0';
+	for (uint64_t end = tu_now_ns() + 60000000000ull; tu_now_ns() < end;) {
+		char buf[512];
+		ssize_t n;
+
+		/* once it has exited, one more pass reads what it left */
+		bool last = reaped;
+
+		reaped = reaped || waitpid(pid, &status, WNOHANG) == pid;
+		n = read(master, buf, sizeof(buf) - 1);
+		if (n > 0 && got + (size_t)n < saidlen) {
+			memcpy(said + got, buf, (size_t)n);
+			said[got += (size_t)n] = '\0';
+		}
+		if (answer && strstr(said, "to continue: ")) {
+			ck_assert_int_eq(write(master, answer, strlen(answer)), (ssize_t)strlen(answer));
+			answer = NULL;
+		}
+		if (n <= 0 && last)
+			break;
+		if (n <= 0)
+			sleep_ms(50);
+	}
+	if (!reaped) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		status = -1;	/* still waiting after a minute */
+	}
+	close(master);
+	if (access(errfile, F_OK) == 0) {	/* standard error went there */
+		char *text = slurp(errfile);
+
+		snprintf(said + got, saidlen - got, "%s", text);
+		unlink(errfile);
+	}
+	return status >= 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+START_TEST(test_question_needs_terminal_stderr)
+{
+	char *img = new_image(IMG_BYTES, 52);
+	const char *const args[] = { "open-au", "--write", "-e", "1M", "--max-open=2", img,
+				     NULL };
+	static char said[1 << 16];
+	char answer[PATH_MAX + 2];
+	uint64_t before;
+	int fd = open(img, O_WRONLY), status;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, "\x55\xaa", 2, 0x1fe), 2);	/* an MBR */
+	close(fd);
+	before = tu_checksum(img);
+	snprintf(answer, sizeof(answer), "%s\n", _i == 1 ? "/dev/wrong" : img);
+	status = run_on_pty(args, _i ? answer : NULL, said, sizeof(said));
+	if (_i == 0)
+		ck_assert_msg(status == 3 && strstr(said, "--yes") && strstr(said, "terminal") &&
+			      !strstr(said, "to continue"),
+			      "standard error to a file: status %d, '%s'", status, said);
+	else if (_i == 1)
+		ck_assert_msg(status == 3 && strstr(said, "to continue") &&
+			      strstr(said, "not confirmed"),
+			      "a wrong name: status %d, '%s'", status, said);
+	else
+		ck_assert_msg(status == 0 && strstr(said, "to continue"),
+			      "the right name: status %d, '%s'", status, said);
+	ck_assert_uint_eq(tu_checksum(img), before);
+	ck_assert_int_eq(state_entries(), 0);
+	free(img);
+}
+END_TEST
+
 /* ==== item 6: over-long paths are refused, never cut ==== */
 
 /* dir/././.../name: exactly want bytes long (one '/' doubled when the
@@ -2266,6 +2377,7 @@ Suite *datasafety_suite(void)
 	tcase_add_test(img, test_closed_streams);
 	tcase_add_test(img, test_null_device_and_stream);
 	tcase_add_loop_test(img, test_signature_without_terminal, 0, NCASES(signature_cases));
+	tcase_add_loop_test(img, test_question_needs_terminal_stderr, 0, 3);
 	tcase_add_test(img, test_long_paths_refused);
 	tcase_add_test(img, test_other_writer_image);
 	if (access("/dev/fuse", R_OK | W_OK) == 0)
