@@ -874,7 +874,9 @@ static void conclude(struct ctx *c, bool converged)
 	char deep[32], flush[32];
 
 	boundary(c, &good_end, &bad_found, &bad);
-	r->real_bytes = good_end;
+	/* a card that loses first writes where it kept others vouches for
+	 * no address: what it kept is what it wrote first */
+	r->real_bytes = r->fresh_lost ? 0 : good_end;
 	r->first_bad_known = bad_found || r->alias_period_bytes;
 	/* the damage starts somewhere between the last good block's end and
 	 * the first bad block (the search leaves at most one grid step
@@ -909,7 +911,12 @@ static void conclude(struct ctx *c, bool converged)
 		r->confidence = !sure ? 0.5 : small_cache(c->p) ? 0.8 : 0.9;
 	else
 		r->confidence = sure ? 0.95 : 0.7;
-	if (r->stopped_keeping && r->verdict == CAPACITY_DAMAGED)
+	if (r->fresh_lost && r->verdict == CAPACITY_DAMAGED)
+		snprintf(r->note, sizeof(r->note), "blocks written for the first time "
+			 "between positions that had kept theirs were lost: it keeps "
+			 "what it was written first, wherever (a counterfeit whose "
+			 "flash is smaller than its addresses, or a worn card)");
+	else if (r->stopped_keeping && r->verdict == CAPACITY_DAMAGED)
 		snprintf(r->note, sizeof(r->note), "test positions that had kept their "
 			 "blocks lost them when written again: the card stopped keeping "
 			 "writes during the test (worn out, or turned read-only)");
@@ -1247,6 +1254,54 @@ static int reread_probe(struct ctx *c, struct capacity_probe *pr)
 	return 0;
 }
 
+/* The gap between written places that recheck_good() puts a fresh
+ * position in the middle of: far enough from both ends to lie in another
+ * erase block than either on every card (SD AUs go up to 24 MiB, but a
+ * unit shared with a written neighbour only hides the loss). */
+#define FRESH_GAP_BYTES (16ull * 1024 * 1024)
+#define FRESH_MAX 16u
+
+/* The middles of the gaps of at least FRESH_GAP_BYTES between the
+ * places the test wrote (its positions and the flush areas), below
+ * good_end, as new positions (up to FRESH_MAX, spread evenly). */
+static int add_fresh_positions(struct ctx *c, uint64_t good_end)
+{
+	struct capacity_result *r = c->r;
+	uint64_t *at = malloc((r->nprobes + 1) * sizeof(*at)), mid[64];
+	uint64_t b = c->p->block_bytes, flushed = c->flush_start;
+	size_t n = 0, nmid = 0;
+	int rc = 0;
+
+	if (!at)
+		return -ENOMEM;
+	if (r->deep_flush_bytes && c->p->deep_start_bytes < flushed)
+		flushed = c->p->deep_start_bytes;
+	for (size_t i = 0; i < r->nprobes; i++)
+		at[n++] = r->probes[i].offset_bytes;
+	at[n++] = flushed;
+	qsort(at, n, sizeof(*at), cmp_u64);
+	for (size_t i = 0; i + 1 < n && nmid < 64; i++) {
+		uint64_t lo = at[i] + b, m = (lo + at[i + 1]) / 2 / b * b;
+
+		if (at[i + 1] > lo && at[i + 1] - lo >= FRESH_GAP_BYTES && m + b <= good_end)
+			mid[nmid++] = m;
+	}
+	for (size_t k = 0; rc == 0 && k < min64(nmid, FRESH_MAX); k++) {
+		struct capacity_probe *pr;
+
+		rc = add_probe(c, mid[k * nmid / min64(nmid, FRESH_MAX)]);
+		if (rc)
+			break;
+		pr = &r->probes[r->nprobes - 1];
+		pr->state = pr->first = CAPACITY_OWN;	/* until it reads otherwise */
+		pr->rechecked = pr->fresh = true;
+		r->blocks_fresh++;
+		rc = write_block(c, pr);
+	}
+	free(at);
+	return rc == -ENOSPC ? 0 : rc;
+}
+
 /* A card that stops keeping writes partway through the test (a worn
  * card turning read-only once some amount was written, silently or with
  * errors) keeps the blocks written before and loses those written after:
@@ -1257,11 +1312,24 @@ static int reread_probe(struct ctx *c, struct capacity_probe *pr)
  * the period were written before most of the flushes), every good one
  * below it is written again under a fresh nonce, flushed, and read back:
  * one that loses its new block is bad now (r->stopped_keeping).  A fake's
- * real flash and a damaged card's sound part keep them. */
+ * real flash and a damaged card's sound part keep them.
+ *
+ * New positions in the gaps of the good part are written with them: a
+ * counterfeit whose controller gives each erase block a unit of its
+ * flash on the block's first write, wherever it is, keeps every block
+ * the test wrote until the flash runs out, and loses the later ones
+ * whatever their address.  Its good positions span far more than its
+ * flash (an attack's card: 780 MiB "verified" on 256 MiB of flash), and
+ * rewriting them proves nothing, as they have their flash already; a
+ * first write in between loses its block there (r->fresh_lost), where a
+ * fake whose flash is a prefix, or a card damaged in one place, keeps
+ * it.  Not on a wraparound card: its flushes landed all over the good
+ * part. */
 static int recheck_good(struct ctx *c)
 {
 	struct capacity_result *r = c->r;
 	uint64_t good_end, bad;
+	unsigned lost[2] = { 0, 0 };	/* rewritten, fresh */
 	bool bad_found;
 	int rc = 0;
 
@@ -1273,11 +1341,22 @@ static int recheck_good(struct ctx *c)
 		if (counts(c, &r->probes[i]) && r->probes[i].state == CAPACITY_OWN &&
 		    r->probes[i].offset_bytes < bad)
 			rc = rewrite_probe(c, &r->probes[i]);
+	if (rc == 0 && !r->alias_period_bytes)
+		rc = add_fresh_positions(c, good_end);
 	if (rc == 0 && c->flush_bytes)
 		rc = flush_area(c, c->flush_start, c->flush_start + c->flush_bytes);
 	for (size_t i = 0; rc == 0 && i < r->nprobes; i++)
 		if (r->probes[i].rechecked)
 			rc = reread_probe(c, &r->probes[i]);
+	/* only new blocks lost: the card keeps writes where it kept them
+	 * before (else it stopped keeping writes, r->stopped_keeping) */
+	for (size_t i = 0; i < r->nprobes; i++) {
+		const struct capacity_probe *pr = &r->probes[i];
+
+		if (pr->rechecked && pr->state != CAPACITY_OWN)
+			lost[pr->fresh]++;
+	}
+	r->fresh_lost = lost[1] > 0 && lost[0] == 0;
 	return rc;
 }
 

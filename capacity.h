@@ -116,6 +116,7 @@ struct capacity_probe {
 					 * reached flash that stores badly
 					 * (worn), it was not dropped */
 	bool rechecked;			/* written again by recheck_good() */
+	bool fresh;			/* ... or written there first */
 	unsigned round;
 };
 
@@ -146,6 +147,10 @@ struct capacity_result {
 	unsigned rounds;
 	uint64_t blocks_tested;		/* test blocks written */
 	uint64_t blocks_rechecked;	/* good ones written again (recheck) */
+	uint64_t blocks_fresh;		/* new ones written with them, in the
+					 * gaps of the verified part */
+	bool fresh_lost;		/* one of those lost its block: the card
+					 * keeps only what it wrote first */
 	uint64_t bytes_written;		/* by this run, flushes included */
 	uint64_t io_count;
 	uint64_t elapsed_ns;		/* device time */

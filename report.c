@@ -99,7 +99,8 @@ void report_json_skip(struct json_writer *w, const char *test, const char *reaso
 
 static const char *sim_fake_name(enum sim_fake fake)
 {
-	return fake == SIM_FAKE_WRAP ? "wrap" : fake == SIM_FAKE_LIMBO ? "limbo" : "genuine";
+	return fake == SIM_FAKE_WRAP ? "wrap" : fake == SIM_FAKE_LIMBO ? "limbo" :
+	       fake == SIM_FAKE_ALLOC ? "alloc" : "genuine";
 }
 
 static void sim_json(struct json_writer *w, const struct sim_profile *p)

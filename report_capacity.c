@@ -34,7 +34,10 @@ const char *report_capacity_headline(const struct capacity_result *r, char *buf,
 			 real, rep, real);
 		break;
 	case CAPACITY_DAMAGED:
-		if (r->stopped_keeping)	/* where it failed first says little */
+		if (r->fresh_lost)
+			snprintf(buf, len, "DAMAGED: new writes were lost where earlier "
+				 "ones were kept (nothing verified)");
+		else if (r->stopped_keeping)	/* where it failed first says little */
 			snprintf(buf, len, "DAMAGED: it stopped keeping writes during "
 				 "the test (%s verified from the start)",
 				 r->real_bytes ? real : "nothing");
@@ -107,11 +110,13 @@ void report_capacity_evidence(FILE *out, const struct capacity_result *r)
 			r->cache_defeated ? "" : " (not as large as the cache size asked for)");
 	else
 		fprintf(out, "no cache flush\n");
-	if (r->blocks_rechecked)
+	if (r->blocks_rechecked || r->blocks_fresh)
 		fprintf(out, "recheck: %" PRIu64 " test block%s that had kept %s data written "
-			"again, then a flush: %s\n", r->blocks_rechecked,
-			r->blocks_rechecked == 1 ? "" : "s",
+			"again%s, then a flush: %s\n",
+			r->blocks_rechecked, r->blocks_rechecked == 1 ? "" : "s",
 			r->blocks_rechecked == 1 ? "its" : "their",
+			r->blocks_fresh ? " and new ones between them" : "",
+			r->fresh_lost ? "new ones lost it" :
 			r->stopped_keeping ? "some lost it" : "all kept it");
 	fprintf(out, "%s written, %" PRIu64 " I/Os, %s of device time\n",
 		units_format_bytes(r->bytes_written, a, sizeof(a)), r->io_count,
@@ -141,6 +146,8 @@ void report_capacity_json(struct json_writer *w, const struct capacity_result *r
 		json_null(w, "first_bad_bytes");
 	json_uint(w, "blocks_tested", r->blocks_tested);
 	json_uint(w, "blocks_rechecked", r->blocks_rechecked);
+	json_uint(w, "blocks_fresh", r->blocks_fresh);
+	json_bool(w, "fresh_lost", r->fresh_lost);
 	json_bool(w, "stopped_keeping", r->stopped_keeping);
 	json_uint(w, "bytes_written", r->bytes_written);
 	json_uint(w, "io_count", r->io_count);

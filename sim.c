@@ -479,6 +479,10 @@ static int sim_validate_capacity(const struct sim_profile *p, char *err,
 			"real up to below size", (unsigned long long)p->period_bytes);
 		return -EINVAL;
 	}
+	if (p->fake == SIM_FAKE_ALLOC && p->real_bytes % p->erase_bytes) {
+		fp_errf(err, errlen, "real must be whole erase blocks for fake=alloc");
+		return -EINVAL;
+	}
 	if (p->fake == SIM_FAKE_WRAP && !p->period_bytes &&
 	    sim_wrap_period(p) >= p->size_bytes) {
 		fp_errf(err, errlen, "real must be at most half the size for fake=wrap");
@@ -699,7 +703,7 @@ static const struct sim_key sim_keys[] = {
 
 static const char *const sim_fake_names[] = {
 	[SIM_FAKE_NONE] = "none", [SIM_FAKE_WRAP] = "wrap",
-	[SIM_FAKE_LIMBO] = "limbo",
+	[SIM_FAKE_LIMBO] = "limbo", [SIM_FAKE_ALLOC] = "alloc",
 };
 
 static const struct sim_key *sim_key_find(const char *name, size_t len)
@@ -977,6 +981,9 @@ struct sim {
 	struct sim_cache cache;
 	uint64_t *mapped;		/* map_on_write: one bit per 4 KiB block
 					 * from the period on, set once written */
+	uint32_t *alloc;		/* fake=alloc: per erase block, 1 + the
+					 * flash unit it was given (0: none) */
+	uint32_t alloc_used;		/* flash units given out */
 	uint64_t now_ns;		/* the virtual clock */
 	struct stats_rng rng;		/* jitter and stalls */
 	uint64_t unit_bytes;		/* program page */
@@ -1060,6 +1067,7 @@ static void sim_destroy(struct sim *s)
 	free(s->cache.data);
 	free(s->cache.table);
 	free(s->mapped);
+	free(s->alloc);
 	free(s);
 }
 
@@ -1104,8 +1112,11 @@ static struct sim *sim_create(const struct sim_profile *p)
 	s->leaves = sim_calloc(s, s->nleaves, sizeof(*s->leaves));
 	if (p->map_on_write)
 		s->mapped = sim_calloc(s, (size_t)(s->nblocks / 64 + 1), sizeof(uint64_t));
+	if (p->fake == SIM_FAKE_ALLOC)
+		s->alloc = sim_calloc(s, s->nau + 1, sizeof(*s->alloc));
 	if (!s->aus || !s->slots || !s->fat_wp_bytes || !s->leaves ||
-	    (p->map_on_write && !s->mapped) || sim_cache_create(s) < 0)
+	    (p->map_on_write && !s->mapped) || (p->fake == SIM_FAKE_ALLOC && !s->alloc) ||
+	    sim_cache_create(s) < 0)
 		goto err;
 	for (unsigned i = 0; i < p->open_au_linear; i++) {
 		s->slots[i].written = sim_calloc(s, s->map_words,
@@ -1232,12 +1243,37 @@ static bool sim_in_range(const struct sim_range *r, uint64_t off)
 /* The flash offset behind logical off (SIM_LOST_OFFSET: the write is
  * dropped, a read returns zeros or, in a lost= range, the old data), and
  * in *seg how many bytes from off (at most len) map the same way. */
+/* fake=alloc: the flash offset of logical off in its erase block's unit
+ * (SIM_LOST_OFFSET: it has none), and in *run the bytes to the block's
+ * end. */
+static uint64_t sim_alloc_at(const struct sim *s, uint64_t off, uint64_t *run)
+{
+	uint64_t eb = s->prof.erase_bytes, unit = s->alloc[off / eb];
+
+	*run = eb - off % eb;
+	return unit ? (unit - 1) * eb + off % eb : SIM_LOST_OFFSET;
+}
+
+/* fake=alloc: give [off, off + len)'s erase blocks a unit of the flash
+ * on their first write, while one is left. */
+static void sim_alloc_units(struct sim *s, uint64_t off, uint64_t len)
+{
+	uint64_t eb = s->prof.erase_bytes;
+
+	for (uint64_t b = off / eb; s->alloc && b * eb < off + len && b < s->nau; b++)
+		if (!s->alloc[b] && s->alloc_used < s->phys_bytes / eb)
+			s->alloc[b] = ++s->alloc_used;
+}
+
 static uint64_t sim_map(const struct sim *s, uint64_t off, uint64_t len,
 			uint64_t *seg, bool *dropped)
 {
 	const struct sim_ranges *lost = &s->prof.lost;
 	uint64_t m = off % s->period_bytes;
 	uint64_t run = m < s->phys_bytes ? s->phys_bytes - m : s->period_bytes - m;
+
+	if (s->alloc)
+		m = sim_alloc_at(s, off, &run);
 
 	*dropped = false;
 	for (unsigned i = 0; i < lost->n; i++) {
@@ -1277,6 +1313,7 @@ static void sim_flash_read(const struct sim *s, uint8_t *dst, size_t len,
 static int sim_flash_write(struct sim *s, const uint8_t *src, size_t len,
 			   uint64_t off)
 {
+	sim_alloc_units(s, off, len);
 	while (len > 0) {
 		uint64_t seg;
 		bool dropped;
@@ -2129,6 +2166,8 @@ const char *sim_capacity_truth(const struct sim_profile *p, char *buf,
 			 p->map_on_write ? " map-on-write" : "");
 	else if (p->fake == SIM_FAKE_LIMBO)
 		snprintf(buf, len, "limbo %s%s", real, cache);
+	else if (p->fake == SIM_FAKE_ALLOC)
+		snprintf(buf, len, "alloc %s%s", real, cache);
 	else
 		snprintf(buf, len, "genuine%s", cache);
 	return buf;

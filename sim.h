@@ -38,6 +38,10 @@ enum sim_fake {
 				 * lose their writes) */
 	SIM_FAKE_LIMBO,		/* writes past real are acknowledged and
 				 * lost; reads there return zeros */
+	SIM_FAKE_ALLOC,		/* each erase block gets a unit of the real
+				 * flash on its first write, wherever it is,
+				 * until there is none left; later writes to
+				 * the others are lost, and they read zeros */
 };
 
 /* A byte range [start, start + bytes). */
@@ -229,7 +233,7 @@ const struct sim_profile *sim_profile_find(const char *name);
  *   booleans (1/0, yes/no, true/false, on/off): erased_fast, fresh,
  *     restart_random, page_wp,
  *     cache_direct, cache_strict, map_on_write, cache_logical;
- *   capacity: fake=none|wrap|limbo, real=SIZE (the flash behind a fake),
+ *   capacity: fake=none|wrap|limbo|alloc, real=SIZE (the flash behind a fake),
  *     period=SIZE (wrap), cache=SIZE (write cache serving recent writes),
  *     cache_direct and cache_strict (booleans: f3probe's direct-mapped
  *     cache of the writes past the real flash, strict or not),

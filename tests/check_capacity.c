@@ -467,6 +467,48 @@ START_TEST(test_card_stopping_to_keep_writes)
 }
 END_TEST
 
+/* A counterfeit whose controller gives each erase block a unit of its
+ * flash on the block's first write, wherever it is (fake=alloc), keeps
+ * every block the test wrote until the flash runs out and loses the later
+ * ones whatever their address.  An attack's card of 256 MiB of flash on
+ * 1 GiB was reported damaged with 780 MiB "verified from the start" (up to
+ * 4.7 times the flash, and advice to partition it), as test blocks below
+ * the first lost one had their flash.  First writes between them now lose
+ * their blocks: damaged, nothing verified.  One with more flash than the
+ * test writes keeps everything it is given and passes as genuine: the
+ * documented limit of any check that does not fill the card. */
+static const struct {
+	const char *spec;
+	uint64_t flash;
+} alloc_cards[] = {
+	{ "sim:seed,fake=alloc,real=128M", 128 * MIB },
+	{ "sim:seed,fake=alloc,real=256M", 256 * MIB },
+	{ "sim:sdhc-4m,fake=alloc,real=200M", 200 * MIB },
+	{ "sim:np2-3m,fake=alloc,real=192M", 192 * MIB },
+	{ "sim:sdhc-4m,size=4G,fake=alloc,real=512M", 512 * MIB },
+};
+
+START_TEST(test_card_giving_flash_on_first_write)
+{
+	struct capacity_plan plan;
+	struct capacity_result *r = run_card(alloc_cards[_i].spec, 11 + (uint64_t)_i,
+					     CAPACITY_DEFAULT_CACHE_BYTES, &plan);
+	char line[320];
+
+	ck_assert_msg(r->verdict == CAPACITY_DAMAGED && r->fresh_lost && r->real_bytes == 0,
+		      "%s: %s %.2f, %llu verified (%s)", alloc_cards[_i].spec,
+		      capacity_verdict_name(r->verdict), r->confidence,
+		      (unsigned long long)r->real_bytes, r->note);
+	ck_assert_uint_gt(r->blocks_fresh, 0);
+	ck_assert_msg(!r->stopped_keeping || r->fresh_lost, "%s", r->note);
+	report_capacity_headline(r, line, sizeof(line));
+	ck_assert_msg(strstr(line, "new writes were lost") && strstr(line, "nothing verified"),
+		      "%s", line);
+	ck_assert_msg(strstr(r->note, "first"), "%s", r->note);
+	free(r);
+}
+END_TEST
+
 START_TEST(test_cards)
 {
 	const struct card_case *c = &cards[_i / NONCES];
@@ -1558,6 +1600,8 @@ Suite *capacity_suite(void)
 	tests_add_sweep(an, test_cards, NONCES * sizeof(cards) / sizeof(cards[0]));
 	tcase_add_loop_test(an, test_card_stopping_to_keep_writes, 0,
 			    (int)(sizeof(stopping_cards) / sizeof(stopping_cards[0])));
+	tcase_add_loop_test(an, test_card_giving_flash_on_first_write, 0,
+			    (int)(sizeof(alloc_cards) / sizeof(alloc_cards[0])));
 	tcase_add_loop_test(an, test_large_cache_found, 0,
 			    (int)(sizeof(large_caches) / sizeof(large_caches[0])));
 	tcase_add_loop_test(an, test_flaky_is_undetermined, 0, 3);
