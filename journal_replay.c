@@ -904,10 +904,24 @@ static int other_card(const char *path, struct fp_dev *dev, unsigned flags,
 	return -FP_EREFUSED;
 }
 
+/* Whether some record was saved while the test's writes may alias (a
+ * fake card whose writes wrap around). */
+static bool writes_aliased(const struct jr_scan *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->v[i].may_alias)
+			return true;
+	return false;
+}
+
 /* The blocks the test saw and never wrote must read as they did: a
  * card swapped in the same reader (same serial, same size) would get
  * the journal's data otherwise.  Blocks inside a saved range are
- * skipped: the test may have written them. */
+ * skipped: the test may have written them.  So is one that holds the
+ * test's own data while its writes may alias: on a fake card whose writes
+ * wrap around, the capacity check's flushes land where no record
+ * covers (an attack's 477 MiB period on a 1e9-byte card refused its own
+ * restore, with 3 of 9 such blocks). */
 static int check_fingerprint(const char *path, const struct jr_header *h,
 			     const struct jr_scan *s, struct fp_dev *dev,
 			     unsigned flags,
@@ -918,6 +932,7 @@ static int check_fingerprint(const char *path, const struct jr_header *h,
 	uint64_t block = (JR_FP_BLOCK_BYTES + sector - 1) / sector * sector;
 	unsigned char *buf = fp_dev_alloc_buf((size_t)block);
 	unsigned checked = 0, differ = 0, unreadable = 0;
+	bool aliased = writes_aliased(s);
 	uint64_t first = 0;
 	int read_error = 0;
 	char why[256];
@@ -932,7 +947,8 @@ static int check_fingerprint(const char *path, const struct jr_header *h,
 			continue;
 		checked++;
 		rc = fp_dev_read_timed(dev, buf, (size_t)block, f->offset, NULL);
-		if (rc == 0 && jr_fnv1a64(buf, (size_t)block) == f->hash)
+		if (rc == 0 && (jr_fnv1a64(buf, (size_t)block) == f->hash ||
+				(aliased && util_is_test_data(buf, (size_t)block))))
 			continue;
 		if (rc < 0 && unreadable++ == 0)
 			read_error = rc;
