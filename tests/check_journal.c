@@ -1326,37 +1326,57 @@ static const struct fp_dev_ops alias_ops = {
  * last, so the card reads as before.  The writes may alias, as the
  * capacity check says of its own: only then does a grain that reads as
  * an older record's count as restored. */
+/* A 16 MiB fake wrapping at 8 MiB over a quiet simulated card, a MiB
+ * buffer, and a journal on the fake whose writes may alias. */
+struct wrap_scene {
+	struct fp_dev *inner, *fake, *jd;
+	struct alias al;
+	unsigned char *buf;
+	char path[PATH_MAX];
+};
+
+static void wrap_scene_open(struct wrap_scene *w, uint64_t seed, const char *name)
+{
+	w->inner = sim_with(QUIET_SIM, seed);
+	w->al = (struct alias){ w->inner, 8u * MIB };
+	w->fake = fp_dev_create(&alias_ops, &w->al, FP_DEV_SIM, "sim:fake-wrap",
+				16u * MIB, 512);
+	w->buf = fp_dev_alloc_buf(MIB);
+	ck_assert(w->fake != NULL && w->buf != NULL);
+	jpath(w->path, sizeof(w->path), name);
+	w->jd = jopen(w->fake, w->path);
+	journal_writes_may_alias(w->jd, true);
+}
+
+static void wrap_scene_close(struct wrap_scene *w)
+{
+	free(w->buf);
+	fp_dev_close(w->fake);
+	fp_dev_close(w->inner);
+}
+
 START_TEST(test_wraparound_restored)
 {
-	struct fp_dev *inner = sim_with(QUIET_SIM, 38);
-	struct alias al = { inner, 8u * MIB };
-	struct fp_dev *fake = fp_dev_create(&alias_ops, &al, FP_DEV_SIM,
-					    "sim:fake-wrap", 16u * MIB, 512);
-	unsigned char *buf = fp_dev_alloc_buf(MIB);
+	struct wrap_scene w;
 	struct journal_restore_report rep;
-	char path[PATH_MAX], err[512] = "";
-	uint64_t orig = dev_sum(inner);
-	struct fp_dev *jd;
+	char err[512] = "";
+	uint64_t orig;
 
-	ck_assert(fake != NULL && buf != NULL);
-	memset(buf, 0x5a, MIB);
-	jpath(path, sizeof(path), "wrap.journal");
-	jd = jopen(fake, path);
-	journal_writes_may_alias(jd, true);
-	ck_assert_int_eq(fp_dev_set_write_area(jd, 2 * MIB, 12 * MIB), 0);
-	ck_assert_int_eq(fp_dev_write_timed(jd, buf, MIB, 3 * MIB, NULL), 0);
-	ck_assert_int_eq(fp_dev_write_timed(jd, buf, MIB, 11 * MIB, NULL), 0);
-	fp_dev_close(jd);	/* killed */
-	ck_assert_uint_ne(dev_sum(inner), orig);
+	wrap_scene_open(&w, 38, "wrap.journal");
+	orig = dev_sum(w.inner);
+	memset(w.buf, 0x5a, MIB);
+	ck_assert_int_eq(fp_dev_set_write_area(w.jd, 2 * MIB, 12 * MIB), 0);
+	ck_assert_int_eq(fp_dev_write_timed(w.jd, w.buf, MIB, 3 * MIB, NULL), 0);
+	ck_assert_int_eq(fp_dev_write_timed(w.jd, w.buf, MIB, 11 * MIB, NULL), 0);
+	fp_dev_close(w.jd);	/* killed */
+	ck_assert_uint_ne(dev_sum(w.inner), orig);
 	/* a wrapping card changes the blocks around the area too: the
 	 * fingerprint cannot vouch for it, the user forces */
-	ck_assert_msg(journal_restore(path, fake, JOURNAL_RESTORE_FORCE, NULL,
+	ck_assert_msg(journal_restore(w.path, w.fake, JOURNAL_RESTORE_FORCE, NULL,
 				      NULL, &rep, err, sizeof(err)) == 0, "%s",
 		      err);
-	ck_assert_uint_eq(dev_sum(inner), orig);
-	free(buf);
-	fp_dev_close(fake);
-	fp_dev_close(inner);
+	ck_assert_uint_eq(dev_sum(w.inner), orig);
+	wrap_scene_close(&w);
 }
 END_TEST
 
@@ -1366,30 +1386,23 @@ END_TEST
  * as "probably not the card", and its real flash kept the test's data
  * until the user forced it.  A fingerprinted block that holds flashprobe's
  * own test data, while the test's writes may alias, is such a write; a
- * block of anything else still refuses (test_wraparound_restored). */
+ * block of anything else still counts as another card's. */
 START_TEST(test_aliased_test_data_on_fingerprint)
 {
-	struct fp_dev *inner = sim_with(QUIET_SIM, 39);
-	struct alias al = { inner, 8u * MIB };
-	struct fp_dev *fake = fp_dev_create(&alias_ops, &al, FP_DEV_SIM,
-					    "sim:fake-wrap", 16u * MIB, 512);
-	unsigned char *buf = fp_dev_alloc_buf(MIB);
+	struct wrap_scene w;
 	struct journal_restore_report rep;
-	char path[PATH_MAX], err[512] = "";
-	uint64_t orig = dev_sum(inner), target = 0;
+	char err[512] = "";
+	uint64_t orig, target = 0;
 	struct jr_header h;
-	struct fp_dev *jd;
 	int fd;
 
-	ck_assert(fake != NULL && buf != NULL);
-	memset(buf, FP_FILL_BYTE, MIB);
-	util_mark_test_pieces(buf, MIB);
-	jpath(path, sizeof(path), "wrap-fp.journal");
-	jd = jopen(fake, path);
-	journal_writes_may_alias(jd, true);
-	ck_assert_int_eq(fp_dev_set_write_area(jd, 2 * MIB, 16 * MIB), 0);
-	ck_assert_int_eq(fp_dev_write_timed(jd, buf, MIB, 3 * MIB, NULL), 0);
-	ck_assert_int_eq(jr_header_read(path, false, &fd, &h, err, sizeof(err)), 0);
+	wrap_scene_open(&w, 39, "wrap-fp.journal");
+	orig = dev_sum(w.inner);
+	memset(w.buf, FP_FILL_BYTE, MIB);
+	util_mark_test_pieces(w.buf, MIB);
+	ck_assert_int_eq(fp_dev_set_write_area(w.jd, 2 * MIB, 16 * MIB), 0);
+	ck_assert_int_eq(fp_dev_write_timed(w.jd, w.buf, MIB, 3 * MIB, NULL), 0);
+	ck_assert_int_eq(jr_header_read(w.path, false, &fd, &h, err, sizeof(err)), 0);
 	close(fd);
 	/* outside the write area, as they are taken; one in [1, 2) MiB lands
 	 * under a write at 9-10 MiB, inside it */
@@ -1398,15 +1411,13 @@ START_TEST(test_aliased_test_data_on_fingerprint)
 			target = h.slot.fp[i].offset;
 	ck_assert_msg(target, "no fingerprinted block in [1, 2) MiB");
 	/* through the wrap, onto the fingerprinted block */
-	ck_assert_int_eq(fp_dev_write_timed(jd, buf, JR_FP_BLOCK_BYTES, target + 8 * MIB, NULL), 0);
-	fp_dev_close(jd);	/* killed */
-	ck_assert_uint_ne(dev_sum(inner), orig);
-	ck_assert_msg(journal_restore(path, fake, 0, NULL, NULL, &rep, err, sizeof(err)) == 0,
+	ck_assert_int_eq(fp_dev_write_timed(w.jd, w.buf, JR_FP_BLOCK_BYTES, target + 8 * MIB, NULL), 0);
+	fp_dev_close(w.jd);	/* killed */
+	ck_assert_uint_ne(dev_sum(w.inner), orig);
+	ck_assert_msg(journal_restore(w.path, w.fake, 0, NULL, NULL, &rep, err, sizeof(err)) == 0,
 		      "%s", err);
-	ck_assert_uint_eq(dev_sum(inner), orig);
-	free(buf);
-	fp_dev_close(fake);
-	fp_dev_close(inner);
+	ck_assert_uint_eq(dev_sum(w.inner), orig);
+	wrap_scene_close(&w);
 }
 END_TEST
 
