@@ -817,8 +817,6 @@ static bool on_plateau(uint64_t s, uint64_t Q, uint64_t next)
 	return s >= Q && s < next && s <= top && divides(Q, s);
 }
 
-/* The plateau above level Q: the median diff of the sizes on it (see
- * on_plateau). */
 /* The median diff of the groups marked in in, and its standard error; the
  * number of those groups. */
 static size_t pooled_diff(const struct align_state *st, const bool *in, double *median,
@@ -840,6 +838,8 @@ static size_t pooled_diff(const struct align_state *st, const bool *in, double *
 	return n;
 }
 
+/* The plateau above level Q: the median diff of the sizes on it (see
+ * on_plateau). */
 static void page_scale_of(const struct align_state *st, uint64_t Q,
 			  uint64_t next, struct page_scale *ps)
 {

@@ -691,16 +691,17 @@ static enum session_consent consent_of(const struct cli *c, bool writes)
 static int open_session(const struct cli *c, const char *test, bool writes,
 			struct session *s)
 {
+	/* the question goes to standard error: sent to a file, it would
+	 * wait for an answer nobody was asked for */
+	bool on_terminal = isatty(STDIN_FILENO) && isatty(STDERR_FILENO);
 	struct session_opts o = {
 		.device = c->spec,
 		.test = test,
 		.consent = consent_of(c, writes),
 		.yes = c->yes,
 		.journal = c->journal,
-		/* the question goes to standard error: sent to a file, it
-		 * would wait for an answer nobody was asked for */
-		.tty_in = isatty(STDIN_FILENO) && isatty(STDERR_FILENO) ? stdin : NULL,
-		.tty_out = isatty(STDIN_FILENO) && isatty(STDERR_FILENO) ? stderr : NULL,
+		.tty_in = on_terminal ? stdin : NULL,
+		.tty_out = on_terminal ? stderr : NULL,
 		.notes = stderr,
 		.quiet = c->quiet,
 	};

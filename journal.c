@@ -895,10 +895,7 @@ static int note_kind_written(struct journal *j, const void *buf, size_t len,
  * instead, and its own restore reads the file still open. */
 static int check_named(struct journal *j)
 {
-	struct stat named, open_one;
-
-	if (stat(j->path, &named) == 0 && fstat(j->fd, &open_one) == 0 &&
-	    named.st_dev == open_one.st_dev && named.st_ino == open_one.st_ino)
+	if (jr_still_named(j->fd, j->path) == 0)
 		return 0;
 	j->card_read_failed = false;
 	fp_errf(j->last_err, sizeof(j->last_err), "its journal '%s' was "

@@ -237,6 +237,10 @@ int jr_pointer_tmp_name(const char *link, char *tmp, size_t len);
  * -EBADMSG when it looks like one but is damaged, or -errno. */
 int jr_pointer_read(const char *path, struct jr_pointer *p);
 
+/* Whether path still names the file open as fd: 0, -ESTALE (another
+ * file) or -ENOENT (-errno when it cannot be looked up). */
+int jr_still_named(int fd, const char *path);
+
 /* ---- replay (journal_replay.c), for journal_finish() ---- */
 /* journal_restore() on an open, already locked journal file.  known:
  * the last commit as the process that wrote the journal holds it (the

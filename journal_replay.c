@@ -1200,9 +1200,7 @@ static bool pointer_names(const char *pointer, const char *jabs,
 	return strcmp(target, jabs) == 0;
 }
 
-/* Whether path still names the file open as fd: 0, -ESTALE (another
- * file) or -ENOENT. */
-static int still_named(int fd, const char *path)
+int jr_still_named(int fd, const char *path)
 {
 	struct stat open_one, named;
 
@@ -1222,14 +1220,10 @@ static int still_named(int fd, const char *path)
 static void drop_pointer_of_gone(int fd, const char *pointer)
 {
 	struct jr_pointer p;
-	struct stat named, open_one;
 
-	if (pointer[0] == '\0' || jr_pointer_read(pointer, &p) != 1)
-		return;
-	if (lstat(p.journal, &named) == 0 &&
-	    (fstat(fd, &open_one) != 0 || named.st_dev != open_one.st_dev ||
-	     named.st_ino != open_one.st_ino))
-		return;		/* another journal's */
+	if (pointer[0] == '\0' || jr_pointer_read(pointer, &p) != 1 ||
+	    jr_still_named(fd, p.journal) == -ESTALE)
+		return;		/* none, or another journal's */
 	unlink(pointer);
 	jr_fsync_dir_of(pointer);
 }
@@ -1242,6 +1236,7 @@ int jr_delete_journal(int fd, const char *path, const char *pointer,
 	bool ours = pointer[0] != '\0' &&
 		    jr_abs_path(path, jabs, sizeof(jabs)) == 0 &&
 		    pointer_names(pointer, jabs, &p);
+	bool spent;
 	int rc;
 
 	/* The device is back as it was: a journal that outlives this (killed
@@ -1253,11 +1248,13 @@ int jr_delete_journal(int fd, const char *path, const char *pointer,
 	rc = jr_mark_spent(fd, path);
 	if (marked)
 		*marked = rc == 0;
-	if (rc == 0 && still_named(fd, path) == -ENOENT) {
+	if (rc == -ESTALE)
+		return rc;
+	spent = rc == 0;
+	rc = jr_still_named(fd, path);
+	if (rc == -ENOENT && spent)
 		drop_pointer_of_gone(fd, pointer);
-		return -ENOENT;
-	}
-	if (rc == -ESTALE || (rc = still_named(fd, path)) != 0)
+	if (rc != 0)
 		return rc;
 	/* A pointer that outlives its journal (killed between the two
 	 * unlinks) must not tell of a lost journal whose data may be on the
@@ -1579,7 +1576,7 @@ static int waited_for_restore(int fd, const char *path)
 		return -EINTR;
 	if (flock(fd, LOCK_EX) != 0)
 		return -errno;
-	return still_named(fd, path) == 0 ? 0 : -ENOENT;
+	return jr_still_named(fd, path) == 0 ? 0 : -ENOENT;
 }
 
 /* Take the journal's lock without waiting, as a running test holds it

@@ -1240,9 +1240,6 @@ static bool sim_in_range(const struct sim_range *r, uint64_t off)
 	return off >= r->start_bytes && off - r->start_bytes < r->bytes;
 }
 
-/* The flash offset behind logical off (SIM_LOST_OFFSET: the write is
- * dropped, a read returns zeros or, in a lost= range, the old data), and
- * in *seg how many bytes from off (at most len) map the same way. */
 /* fake=alloc: the flash offset of logical off in its erase block's unit
  * (SIM_LOST_OFFSET: it has none), and in *run the bytes to the block's
  * end. */
@@ -1265,15 +1262,21 @@ static void sim_alloc_units(struct sim *s, uint64_t off, uint64_t len)
 			s->alloc[b] = ++s->alloc_used;
 }
 
+/* The flash offset behind logical off (SIM_LOST_OFFSET: the write is
+ * dropped, a read returns zeros or, in a lost= range, the old data), and
+ * in *seg how many bytes from off (at most len) map the same way. */
 static uint64_t sim_map(const struct sim *s, uint64_t off, uint64_t len,
 			uint64_t *seg, bool *dropped)
 {
 	const struct sim_ranges *lost = &s->prof.lost;
-	uint64_t m = off % s->period_bytes;
-	uint64_t run = m < s->phys_bytes ? s->phys_bytes - m : s->period_bytes - m;
+	uint64_t m, run;
 
-	if (s->alloc)
+	if (s->alloc) {
 		m = sim_alloc_at(s, off, &run);
+	} else {
+		m = off % s->period_bytes;
+		run = m < s->phys_bytes ? s->phys_bytes - m : s->period_bytes - m;
+	}
 
 	*dropped = false;
 	for (unsigned i = 0; i < lost->n; i++) {
