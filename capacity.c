@@ -310,6 +310,12 @@ int capacity_plan(uint64_t device_bytes, uint32_t sector_bytes,
 	 * every round, may only be updated in a cache that holds them, and
 	 * push nothing out) */
 	p->flush_start_bytes = n - p->block_bytes - p->flush_bytes;
+	/* on whole blocks from offset 0 (a size that is not, 1e9 bytes, would
+	 * leave them askew): through a wraparound fake's folding, whose
+	 * period is whole blocks, filler then lands on the test positions'
+	 * blocks whole and reads as another offset's; askew, every
+	 * position it hit read as lost and the wrap passed for damage */
+	p->flush_start_bytes -= p->flush_start_bytes % p->block_bytes;
 	p->deep_start_bytes = p->flush_start_bytes - p->deep_bytes;
 	plan_add(p, 0);
 	for (c = p->block_bytes; c <= (n - p->block_bytes) / 2; c *= 2)

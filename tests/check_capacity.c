@@ -6,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1065,6 +1066,58 @@ START_TEST(test_write_keeps_data)
 }
 END_TEST
 
+/* A wraparound fake whose reported size is not whole blocks (a
+ * 1,000,000,000-byte card), folding at a period that does not divide it:
+ * the flush area lay askew to the blocks, so its filler, through the
+ * folding, lay across the test positions' blocks and every position it
+ * hit read as lost.  An attack's card (477 MiB of flash) got "damaged
+ * from about 206 MiB" with no alias seen; the restore, told by the
+ * session that the writes had not aliased, then reported 2923 ranges
+ * lost on a card it had put back whole.  Now the period is found, and the
+ * restore with the session's flags verifies. */
+static const struct askew_card {
+	const char *inner;		/* its first period_bytes: the flash */
+	uint64_t period_bytes, size_bytes;
+	bool random_data;		/* else the blank card's zeros */
+} askew_cards[] = {
+	{ "sim:sdhc-4m,size=480M" QUIET, 477 * MIB, 1000000000, false },
+	{ "sim:sdhc-4m,size=480M" QUIET, 333 * MIB, 999999488, true },
+};
+
+START_TEST(test_wrap_on_size_not_whole_blocks)
+{
+	const struct askew_card *k = &askew_cards[_i];
+	struct capacity_result *r = calloc(1, sizeof(*r));
+	struct fp_dev *inner = open_spec(k->inner), *fake, *jd;
+	struct journal_restore_report rep;
+	char path[PATH_MAX + 32], err[512] = "";
+	unsigned flags;
+	uint64_t before;
+
+	ck_assert_msg(jdir[0], "no journal directory");
+	if (k->random_data)
+		ck_assert_int_eq(sim_fill_random(inner, 5), 0);
+	before = tu_dev_sum(inner, 0, k->period_bytes);
+	fake = tu_wrap_fake(inner, k->period_bytes, k->size_bytes);
+	ck_assert_ptr_nonnull(fake);
+	snprintf(path, sizeof(path), "%s/askew%d.journal", jdir, _i);
+	jd = run_journaled(fake, path, 2, r);
+	ck_assert_msg(r->verdict == CAPACITY_WRAPAROUND && r->alias_period_bytes == k->period_bytes,
+		      "verdict %d, period %" PRIu64 ", verified %" PRIu64, (int)r->verdict,
+		      r->alias_period_bytes, r->real_bytes);
+	ck_assert_uint_eq(r->real_bytes, k->period_bytes);
+	/* as session_finish() passes them */
+	flags = r->aliasing_seen ? JOURNAL_RESTORE_SAME_DEVICE : JOURNAL_RESTORE_NO_ALIAS;
+	ck_assert_msg(journal_finish(jd, flags, NULL, NULL, &rep, err, sizeof(err)) == 0,
+		      "restore failed: %s", err);
+	fp_dev_close(jd);
+	ck_assert_uint_eq(tu_dev_sum(inner, 0, k->period_bytes), before);
+	fp_dev_close(fake);
+	fp_dev_close(inner);
+	free(r);
+}
+END_TEST
+
 /* A card swapped in the reader during the capacity check, whose area is
  * the whole card: the first backup after the swap finds blocks the test
  * never wrote changed, so the second card gets no more writes and none
@@ -1621,6 +1674,8 @@ Suite *capacity_suite(void)
 	tcase_add_unchecked_fixture(keep, jdir_setup, jdir_teardown);
 	tcase_add_loop_test(keep, test_write_keeps_data, 0,
 			    (int)(sizeof(keep_cards) / sizeof(keep_cards[0])));
+	tcase_add_loop_test(keep, test_wrap_on_size_not_whole_blocks, 0,
+			    (int)(sizeof(askew_cards) / sizeof(askew_cards[0])));
 	tcase_add_loop_test(keep, test_card_swapped_during_capacity, 0, 2);
 	tcase_add_loop_test(keep, test_worn_card_restore_is_bounded, 0,
 			    sizeof(worn_cards) / sizeof(worn_cards[0]));

@@ -1289,37 +1289,7 @@ START_TEST(test_fingerprint_mismatch)
 }
 END_TEST
 
-/* ---- a fake card whose writes wrap around ---- */
-
-/* Offsets past real_bytes land at offset mod real_bytes of inner, as on
- * a counterfeit card that ignores the high address bits. */
-struct alias {
-	struct fp_dev *inner;
-	uint64_t real_bytes;
-};
-
-static int alias_pread(void *priv, void *buf, size_t len, uint64_t off)
-{
-	struct alias *a = priv;
-
-	return fp_dev_read_timed(a->inner, buf, len, off % a->real_bytes, NULL);
-}
-
-static int alias_pwrite(void *priv, const void *buf, size_t len,
-			uint64_t off)
-{
-	struct alias *a = priv;
-	uint64_t o = off % a->real_bytes;
-
-	/* the card writes where the address lands, wherever the last did */
-	fp_dev_end_write_area(a->inner);
-	ck_assert_int_eq(fp_dev_set_write_area(a->inner, o, o + len), 0);
-	return fp_dev_write_timed(a->inner, buf, len, o, NULL);
-}
-
-static const struct fp_dev_ops alias_ops = {
-	alias_pread, alias_pwrite, tu_wrapped_now, tu_wrapped_keep,
-};
+/* ---- a fake card whose writes wrap around (tu_wrap_fake) ---- */
 
 /* The test writes P and then P + real: the second backup saves the test
  * data written at P.  Replaying newest first puts P's original back
@@ -1330,7 +1300,6 @@ static const struct fp_dev_ops alias_ops = {
  * buffer, and a journal on the fake whose writes may alias. */
 struct wrap_scene {
 	struct fp_dev *inner, *fake, *jd;
-	struct alias al;
 	unsigned char *buf;
 	char path[PATH_MAX];
 };
@@ -1338,9 +1307,7 @@ struct wrap_scene {
 static void wrap_scene_open(struct wrap_scene *w, uint64_t seed, const char *name)
 {
 	w->inner = sim_with(QUIET_SIM, seed);
-	w->al = (struct alias){ w->inner, 8u * MIB };
-	w->fake = fp_dev_create(&alias_ops, &w->al, FP_DEV_SIM, "sim:fake-wrap",
-				16u * MIB, 512);
+	w->fake = tu_wrap_fake(w->inner, 8u * MIB, 16u * MIB);
 	w->buf = fp_dev_alloc_buf(MIB);
 	ck_assert(w->fake != NULL && w->buf != NULL);
 	jpath(w->path, sizeof(w->path), name);

@@ -776,3 +776,53 @@ void tu_wrapped_close(void *priv)
 {
 	fp_dev_close(wrapped(priv));
 }
+
+/* ---- a fake card whose writes wrap around ---- */
+
+struct wrap_fake {
+	struct fp_dev *inner;		/* first: the tu_wrapped_* ops */
+	uint64_t period_bytes;
+};
+
+static int wrap_fake_pread(void *priv, void *buf, size_t len, uint64_t off)
+{
+	struct wrap_fake *w = priv;
+
+	return fp_dev_read_timed(w->inner, buf, len, off % w->period_bytes, NULL);
+}
+
+static int wrap_fake_pwrite(void *priv, const void *buf, size_t len, uint64_t off)
+{
+	struct wrap_fake *w = priv;
+	uint64_t o = off % w->period_bytes;
+	int rc;
+
+	/* the card writes where the address lands, wherever the last did */
+	fp_dev_end_write_area(w->inner);
+	rc = fp_dev_set_write_area(w->inner, o, o + len);
+	return rc ? rc : fp_dev_write_timed(w->inner, buf, len, o, NULL);
+}
+
+static void wrap_fake_close(void *priv)
+{
+	free(priv);
+}
+
+static const struct fp_dev_ops wrap_fake_ops = {
+	wrap_fake_pread, wrap_fake_pwrite, tu_wrapped_now, wrap_fake_close,
+};
+
+struct fp_dev *tu_wrap_fake(struct fp_dev *inner, uint64_t period_bytes, uint64_t size_bytes)
+{
+	struct wrap_fake *w = malloc(sizeof(*w));
+	struct fp_dev *d;
+
+	if (w == NULL)
+		return NULL;
+	*w = (struct wrap_fake){ inner, period_bytes };
+	d = fp_dev_create(&wrap_fake_ops, w, FP_DEV_SIM, "sim:fake-wrap", size_bytes,
+			  fp_dev_sector_bytes(inner));
+	if (d == NULL)
+		free(w);
+	return d;
+}

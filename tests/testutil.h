@@ -182,4 +182,11 @@ uint64_t tu_wrapped_now(void *priv);
 void tu_wrapped_keep(void *priv);
 void tu_wrapped_close(void *priv);
 
+/* A counterfeit card that ignores the high address bits: an offset lands
+ * at offset mod period_bytes of inner (whose first period_bytes are its
+ * flash), whatever size_bytes it reports, a multiple of inner's sector.
+ * Closing it leaves inner open.  NULL on ENOMEM. */
+struct fp_dev *tu_wrap_fake(struct fp_dev *inner, uint64_t period_bytes,
+			    uint64_t size_bytes);
+
 #endif
