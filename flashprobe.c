@@ -1219,6 +1219,14 @@ static int measure_open_au(const struct cli *c, struct session *s, void *result)
 		return ret;
 	if ((ret = openau_plan(fp_dev_size_bytes(s->dev), fp_dev_sector_bytes(s->dev), &o, &plan)))
 		return plan_error(c, s->dev, o.erase_size_bytes, o.blocksize_bytes, ret);
+	if (plan.start_rounded) {
+		char at[32], e[32], start[32];
+
+		note(c, "offset %s is not on a %s erase block: the test starts at %s, where "
+		     "one does", units_format_bytes(c->offset_bytes, at, sizeof(at)),
+		     units_format_bytes(o.erase_size_bytes, e, sizeof(e)),
+		     units_format_bytes(plan.start_bytes, start, sizeof(start)));
+	}
 	ret = protect(s, "open-au", plan.start_bytes, plan.end_bytes, plan.max_bytes,
 		      SESSION_AREA_SPARSE);
 	return ret ? ret : run_status(c, s, "open-au", openau_run(s->dev, &o, &plan, result));

@@ -431,6 +431,14 @@ int openau_plan(uint64_t size, uint32_t sector, const struct openau_opts *o,
 			 default_offset(e, o->open_au_nr > 0);
 	if (p->start_bytes % sector != 0)
 		return -EINVAL;
+	/* verdicts need test AUs that are the card's AUs: one across two of
+	 * them keeps both open, and the count halves (4 linear, 1 random at
+	 * 0.90 on a 4/2 card of 6 MiB AUs from 100 MiB); flashbench's table
+	 * (manual mode) is written where it is asked for */
+	if (o->offset_set && !o->open_au_nr && p->start_bytes % e) {
+		p->start_bytes = util_round_up(p->start_bytes, e);
+		p->start_rounded = true;
+	}
 	if (p->start_bytes >= size || size - p->start_bytes < e)
 		return -ENOSPC;
 	avail = (size - p->start_bytes) / e;

@@ -42,7 +42,8 @@ struct openau_opts {
 	uint64_t erase_size_bytes;	/* required: the AU (erase block) size */
 	bool offset_set;		/* else 16 MiB rounded up to erase size,
 					 * plus one erase size (automatic) */
-	uint64_t offset_bytes;		/* start of the test area (sector aligned) */
+	uint64_t offset_bytes;		/* start of the test area (sector aligned;
+					 * automatic: rounded up to the AU) */
 	unsigned open_au_nr;		/* manual mode: N AUs; 0 = automatic */
 	uint64_t blocksize_bytes;	/* manual: smallest chunk (0 = 16 KiB);
 					 * automatic: smallest chunk tried (0 = auto) */
@@ -62,6 +63,8 @@ struct openau_plan {
 	bool manual;
 	uint64_t erase_size_bytes;
 	uint64_t start_bytes;		/* write area [start_bytes, end_bytes) */
+	bool start_rounded;		/* automatic: a given offset that is not
+					 * on an AU, rounded up to one */
 	uint64_t end_bytes;
 	uint64_t spacing_bytes;		/* distance between consecutive test AUs */
 	unsigned test_aus;		/* AUs written alternately (N, or max_open) */

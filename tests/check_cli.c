@@ -239,6 +239,24 @@ START_TEST(test_relative_state_dir)
 }
 END_TEST
 
+/* open-au says where it starts when a given offset is not on an AU
+ * (openau test_given_offset_on_au): the note, then the announcement of
+ * the area from there. */
+START_TEST(test_open_au_offset_rounded)
+{
+	struct run_result r;
+
+	run(&r, (const char *const[]){ "open-au", "-e", "6M", "--offset=100M", "sim:np2-6m",
+				       NULL });
+	ck_assert_msg(r.status == 0, "%d '%s'", r.status, r.err);
+	ck_assert_msg(strstr(r.err, "offset 100MiB is not on a 6MiB erase block: the test "
+			     "starts at 102MiB") && strstr(r.err, "within 102MiB to"),
+		      "'%s'", r.err);
+	ck_assert_msg(strstr(r.out, "open AUs: 4 linear, 2 random"), "'%s'", r.out);
+	tu_run_free(&r);
+}
+END_TEST
+
 /* A device too small for align's reads is a usage error that says so,
  * with the block size the user gave or without one when none was given
  * (it said "blocksize 0"). */
@@ -1168,6 +1186,7 @@ Suite *cli_suite(void)
 	else
 		tu_skip("cli/invocation: bash completion", "no bash");
 	tcase_add_test(tc, test_align_device_too_small);
+	tcase_add_test(tc, test_open_au_offset_rounded);
 	tcase_add_test(tc, test_relative_state_dir);
 	tcase_add_test(tc, test_control_characters_shown);
 	tcase_add_test(tc, test_help_to_full_and_small_bench);

@@ -636,6 +636,42 @@ START_TEST(test_default_offset)
 }
 END_TEST
 
+/* A given offset that is not on an AU: every test AU lay across two of
+ * the card's, which keeps both open, and np2-6m (4 linear, 2 random, 6 MiB
+ * AUs) read as 1 random at 0.90 from 100 MiB (an attack, 3 seeds of 3).
+ * The automatic test starts on the next AU; flashbench's table (manual
+ * mode) where it is asked for. */
+START_TEST(test_given_offset_on_au)
+{
+	const struct sim_profile *p = sim_profile_find("np2-6m");
+	struct openau_result *r = malloc(sizeof(*r));
+	struct fp_dev *d = open_sim(p);
+	struct openau_opts o;
+	struct openau_plan plan;
+
+	ck_assert_ptr_nonnull(r);
+	openau_opts_default(&o);
+	o.erase_size_bytes = p->erase_bytes;
+	o.offset_set = true;
+	o.offset_bytes = 100 * MiB;
+	o.seed = (uint64_t)_i + 1;
+	ck_assert_int_eq(plan_on(d, &o, &plan), 0);
+	ck_assert_uint_eq(plan.start_bytes, 102 * MiB);
+	ck_assert(plan.start_rounded);
+	ck_assert_int_eq(openau_run(d, &o, &plan, r), 0);
+	check_count(p->name, "linear", &r->linear, p->open_au_linear, plan.max_open,
+		    EXPECT_RIGHT);
+	check_count(p->name, "random", &r->random, p->open_au_random, plan.max_open,
+		    EXPECT_RIGHT);
+	o.open_au_nr = 2;
+	ck_assert_int_eq(plan_on(d, &o, &plan), 0);
+	ck_assert_uint_eq(plan.start_bytes, 100 * MiB);
+	ck_assert(!plan.start_rounded);
+	fp_dev_close(d);
+	free(r);
+}
+END_TEST
+
 /* No built-in card's FAT area is inside the default test area. */
 START_TEST(test_fat_area_outside)
 {
@@ -1744,6 +1780,7 @@ Suite *openau_suite(void)
 	suite_add_tcase(s, gen);
 
 	tcase_add_test(area, test_default_offset);
+	tcase_add_loop_test(area, test_given_offset_on_au, 0, 2);
 	tcase_add_test(area, test_fat_area_outside);
 	tcase_add_test(area, test_plan_refuses);
 	tcase_add_loop_test(area, test_write_area_is_announced_area, 0, 2);
