@@ -236,9 +236,9 @@ char *units_format_bytes(uint64_t bytes, char *buf, size_t len)
 			 quarters[rem / quarter], names[order]);
 	else if (bytes < (UINT64_C(1) << 20))
 		snprintf(buf, len, "%" PRIu64 "B", bytes);
-	else
-		snprintf(buf, len, "%.2f%s", (double)bytes / (double)unit,
-			 names[order]);
+	else	/* cut, not rounded: 999.996 MiB of real flash is not "1000.00MiB" */
+		snprintf(buf, len, "%" PRIu64 ".%02u%s", bytes >> (10 * order),
+			 (unsigned)((unsigned __int128)rem * 100 / unit), names[order]);
 	return buf;
 }
 

@@ -33,7 +33,7 @@ bool units_is_decimal_size(const char *s);
 
 /* Bytes in flashbench's style: exact binary multiples print as "4MiB",
  * "16KiB", "1.5MiB" (up to 2 decimals when exact), otherwise "3000B" or
- * the largest unit with decimals.  Writes into buf (always terminated);
+ * the largest unit with two decimals, cut (never more than there is).  Writes into buf (always terminated);
  * returns buf. */
 char *units_format_bytes(uint64_t bytes, char *buf, size_t len);
 

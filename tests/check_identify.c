@@ -369,7 +369,7 @@ START_TEST(test_capacity_mismatch)
 
 	identify(&r, root, "mmcblk0", false);
 	HAS(r.out, "\n  warning: the card's CSD says 29.72GiB (31914983424 bytes) but "
-	    "the block device has 59.45GiB (63829966848 bytes)");
+	    "the block device has 59.44GiB (63829966848 bytes)");
 	HAS(r.out, "flashprobe capacity --write");
 	HAS(r.out, "  capacity: 29.72GiB (31914983424 bytes, CSD) [card] NOT the block "
 	    "device's size\n");
@@ -449,7 +449,7 @@ START_TEST(test_usb_reader)
 	struct jsonv *doc;
 
 	identify(&r, USB_TREE, "sdc", false);
-	HAS(r.out, "identity: sdc, USB storage, 3.71GiB (3980394496 bytes) [kernel]\n");
+	HAS(r.out, "identity: sdc, USB storage, 3.70GiB (3980394496 bytes) [kernel]\n");
 	HAS(r.out, "  reader: Generic SD/MMC Reader (USB 1234:5678 \"Card Reader\") [kernel]\n");
 	HAS(r.out, "  note: USB transport, no MMC registers: a card behind a USB reader "
 	    "hides its registers (CID, CSD, SD Status) and timings through the reader "

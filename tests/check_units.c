@@ -152,7 +152,8 @@ static const struct bytes_case bytes_cases[] = {
 	{ UINT64_C(1) << 30, "1GiB" },
 	{ UINT64_C(12) << 30, "12GiB" },
 	{ UINT64_C(2) << 40, "2TiB" },
-	{ UINT64_MAX, "16.00EiB" },
+	{ UINT64_MAX, "15.99EiB" },		/* cut, never rounded up */
+	{ 1048571904, "999.99MiB" },		/* not "1000.00MiB": more than there is */
 	{ UINT64_C(1) << 63, "8EiB" },
 };
 
