@@ -238,8 +238,9 @@ static bool short_form_exact(uint64_t bytes)
 
 /* "find-fat will write at most 42MiB within the first 96MiB of 'DEV'".
  * A test that rewrites blocks can plan more bytes of writes than its area
- * holds: then what may change is the area, and the total is said as a
- * total, never as an "at most" larger than the area (or the card). */
+ * holds: then what may change is the area, and the total is said as an
+ * "up to" total (the plan's bound: a card found fake early writes far less),
+ * never as an "at most" larger than the area (or the card). */
 static void announce(const struct session *s, const char *what, uint64_t start,
 		     uint64_t end, uint64_t max_bytes, bool sparse)
 {
@@ -260,7 +261,7 @@ static void announce(const struct session *s, const char *what, uint64_t start,
 		fprintf(s->notes, "flashprobe: %s will write at most %s within %s of '%s'",
 			what, n, area, fp_dev_path(s->raw));
 	else
-		fprintf(s->notes, "flashprobe: %s will write within %s of '%s' (%s of "
+		fprintf(s->notes, "flashprobe: %s will write within %s of '%s' (up to %s of "
 			"writes in all: some blocks more than once)", what, area,
 			fp_dev_path(s->raw), n);
 	fprintf(s->notes, "%s\n", s->consent != SESSION_WRITE ? "" :

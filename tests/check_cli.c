@@ -456,7 +456,8 @@ START_TEST(test_write_announcements)
 			ck_assert_msg(most > 0 && most <= area && most <= card,
 				      "%s: at most %.0f in %.0f: '%s'", tests[i], most, area, p);
 		} else {
-			ck_assert_msg(!strncmp(p, "within ", 7) && strstr(p, "in all"),
+			ck_assert_msg(!strncmp(p, "within ", 7) && strstr(p, "(up to ") &&
+				      strstr(p, "in all"),
 				      "%s: '%s'", tests[i], p);
 		}
 		ck_assert_msg(!strstr(r.err, "writes 0B"), "%s", r.err);
