@@ -53,6 +53,13 @@ static int plan_on(struct fp_dev *d, const struct openau_opts *o,
 	return rc < 0 ? rc : fp_dev_set_write_area(d, p->start_bytes, p->end_bytes);
 }
 
+/* The automatic test's defaults on card p, its erase size given. */
+static void opts_for(const struct sim_profile *p, struct openau_opts *o)
+{
+	openau_opts_default(o);
+	o->erase_size_bytes = p->erase_bytes;
+}
+
 static struct openau_result *run_auto(const struct sim_profile *p,
 				      uint64_t seed, struct openau_plan *plan)
 {
@@ -61,8 +68,7 @@ static struct openau_result *run_auto(const struct sim_profile *p,
 	struct openau_opts o;
 
 	ck_assert_ptr_nonnull(r);
-	openau_opts_default(&o);
-	o.erase_size_bytes = p->erase_bytes;
+	opts_for(p, &o);
 	o.seed = seed;
 	ck_assert_int_eq(plan_on(d, &o, plan), 0);
 	ck_assert_int_eq(openau_run(d, &o, plan, r), 0);
@@ -423,8 +429,7 @@ START_TEST(test_left_open_before)
 	ck_assert_ptr_nonnull(r);
 	ck_assert_ptr_nonnull(buf);
 	memset(buf, 0xa5, 4096);
-	openau_opts_default(&o);
-	o.erase_size_bytes = p->erase_bytes;
+	opts_for(p, &o);
 	o.seed = 3;
 	ck_assert_int_eq(plan_on(d, &o, &plan), 0);
 	for (unsigned i = 6; i-- > 0;)	/* test AU 0 the most recent */
@@ -650,8 +655,7 @@ START_TEST(test_given_offset_on_au)
 	struct openau_plan plan;
 
 	ck_assert_ptr_nonnull(r);
-	openau_opts_default(&o);
-	o.erase_size_bytes = p->erase_bytes;
+	opts_for(p, &o);
 	o.offset_set = true;
 	o.offset_bytes = 100 * MiB;
 	o.seed = (uint64_t)_i + 1;
@@ -1130,8 +1134,7 @@ START_TEST(test_flashbench_sweep)
 			  3 * 2 * MiB * 8);
 	ck_assert_uint_eq(flashbench_sweep_bytes(3 * MiB, 24 * KiB, 1),
 			  3 * MiB * 8);
-	openau_opts_default(&o);
-	o.erase_size_bytes = p->erase_bytes;
+	opts_for(p, &o);
 	o.blocksize_bytes = 16 * KiB;
 	flashbench_sweep(d, &o, 2, &bytes, &ns);
 	ck_assert_uint_eq(bytes, flashbench_sweep_bytes(2 * MiB, 16 * KiB, 2));
@@ -1164,8 +1167,7 @@ START_TEST(test_progress)
 	struct openau_plan plan;
 
 	ck_assert_ptr_nonnull(r);
-	openau_opts_default(&o);
-	o.erase_size_bytes = p->erase_bytes;
+	opts_for(p, &o);
 	o.progress = on_progress;
 	o.progress_arg = &log;
 	ck_assert_int_eq(plan_on(d, &o, &plan), 0);
