@@ -106,18 +106,20 @@ static void judge_start(const struct check_geometry *g, uint32_t sector, bool so
 			struct check_part *p)
 {
 	uint64_t start = p->entry.start_bytes, e = g->erase_bytes, pg = g->page_bytes;
+	uint64_t to = e ? better_start(g, p, sole) : 0;	/* no erase size: no verdict */
 	char s[32], eb[32], pb[32], n[32];
 
 	p->start_harmless = (!p->start_aligned || !p->start_page_aligned) &&
 			    data_makes_start_harmless(g, p);
 	p->misfit = ((!p->start_aligned || !p->start_page_aligned) &&
 		     !p->start_harmless) || p->in_fat_area;
+	/* the sector too: "1.58GiB" may read the same as where it starts */
 	if (!p->start_aligned && !p->start_harmless)
 		problem(p, "%s starts at %s (sector %" PRIu64 "), not on a multiple "
 			"of the %s erase block: its writes straddle the card's erase blocks, "
-			"so the card copies more than is written (start it at %s)%s",
-			p->name, fmt(start, s, sizeof(s)), start / sector,
-			fmt(e, eb, sizeof(eb)), fmt(better_start(g, p, sole), n, sizeof(n)),
+			"so the card copies more than is written (start it at %s, sector "
+			"%" PRIu64 ")%s", p->name, fmt(start, s, sizeof(s)), start / sector,
+			fmt(e, eb, sizeof(eb)), fmt(to, n, sizeof(n)), to / sector,
 			p->start_page_aligned ? "" : "; it is not on the page either");
 	if (!p->start_page_aligned && p->start_aligned && !p->start_harmless)
 		problem(p, "%s starts at %s, not on a multiple of the %s page: "

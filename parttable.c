@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fsprobe.h"
 #include "parttable.h"
 #include "units.h"
 
@@ -117,6 +118,21 @@ static bool valid_mbr(const unsigned char *s)
 			return false;
 	}
 	return true;
+}
+
+/* A FAT boot sector with a consistent BPB is the file system, whatever
+ * its table area holds: mkfs.fat --mbr (its default on non-removable
+ * disks) writes one entry there, partition 1 from sector 0 over the whole
+ * device, for firmware that wants a table.  libblkid reads such a device
+ * as a FAT without a table, and so does check: it was "partition 1 over
+ * the table itself", with fix lines naming a partition node that is not
+ * there. */
+static bool is_fat_boot_sector(const unsigned char *s, const struct disk *d)
+{
+	struct fsinfo fi;
+
+	fsprobe_parse(s, d->sector_bytes, d->size_bytes, &fi);
+	return fi.type == FS_VFAT;
 }
 
 static int read_sector(const struct disk *d, uint64_t lba, unsigned char *buf)
@@ -419,7 +435,7 @@ int parttable_read(const struct disk *d, struct parttable *t)
 	if (ret)
 		return ret == -ENOSPC ? 0 : ret;
 	t->boot_signature = disk_le(s + 510, 2) == MBR_SIGNATURE;
-	if (!valid_mbr(s))
+	if (!valid_mbr(s) || is_fat_boot_sector(s, d))
 		return 0;
 	ret = read_mbr(d, s, t);
 	if (!ret)

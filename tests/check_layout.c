@@ -381,7 +381,7 @@ START_TEST(test_start_hint_matches_fix)
 	struct checked c;
 
 	run_check(image, "3M", &c);
-	ck_assert_msg(strstr(c.all, "(start it at 3MiB)"), "%s", c.all);
+	ck_assert_msg(strstr(c.all, "(start it at 3MiB, sector 6144)"), "%s", c.all);
 	fix = jsonv_get(partition(&c, 0), "fix");
 	ck_assert_uint_ge(jsonv_len(fix), 1);
 	ck_assert_msg(strstr(jsonv_at(fix, 0)->string, "start=6144,"), "%s",
@@ -1126,6 +1126,30 @@ START_TEST(test_no_table)
 }
 END_TEST
 
+/* mkfs.fat --mbr (its default on non-removable disks) writes a one-entry
+ * table into the FAT's own boot sector: partition 1 from sector 0 over
+ * the whole device.  libblkid reads that as a FAT without a table; check
+ * read a DOS table whose partition 1 lay "over the partition table
+ * itself" and gave fix lines for a partition node partx does not make (an
+ * attack).  It is the whole device's FAT. */
+START_TEST(test_fat_with_fake_mbr_is_whole_device)
+{
+	char *image = new_image(4 * GIB);
+	const char *mkfs[] = { "mkfs.fat", "--mbr=y", "-F", "32", image, NULL };
+	struct checked c;
+
+	tool_ok(mkfs, NULL);
+	run_check(image, "4M", &c);
+	ck_assert_str_eq(jsonv_get(c.doc, "check.table")->string, "none");
+	ck_assert_uint_eq(jsonv_len(jsonv_get(c.doc, "check.partitions")), 1);
+	ck_assert_uint_eq((uint64_t)jsonv_get(partition(&c, 0), "number")->number, 0);
+	ck_assert_uint_eq((uint64_t)jsonv_get(partition(&c, 0), "filesystem.fat_bits")->number, 32);
+	ck_assert_uint_eq(c.problems, 0);
+	jsonv_free(c.doc);
+	drop(image);
+}
+END_TEST
+
 /* A FAT32 with fewer than 65525 clusters (mkfs.fat -F 32 makes one on
  * 4 KiB sectors) is a FAT32, as Linux and fsck.fat read it; it was called
  * FAT16 from its cluster count. */
@@ -1349,6 +1373,7 @@ Suite *layout_suite(void)
 		tcase_add_loop_test(tc, test_advised_fat_passes, 0, 2);
 		tcase_add_loop_test(tc, test_fix_spares_other_partitions, 0, 2);
 		tcase_add_test(tc, test_fix_whole_device);
+		tcase_add_test(tc, test_fat_with_fake_mbr_is_whole_device);
 		tcase_add_loop_test(tc, test_gpt_damage, 0, 3);
 		tcase_add_loop_test(tc, test_partition_device, 0, 3);
 		tcase_add_test(tc, test_small_fat32_is_fat32);
