@@ -274,18 +274,99 @@ static uint64_t usable_end(const struct geometry *g, const struct advice *a,
 	return end;
 }
 
+static uint64_t page_cluster(const struct geometry *g, uint64_t max);
+
+/* Where mkfs.exfat (exfatprogs) puts the cluster heap on the device, for
+ * a partition of len bytes at start formatted with clusters of cluster
+ * and --boundary-align=boundary: it rounds the FAT's start and then the
+ * heap's up to the boundary counted from the start of the device (it
+ * reads the partition's offset from sysfs), not of the partition.  Its
+ * versions size the FAT differently (1.2: an entry per cluster of the
+ * partition, rounded to a cluster; later ones: the clusters left after
+ * the FAT, rounded to a sector); 0 where they put the heap apart. */
+static uint64_t exfat_heap_on_device(uint64_t start, uint64_t len, uint32_t ss,
+				     uint64_t cluster, uint64_t boundary)
+{
+	uint64_t fat = util_round_up(start + EXFAT_BOOT_SECTORS * ss, boundary);
+	uint64_t before = fat - start + 9;	/* and the 8-byte first entries */
+	uint64_t old_len = util_round_up(len / cluster * 4, cluster), new_len, heap;
+
+	if (len <= before)
+		return 0;
+	new_len = util_round_up(((len - before) / (cluster + 4) + 3) * 4, ss);
+	heap = util_round_up(fat + old_len, boundary);
+	return heap == util_round_up(fat + new_len, boundary) ? heap : 0;
+}
+
+/* exFAT's clusters: one page (a power of two), at most 32 MiB. */
+static uint64_t exfat_cluster(const struct geometry *g)
+{
+	return page_cluster(g, EXFAT_MAX_CLUSTER);
+}
+
+/* Where a partition may start: past the FAT area and at least 1 MiB in,
+ * where partitioning tools start. */
+static uint64_t earliest_start(const struct geometry *g)
+{
+	uint64_t fat_end = g->fat_found ? g->fat_start_bytes + g->fat_size_bytes : 0;
+
+	return fat_end > MIB ? fat_end : MIB;
+}
+
+/* The first partition start from the earliest one on, in steps of
+ * exFAT's boundary, at which
+ * mkfs.exfat puts the cluster heap on the unit, for a partition that ends
+ * where the advice's does; 0 when none below that end does.  Only a unit
+ * that is not a power of two needs it: --boundary-align takes only powers
+ * of two.  *heap: where the heap lands. */
+static uint64_t exfat_start_on_unit(const struct geometry *g, const struct advice *a,
+				    uint64_t *heap)
+{
+	uint64_t A = a->align_bytes, B = pow2_factor(A);
+	uint64_t end = a->part_start_bytes + a->part_size_bytes;
+
+	/* the heap sits at most a unit (B steps of A / B) past any start */
+	for (uint64_t s = util_round_up(earliest_start(g), B); s + A < end; s += B) {
+		*heap = exfat_heap_on_device(s, end - s, g->sector_bytes,
+					     exfat_cluster(g), B);
+		if (*heap && *heap % A == 0 && *heap + B <= end)
+			return s;
+	}
+	return 0;
+}
+
+/* check's fix for an exFAT on a unit that is not a power of two: the
+ * partition starts where mkfs.exfat puts the heap on the unit, off the
+ * unit itself, and ends where it would have (see exfat_start_on_unit). */
+static bool shift_for_exfat(const struct geometry *g, struct advice *a)
+{
+	uint64_t heap, start;
+
+	if (pow2_factor(a->align_bytes) == a->align_bytes)
+		return true;
+	start = exfat_start_on_unit(g, a, &heap);
+	if (!start) {
+		add_note(a, "no partition start puts mkfs.exfat's cluster heap on the "
+			 "unit within the device");
+		a->part_size_bytes = 0;
+		return false;
+	}
+	a->part_size_bytes += a->part_start_bytes - start;
+	a->part_start_bytes = start;
+	a->exfat_heap_bytes = heap;
+	return true;
+}
+
 /* Start after the FAT area (at least 1 MiB in, where partitioning tools
  * start) on the unit; the requested size or the rest, in whole units. */
 static bool place_partition(const struct geometry *g, const struct advice_request *q,
 			    bool gpt, struct advice *a)
 {
-	uint64_t A = a->align_bytes, fat_end = 0, end;
+	uint64_t A = a->align_bytes, end;
 	bool mbr_cut;
 	char s[32], u[32];
 
-	if (g->fat_found)
-		fat_end = g->fat_start_bytes + g->fat_size_bytes;
-	a->part_start_bytes = util_round_up(fat_end > MIB ? fat_end : MIB, A);
+	a->part_start_bytes = util_round_up(earliest_start(g), A);
 	if (q->exact_size) {	/* an existing partition, formatted where it is */
 		a->part_size_bytes = q->part_bytes / g->sector_bytes * g->sector_bytes;
 		return a->part_size_bytes > 0;
@@ -319,6 +400,8 @@ static bool place_partition(const struct geometry *g, const struct advice_reques
 		add_note(a, "the partition would be smaller than one alignment unit");
 		return false;
 	}
+	if (q->exfat_heap_on_unit)
+		return shift_for_exfat(g, a);
 	return true;
 }
 
@@ -418,10 +501,18 @@ static void partition_advice(const struct geometry *g, const struct advice_reque
 	    !gpt ? "what SD cards ship with (MBR, up to 2TiB)" : g->device_bytes ?
 	    "the device is larger than MBR's 2TiB" :
 	    "the partition would not fit an MBR (up to 2TiB)");
-	why(c, "the partition starts at %s, a multiple of the %s alignment unit%s", s, u,
-	    g->fat_found ? " past the card's FAT area" : " and at least 1MiB in");
-	why(c, "it is %s: whole alignment units, so it also ends on one%s",
-	    a->sized_for, g->device_bytes ? "" : " (no device: the size given)");
+	if (a->exfat_heap_bytes) {
+		why(c, "the partition starts at %s, where mkfs.exfat puts the cluster heap "
+		    "on the %s alignment unit (at %s): its --boundary-align takes only "
+		    "powers of two, counted from the device's start", s, u,
+		    fmt_bytes(a->exfat_heap_bytes, z, sizeof(z)));
+		why(c, "it is %s, so it ends on the unit", a->sized_for);
+	} else {
+		why(c, "the partition starts at %s, a multiple of the %s alignment unit%s", s, u,
+		    g->fat_found ? " past the card's FAT area" : " and at least 1MiB in");
+		why(c, "it is %s: whole alignment units, so it also ends on one%s",
+		    a->sized_for, g->device_bytes ? "" : " (no device: the size given)");
+	}
 	if (g->device_bytes)
 		why(c, "computed for a %s device", fmt_bytes(g->device_bytes, z, sizeof(z)));
 	why(c, "--wipe-partitions always: old file-system signatures inside the new "
@@ -792,13 +883,33 @@ static void fat_advice(const struct geometry *g, struct advice *a)
 
 /* ---- exFAT ---- */
 
+/* Under the partition the advice gives (on a unit that is not a power of
+ * two) the heap lands off the unit, or on it only by chance: where else
+ * an exFAT alone could start, if a start puts it on the unit where this
+ * one does not. */
+static void exfat_other_start(const struct geometry *g, const struct advice *a,
+			      struct advice_command *c)
+{
+	uint64_t heap, start = exfat_start_on_unit(g, a, &heap);
+	char s[32], h[32];
+
+	if (!start || start == a->part_start_bytes)
+		return;
+	why(c, "for exFAT alone, start the partition at %s instead (start=%" PRIu64
+	    ", size=%" PRIu64 " in the partition line: the same end): mkfs.exfat then "
+	    "puts the heap on the unit, at %s ('flashprobe check' after it gives that "
+	    "layout too)", fmt_bytes(start, s, sizeof(s)), start / g->sector_bytes,
+	    (a->part_start_bytes + a->part_size_bytes - start) / g->sector_bytes,
+	    fmt_bytes(heap, h, sizeof(h)));
+}
+
 static void exfat_advice(const struct geometry *g, struct advice *a)
 {
 	struct advice_command *c = new_command(a, "exfat");
 	uint64_t cluster = cluster_for_page(g, EXFAT_MAX_CLUSTER, c);
 	uint64_t boundary = exfat_boundary(a);
 	uint64_t heap = exfat_heap_bound(g, a->part_size_bytes, cluster, boundary);
-	char b[32], u[32];
+	char b[32], u[32], h[32];
 
 	if (!exfat_fits(g, a, cluster)) {
 		a->ncommands--;
@@ -816,15 +927,33 @@ static void exfat_advice(const struct geometry *g, struct advice *a)
 	arg(c, "PARTITION");
 	fmt_bytes(boundary, b, sizeof(b));
 	fmt_bytes(a->align_bytes, u, sizeof(u));
-	if (boundary == a->align_bytes)
+	c->data_align_bytes = boundary;
+	if (boundary == a->align_bytes) {
 		why(c, "--boundary-align=%s puts the FAT and the cluster heap on the "
 		    "alignment unit, for any partition size", b);
+		return;
+	}
+	heap = exfat_heap_on_device(a->part_start_bytes, a->part_size_bytes,
+				    g->sector_bytes, cluster, boundary);
+	fmt_bytes(heap, h, sizeof(h));
+	if (heap && heap % a->align_bytes == 0) {
+		why(c, "--boundary-align=%s, the largest power of two in the %s unit (the "
+		    "only kind it takes, counted from the device's start): from the "
+		    "partition's start the cluster heap lands on the unit, at %s", b, u, h);
+		c->data_align_bytes = a->align_bytes;
+		return;
+	}
+	if (heap)
+		why(c, "mkfs.exfat's --boundary-align takes only powers of two, counted "
+		    "from the device's start: from the partition's start the cluster heap "
+		    "lands at %s, off the %s unit (%s can be aligned fully)", h, u,
+		    a->fat_ok ? "FAT32 or f2fs" : "f2fs");
 	else
 		why(c, "mkfs.exfat's --boundary-align takes only powers of two: the cluster "
-		    "heap starts on a boundary of %s, which is on the %s unit only where "
-		    "the FAT happens to end right (%s can be aligned fully)", b, u,
-		    a->fat_ok ? "FAT32 or f2fs" : "f2fs");
-	c->data_align_bytes = boundary;
+		    "heap starts on a boundary of %s, counted from the device's start, "
+		    "which is on the %s unit only where the FAT happens to end right "
+		    "(%s can be aligned fully)", b, u, a->fat_ok ? "FAT32 or f2fs" : "f2fs");
+	exfat_other_start(g, a, c);
 }
 
 /* ---- ext4 ---- */

@@ -77,6 +77,10 @@ struct advice_request {
 	bool exact_size;
 	bool linux_type;
 	bool exfat_type;
+	/* check's fix for an exFAT on a unit that is not a power of two:
+	 * the partition starts where mkfs.exfat puts its cluster heap on the
+	 * unit (part_start_bytes is then off the unit) */
+	bool exfat_heap_on_unit;
 };
 
 #define ADVICE_LINE 384
@@ -118,6 +122,9 @@ struct advice {
 	uint32_t sector_bytes;
 	uint64_t part_start_bytes;
 	uint64_t part_size_bytes;
+	uint64_t exfat_heap_bytes;	/* where mkfs.exfat's heap lands on the
+					 * device, for exfat_heap_on_unit (0: not
+					 * asked) */
 	const char *label;		/* "dos" or "gpt" */
 	uint8_t part_mbr_type;		/* the type the partition line sets
 					 * (dos; 0 on gpt) */

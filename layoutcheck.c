@@ -66,6 +66,22 @@ static void data_label(const struct fsinfo *fs, char *out, size_t len)
 }
 
 /* The start against the erase block, the page and the FAT area. */
+/* The largest power of two that divides x. */
+static uint64_t pow2_factor(uint64_t x)
+{
+	return x & -x;
+}
+
+/* An exFAT on an erase block that is not a power of two (3 x 2^n):
+ * mkfs.exfat's --boundary-align takes only powers of two, counted from
+ * the device's start, so its heap lands on the unit only from some
+ * partition starts, which are off the unit (the advice finds one). */
+static bool exfat_on_odd_unit(const struct check_geometry *g, const struct check_part *p)
+{
+	return p->fs.type == FS_EXFAT && g->erase_bytes &&
+	       pow2_factor(g->erase_bytes) != g->erase_bytes;
+}
+
 static void place_start(const struct check_geometry *g, struct check_part *p)
 {
 	uint64_t start = p->entry.start_bytes, e = g->erase_bytes, pg = g->page_bytes;
@@ -107,8 +123,14 @@ static void judge_start(const struct check_geometry *g, uint32_t sector, bool so
 {
 	uint64_t start = p->entry.start_bytes, e = g->erase_bytes, pg = g->page_bytes;
 	uint64_t to = e ? better_start(g, p, sole) : 0;	/* no erase size: no verdict */
-	char s[32], eb[32], pb[32], n[32];
+	char s[32], eb[32], pb[32], n[32], hint[128];
 
+	if (exfat_on_odd_unit(g, p))	/* its start is off the unit */
+		snprintf(hint, sizeof(hint), "an exFAT's heap lands on the unit from "
+			 "some starts only: %s", sole ? "see the fix" : "see 'flashprobe advise'");
+	else
+		snprintf(hint, sizeof(hint), "start it at %s, sector %" PRIu64,
+			 fmt(to, n, sizeof(n)), to / sector);
 	p->start_harmless = (!p->start_aligned || !p->start_page_aligned) &&
 			    data_makes_start_harmless(g, p);
 	p->misfit = ((!p->start_aligned || !p->start_page_aligned) &&
@@ -117,9 +139,8 @@ static void judge_start(const struct check_geometry *g, uint32_t sector, bool so
 	if (!p->start_aligned && !p->start_harmless)
 		problem(p, "%s starts at %s (sector %" PRIu64 "), not on a multiple "
 			"of the %s erase block: its writes straddle the card's erase blocks, "
-			"so the card copies more than is written (start it at %s, sector "
-			"%" PRIu64 ")%s", p->name, fmt(start, s, sizeof(s)), start / sector,
-			fmt(e, eb, sizeof(eb)), fmt(to, n, sizeof(n)), to / sector,
+			"so the card copies more than is written (%s)%s", p->name,
+			fmt(start, s, sizeof(s)), start / sector, fmt(e, eb, sizeof(eb)), hint,
 			p->start_page_aligned ? "" : "; it is not on the page either");
 	if (!p->start_page_aligned && p->start_aligned && !p->start_harmless)
 		problem(p, "%s starts at %s, not on a multiple of the %s page: "
@@ -131,12 +152,6 @@ static void judge_start(const struct check_geometry *g, uint32_t sector, bool so
 			"system's data: start it at %s or later", p->name,
 			fmt(start, s, sizeof(s)), fmt(g->fat_area_bytes, eb, sizeof(eb)),
 			fmt(g->fat_area_bytes, n, sizeof(n)));
-}
-
-/* The largest power of two that divides x. */
-static uint64_t pow2_factor(uint64_t x)
-{
-	return x & -x;
 }
 
 /* What a fix may do to the layout around one partition. */
@@ -160,7 +175,7 @@ static struct advice *advice_for(const struct disk *d, const struct check_geomet
 		sc->label == PT_GPT ? ADVICE_LABEL_GPT :
 		sc->label == PT_DOS ? ADVICE_LABEL_DOS : ADVICE_LABEL_AUTO,
 		exact, t == FS_EXT2 || t == FS_EXT3 || t == FS_EXT4 || t == FS_F2FS,
-		t == FS_EXFAT,
+		t == FS_EXFAT, t == FS_EXFAT,
 	};
 	struct geometry geo;
 	struct advice *a = malloc(sizeof(*a));
@@ -179,16 +194,6 @@ static struct advice *advice_for(const struct disk *d, const struct check_geomet
 	geo.fat_size_bytes = g->fat_area_bytes;
 	advice_compute_for(&geo, &q, a);
 	return a;
-}
-
-/* An exFAT whose data is on the largest power of two dividing an erase
- * block that is not one (3 x 2^n): what mkfs.exfat's boundary can do, so
- * its own command is no fix. */
-static bool exfat_best_possible(const struct fsinfo *fs, uint64_t e,
-				const struct check_part *p)
-{
-	return fs->type == FS_EXFAT && e && pow2_factor(e) != e &&
-	       p->data_start_bytes % pow2_factor(e) == 0;
 }
 
 /* Where the data begins (data_start_bytes, set by check_part()), against
@@ -211,16 +216,6 @@ static void judge_data_start(const struct check_geometry *g, struct check_part *
 	}
 	if (p->data_aligned || !p->start_aligned)
 		return;		/* a misplaced start says it all (judge_start) */
-	if (exfat_best_possible(fs, e, p)) {
-		problem(p, "%s: the %s starts at %s on the device, on the %s "
-			"boundary mkfs.exfat was given but not on the %s erase block: "
-			"--boundary-align takes only powers of two, so exFAT lands on "
-			"this unit only where its FAT happens to end right (FAT32 or "
-			"f2fs can be aligned fully)",
-			p->name, what, fmt(p->data_start_bytes, d, sizeof(d)),
-			fmt(pow2_factor(e), b2, sizeof(b2)), fmt(e, eb, sizeof(eb)));
-		return;
-	}
 	p->misfit = true;
 	problem(p, "%s: the %s starts at %s on the device, not on a "
 		"multiple of the %s erase block: each erase block's worth of file "
@@ -372,8 +367,7 @@ static bool keeps_exfat_alignment(const struct check_geometry *g, struct check_p
 {
 	char eb[32];
 
-	if (p->fs.type != FS_EXFAT || !p->data_aligned || p->in_fat_area ||
-	    pow2_factor(g->erase_bytes) == g->erase_bytes)
+	if (!exfat_on_odd_unit(g, p) || !p->data_aligned || p->in_fat_area)
 		return false;
 	problem(p, "%s: no fix is given: its cluster heap is on the %s erase "
 		"block, and mkfs.exfat, whose --boundary-align takes only powers of two, "
@@ -414,8 +408,10 @@ static void add_fix(const struct disk *d, const struct check_geometry *g,
 		    struct check_part *p)
 {
 	/* a harmless start moves too: the advice's mkfs lines align the data
-	 * from an aligned start */
-	bool table = !p->start_aligned || p->in_fat_area || p->entry.number == 0;
+	 * from an aligned start; an exFAT on an odd unit gets its data there
+	 * only from the start the advice picks for it */
+	bool table = !p->start_aligned || p->in_fat_area || p->entry.number == 0 ||
+		     exfat_on_odd_unit(g, p);
 	const struct advice_command *format;
 	size_t said = p->nproblems;
 	struct advice *a;

@@ -683,6 +683,65 @@ START_TEST(test_pasted_on_loop)
 }
 END_TEST
 
+/* The fix lines of a check's text output, pasted one after the other
+ * (the partition's node read again after a table). */
+static void paste_fix(struct bf_scene *sc, const char *out)
+{
+	const char *p = strstr(out, "  fix (");
+
+	ck_assert_msg(p != NULL, "no fix in: %s", out);
+	for (p = strchr(p, '\n') + 1; !strncmp(p, "    ", 4); p = strchr(p, '\n') + 1) {
+		char line[1024];
+
+		snprintf(line, sizeof(line), "%.*s", (int)strcspn(p + 4, "\n"), p + 4);
+		paste(line);
+		if (strstr(line, "sfdisk"))
+			reread(sc);
+	}
+}
+
+/* check's flashprobe run on the scene with a 6 MiB erase block: its text. */
+static void check_6m(struct bf_scene *sc, struct run_result *r)
+{
+	tu_run(r, (const char *const[]){ "check", "-e", "6M", "--page", "16K", sc->dev, NULL });
+	ck_assert_msg(r->status == 0, "%s", r->err);
+}
+
+/* An exFAT on a 6 MiB erase block, made on the partition node (as a user
+ * does: mkfs.exfat then counts its 2 MiB boundary from the device's
+ * start): from a start on the unit its heap lands 4 MiB past it.  check's
+ * fix, pasted, gives a layout whose heap is on the unit, which check then
+ * finds right; the fix repartitioned on the unit before, and its heap
+ * landed off the unit again (the card wiped for nothing). */
+START_TEST(test_exfat_fix_pasted_on_odd_unit)
+{
+	/* as the advice's lines made it, and mkfs.exfat's defaults at 1 MiB */
+	static const char *const table[] = { "start=12288, type=7", "start=2048, type=7" };
+	const char *advised[] = { "mkfs.exfat", "-c", "16K", "--boundary-align=2048K", NULL, NULL };
+	const char *plain[] = { "mkfs.exfat", NULL, NULL };
+	const char **mkfs = _i == 0 ? advised : plain;
+	struct bf_scene *sc = &pasted_scene;
+	struct run_result r;
+	char script[64];
+
+	ck_assert_msg(sc->part[0], "no scene: %s", sc->why);
+	snprintf(script, sizeof(script), "label: dos\n%s\n", table[_i]);
+	run_ok((const char *const[]){ "sfdisk", "--wipe", "always", sc->dev, NULL }, script,
+	       "table");
+	reread(sc);
+	mkfs[_i == 0 ? 4 : 1] = sc->part;
+	run_ok(mkfs, NULL, "exfat");
+	check_6m(sc, &r);
+	ck_assert_msg(strstr(r.out, "on the device: NOT aligned"), "%s", r.out);
+	paste_fix(sc, r.out);
+	tu_run_free(&r);
+	check_6m(sc, &r);
+	ck_assert_msg(strstr(r.out, "No problems found") &&
+		      strstr(r.out, "cluster heap at 6MiB on the device: aligned"), "%s", r.out);
+	tu_run_free(&r);
+}
+END_TEST
+
 Suite *partition_suite(void)
 {
 	Suite *s = suite_create("partition");
@@ -710,6 +769,7 @@ Suite *partition_suite(void)
 		tcase_set_timeout(pasted, 120);
 		tcase_add_unchecked_fixture(pasted, pasted_setup, pasted_teardown);
 		tcase_add_test(pasted, test_pasted_on_loop);
+		tcase_add_loop_test(pasted, test_exfat_fix_pasted_on_odd_unit, 0, 2);
 		suite_add_tcase(s, pasted);
 	}
 	return s;
