@@ -385,7 +385,12 @@ static void explain_missing_fix(const struct check_geometry *g, const struct adv
 
 	if (p->nfix || p->nproblems > said)
 		return;
-	if (g->erase_bytes > p->entry.size_bytes && !p->entry.number)
+	if (p->fs.type == FS_UNKNOWN)	/* the advice's notes are not why */
+		problem(p, "%s: no fix is given: its file system is none flashprobe "
+			"reads (or it has none), so no line could put it back after a new "
+			"table: move the partition with a partition editor, or copy "
+			"everything off and use the layout 'flashprobe advise' gives", p->name);
+	else if (g->erase_bytes > p->entry.size_bytes && !p->entry.number)
 		problem(p, "%s: no fix is given: the device is smaller than one %s erase "
 			"block (is that the card's?)", p->name,
 			fmt(g->erase_bytes, eb, sizeof(eb)));

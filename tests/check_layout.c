@@ -785,6 +785,26 @@ START_TEST(test_missing_fix_says_why)
 }
 END_TEST
 
+/* A partition off the erase block holding no file system flashprobe
+ * reads: no fix (a new table could not put its contents back), and the
+ * line says that; it gave the advice's note that the old size does not
+ * fit past the new start as the reason. */
+START_TEST(test_unknown_fs_fix_reason)
+{
+	char *image = new_image(256 * MIB);
+	const char *sfdisk[] = { "sfdisk", image, NULL };
+	struct checked c;
+
+	tool_ok(sfdisk, "label: dos\nstart=2048, type=83\n");
+	run_check(image, "6M", &c);
+	ck_assert_msg(strstr(c.all, "partition 1: no fix is given: its file system is none "
+			      "flashprobe reads") && !strstr(c.all, "does not fit"), "%s", c.all);
+	ck_assert_uint_eq(jsonv_len(jsonv_get(partition(&c, 0), "fix")), 0);
+	jsonv_free(c.doc);
+	drop(image);
+}
+END_TEST
+
 static void fix_lines(const struct checked *c, size_t i, char *out, size_t len);
 
 /* mkfs.exfat's default exFAT at 4 MiB has its cluster heap at 6 MiB, on
@@ -1372,6 +1392,7 @@ Suite *layout_suite(void)
 		tcase_add_test(tc, test_flaw_f2fs_main_area);
 		tcase_add_test(tc, test_flaw_f2fs_small_sections);
 		tcase_add_test(tc, test_exfat_on_3x2n_unit);
+		tcase_add_test(tc, test_unknown_fs_fix_reason);
 		tcase_add_test(tc, test_fat32_out_of_reach);
 		tcase_add_test(tc, test_fix_converges_at_real_size);
 		tcase_add_loop_test(tc, test_advised_fat_passes, 0, 2);
