@@ -346,8 +346,8 @@ static bool shift_for_exfat(const struct geometry *g, struct advice *a)
 		return true;
 	start = exfat_start_on_unit(g, a, &heap);
 	if (!start) {
-		add_note(a, "no partition start puts mkfs.exfat's cluster heap on the "
-			 "unit within the device");
+		add_note(a, "the partition has no start within the device at which "
+			 "mkfs.exfat puts its cluster heap on the unit");
 		a->part_size_bytes = 0;
 		return false;
 	}
@@ -363,11 +363,13 @@ static bool place_partition(const struct geometry *g, const struct advice_reques
 			    bool gpt, struct advice *a)
 {
 	uint64_t A = a->align_bytes, end;
-	bool mbr_cut;
+	bool mbr_cut, cut = false;
 	char s[32], u[32];
 
 	a->part_start_bytes = util_round_up(earliest_start(g), A);
 	if (q->exact_size) {	/* an existing partition, formatted where it is */
+		if (q->start_bytes)
+			a->part_start_bytes = q->start_bytes;
 		a->part_size_bytes = q->part_bytes / g->sector_bytes * g->sector_bytes;
 		return a->part_size_bytes > 0;
 	}
@@ -386,9 +388,8 @@ static bool place_partition(const struct geometry *g, const struct advice_reques
 		return false;
 	}
 	if (!a->part_size_bytes || a->part_start_bytes + a->part_size_bytes > end) {
-		if (q->part_bytes && g->device_bytes && !mbr_cut)
-			add_note(a, "the requested partition does not fit: it gets the "
-				 "rest of the device instead");
+		/* said only of a partition that is made (below) */
+		cut = q->part_bytes && g->device_bytes && !mbr_cut;
 		a->part_size_bytes = (end - a->part_start_bytes) / A * A;
 	}
 	if (mbr_cut)	/* sfdisk refuses a partition past it */
@@ -400,6 +401,9 @@ static bool place_partition(const struct geometry *g, const struct advice_reques
 		add_note(a, "the partition would be smaller than one alignment unit");
 		return false;
 	}
+	if (cut)
+		add_note(a, "the requested partition does not fit: it gets the "
+			 "rest of the device instead");
 	if (q->exfat_heap_on_unit)
 		return shift_for_exfat(g, a);
 	return true;

@@ -75,6 +75,8 @@ struct advice_request {
 	 * is (not rounded to whole units), and its type is Linux's or
 	 * exFAT's (the file system it holds) */
 	bool exact_size;
+	uint64_t start_bytes;		/* exact_size: where it starts (0: where
+					 * the advice would start it) */
 	bool linux_type;
 	bool exfat_type;
 	/* check's fix for an exFAT on a unit that is not a power of two:

@@ -123,11 +123,12 @@ static void judge_start(const struct check_geometry *g, uint32_t sector, bool so
 {
 	uint64_t start = p->entry.start_bytes, e = g->erase_bytes, pg = g->page_bytes;
 	uint64_t to = e ? better_start(g, p, sole) : 0;	/* no erase size: no verdict */
-	char s[32], eb[32], pb[32], n[32], hint[128];
+	char s[32], eb[32], pb[32], n[32], hint[192];
 
 	if (exfat_on_odd_unit(g, p))	/* its start is off the unit */
-		snprintf(hint, sizeof(hint), "an exFAT's heap lands on the unit from "
-			 "some starts only: %s", sole ? "see the fix" : "see 'flashprobe advise'");
+		snprintf(hint, sizeof(hint), "for exFAT, only some starts off the unit "
+			 "put its cluster heap on the unit: mkfs.exfat counts its boundary "
+			 "from the device's start");
 	else
 		snprintf(hint, sizeof(hint), "start it at %s, sector %" PRIu64,
 			 fmt(to, n, sizeof(n)), to / sector);
@@ -171,11 +172,14 @@ static struct advice *advice_for(const struct disk *d, const struct check_geomet
 {
 	enum fs_type t = p->fs.type;
 	struct advice_request q = {
-		p->entry.size_bytes,
-		sc->label == PT_GPT ? ADVICE_LABEL_GPT :
-		sc->label == PT_DOS ? ADVICE_LABEL_DOS : ADVICE_LABEL_AUTO,
-		exact, t == FS_EXT2 || t == FS_EXT3 || t == FS_EXT4 || t == FS_F2FS,
-		t == FS_EXFAT, t == FS_EXFAT,
+		.part_bytes = p->entry.size_bytes,
+		.label = sc->label == PT_GPT ? ADVICE_LABEL_GPT :
+			 sc->label == PT_DOS ? ADVICE_LABEL_DOS : ADVICE_LABEL_AUTO,
+		.exact_size = exact,
+		.start_bytes = exact ? p->entry.start_bytes : 0,
+		.linux_type = t == FS_EXT2 || t == FS_EXT3 || t == FS_EXT4 || t == FS_F2FS,
+		.exfat_type = t == FS_EXFAT,
+		.exfat_heap_on_unit = t == FS_EXFAT,
 	};
 	struct geometry geo;
 	struct advice *a = malloc(sizeof(*a));
@@ -248,7 +252,7 @@ static void judge_clusters(const struct check_geometry *g, const struct advice *
 {
 	const struct fsinfo *fs = &p->fs;
 	uint64_t pg = g->page_bytes, c = fs->cluster_bytes, best;
-	char cb[32], pb[32];
+	char cb[32], pb[32], bb[32];
 	bool ext = fs->type == FS_EXT2 || fs->type == FS_EXT3 || fs->type == FS_EXT4;
 
 	if (ext && c < EXT_BLOCK) {
@@ -265,8 +269,9 @@ static void judge_clusters(const struct check_geometry *g, const struct advice *
 	p->misfit = true;
 	problem(p, "%s: its %s clusters are smaller than the %s page: "
 		"every cluster write programs a whole page, so small writes "
-		"cost up to %" PRIu64 " times as much", p->name,
-		fmt(c, cb, sizeof(cb)), fmt(pg, pb, sizeof(pb)), best / c);
+		"cost up to %" PRIu64 " times as much as with %s clusters", p->name,
+		fmt(c, cb, sizeof(cb)), fmt(pg, pb, sizeof(pb)), best / c,
+		fmt(best, bb, sizeof(bb)));
 }
 
 /* f2fs sections and ext stripes against the erase block. */
@@ -357,23 +362,14 @@ static void add_type_fix(const struct fix_scope *sc, const struct advice_command
 		 number, type);
 }
 
-/* An exFAT whose cluster heap is on an erase block of 3 x 2^n, outside
- * the FAT area: mkfs.exfat places the heap only on a power-of-two
- * boundary, so formatting it again (to change its clusters, say) would
- * most likely take the heap off the unit it is on now.  No fix then, and
- * a line that says why (a fix made it worse: heap from 6 MiB to 8 MiB on
- * 6 MiB units). */
-static bool keeps_exfat_alignment(const struct check_geometry *g, struct check_part *p)
+/* Whether the advice's exFAT line, run on the partition where it is,
+ * puts the cluster heap on the unit (exact: the advice for it as it is;
+ * mkfs.exfat's boundary counts from the device's start). */
+static bool exfat_lands_in_place(const struct check_geometry *g, const struct advice *exact)
 {
-	char eb[32];
+	const struct advice_command *c = exact ? advice_command(exact, "exfat") : NULL;
 
-	if (!exfat_on_odd_unit(g, p) || !p->data_aligned || p->in_fat_area)
-		return false;
-	problem(p, "%s: no fix is given: its cluster heap is on the %s erase "
-		"block, and mkfs.exfat, whose --boundary-align takes only powers of two, "
-		"would most likely put it off the unit if formatted again (FAT32 or f2fs "
-		"can be aligned fully)", p->name, fmt(g->erase_bytes, eb, sizeof(eb)));
-	return true;
+	return c && c->data_align_bytes == g->erase_bytes;
 }
 
 /* A misfit left without a fix and without a line saying why (said: the
@@ -399,7 +395,8 @@ static void explain_missing_fix(const struct check_geometry *g, const struct adv
 			"nothing in it can start and end on the card's units (a larger "
 			"partition can, or the erase size is not the card's)", p->name,
 			fmt(g->erase_bytes, eb, sizeof(eb)));
-	else if (!a || !take_notes(a, "the ", "no fix is given: ", p))
+	else if (!a || !(take_notes(a, "the partition", "no fix is given: ", p) |
+			 take_notes(a, "the device", "no fix is given: ", p)))
 		problem(p, "%s: no fix is given: the advice has no layout for it (see "
 			"'flashprobe advise')", p->name);
 }
@@ -413,17 +410,16 @@ static void add_fix(const struct disk *d, const struct check_geometry *g,
 		    struct check_part *p)
 {
 	/* a harmless start moves too: the advice's mkfs lines align the data
-	 * from an aligned start; an exFAT on an odd unit gets its data there
-	 * only from the start the advice picks for it */
-	bool table = !p->start_aligned || p->in_fat_area || p->entry.number == 0 ||
-		     exfat_on_odd_unit(g, p);
+	 * from an aligned start; an exFAT on an odd unit keeps its start if
+	 * its data lands on the unit from there */
+	bool table = p->in_fat_area || p->entry.number == 0 ||
+		     (exfat_on_odd_unit(g, p) ? !exfat_lands_in_place(g, exact)
+					      : !p->start_aligned);
 	const struct advice_command *format;
 	size_t said = p->nproblems;
 	struct advice *a;
 
 	if (!g->erase_bytes || !p->misfit)
-		return;
-	if (keeps_exfat_alignment(g, p))
 		return;
 	if (table && !sc->sole) {
 		problem(p, "%s has to move, and a new partition table for it "
