@@ -43,6 +43,7 @@
 #define FS_BLOCK 4096u			/* ext4 and f2fs block */
 #define EXFAT_BOOT_SECTORS 24u		/* main and backup boot regions */
 #define EXFAT_MAX_CLUSTER (32 * MIB)
+#define EXFAT_START_UNITS 4		/* how far a start may move for exFAT */
 #define F2FS_SEGMENT (2 * MIB)
 #define F2FS_MIN_SECTIONS 40		/* mkfs.f2fs reserves about 28 for cleaning */
 #define MAX_SANE_ALIGN (64 * MIB)
@@ -314,19 +315,20 @@ static uint64_t earliest_start(const struct geometry *g)
 }
 
 /* The first partition start from the earliest one on, in steps of
- * exFAT's boundary, at which
- * mkfs.exfat puts the cluster heap on the unit, for a partition that ends
- * where the advice's does; 0 when none below that end does.  Only a unit
- * that is not a power of two needs it: --boundary-align takes only powers
- * of two.  *heap: where the heap lands. */
+ * exFAT's boundary, at which mkfs.exfat puts the cluster heap on the unit,
+ * for a partition that ends where the advice's does; 0 when none within
+ * EXFAT_START_UNITS units of the earliest start does (one further on
+ * would waste more of the card than it saves).  Only a unit that is not a
+ * power of two needs it: --boundary-align takes only powers of two.
+ * *heap: where the heap lands. */
 static uint64_t exfat_start_on_unit(const struct geometry *g, const struct advice *a,
 				    uint64_t *heap)
 {
 	uint64_t A = a->align_bytes, B = pow2_factor(A);
 	uint64_t end = a->part_start_bytes + a->part_size_bytes;
+	uint64_t first = util_round_up(earliest_start(g), B);
 
-	/* the heap sits at most a unit (B steps of A / B) past any start */
-	for (uint64_t s = util_round_up(earliest_start(g), B); s + A < end; s += B) {
+	for (uint64_t s = first; s + A < end && s < first + EXFAT_START_UNITS * A; s += B) {
 		*heap = exfat_heap_on_device(s, end - s, g->sector_bytes,
 					     exfat_cluster(g), B);
 		if (*heap && *heap % A == 0 && *heap + B <= end)
@@ -913,6 +915,7 @@ static void exfat_advice(const struct geometry *g, struct advice *a)
 	uint64_t cluster = cluster_for_page(g, EXFAT_MAX_CLUSTER, c);
 	uint64_t boundary = exfat_boundary(a);
 	uint64_t heap = exfat_heap_bound(g, a->part_size_bytes, cluster, boundary);
+	uint64_t on_device;
 	char b[32], u[32], h[32];
 
 	if (!exfat_fits(g, a, cluster)) {
@@ -937,17 +940,17 @@ static void exfat_advice(const struct geometry *g, struct advice *a)
 		    "alignment unit, for any partition size", b);
 		return;
 	}
-	heap = exfat_heap_on_device(a->part_start_bytes, a->part_size_bytes,
-				    g->sector_bytes, cluster, boundary);
-	fmt_bytes(heap, h, sizeof(h));
-	if (heap && heap % a->align_bytes == 0) {
+	on_device = exfat_heap_on_device(a->part_start_bytes, a->part_size_bytes,
+					 g->sector_bytes, cluster, boundary);
+	fmt_bytes(on_device, h, sizeof(h));
+	if (on_device && on_device % a->align_bytes == 0) {
 		why(c, "--boundary-align=%s, the largest power of two in the %s unit (the "
 		    "only kind it takes, counted from the device's start): from the "
 		    "partition's start the cluster heap lands on the unit, at %s", b, u, h);
 		c->data_align_bytes = a->align_bytes;
 		return;
 	}
-	if (heap)
+	if (on_device)
 		why(c, "mkfs.exfat's --boundary-align takes only powers of two, counted "
 		    "from the device's start: from the partition's start the cluster heap "
 		    "lands at %s, off the %s unit (%s can be aligned fully)", h, u,
@@ -1039,7 +1042,9 @@ static void f2fs_advice(const struct geometry *g, struct advice *a)
 	fmt_bytes(erase, e, sizeof(e));
 	fmt_bytes(section, s, sizeof(s));
 	fmt_bytes(zone, z, sizeof(z));
-	if (section == erase)
+	if (section == erase && segs == 1)
+		why(c, "-s 1: a section of one 2MiB segment is one %s erase block", e);
+	else if (section == erase)
 		why(c, "-s %" PRIu64 ": a section of %" PRIu64 " 2MiB segments is one %s "
 		    "erase block", segs, segs, e);
 	else if (erase < F2FS_SEGMENT && F2FS_SEGMENT % erase == 0)

@@ -750,6 +750,46 @@ START_TEST(test_exfat_fix_pasted_on_odd_unit)
 }
 END_TEST
 
+/* advise's exFAT-only start on a 6 MiB erase block, as its exFAT line
+ * words it, put into its partition line by hand (as a user would: type 7
+ * for exFAT), then its exFAT line: check finds the heap on the unit.  The
+ * advised start on the unit puts it 4 MiB off. */
+START_TEST(test_exfat_only_start_pasted)
+{
+	struct bf_scene *sc = &pasted_scene;
+	char out[16384], pline[1024], xline[1024], old[64], new[64];
+	unsigned long long start, size;
+	const char *why, *at;
+	struct run_result r;
+
+	ck_assert_msg(sc->part[0], "no scene: %s", sc->why);
+	tu_run(&r, (const char *const[]){ "advise", "-e", "6M", "--page", "16K", sc->dev, NULL });
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	snprintf(out, sizeof(out), "%s", r.out);
+	tu_run_free(&r);
+	text_line(out, "partition", pline, sizeof(pline));
+	text_line(out, "exFAT", xline, sizeof(xline));
+	why = strstr(out, "for exFAT alone, start the partition at ");
+	ck_assert_msg(why && sscanf(strstr(why, "(start="), "(start=%llu, size=%llu",
+				    &start, &size) == 2, "%s", out);
+	at = strstr(pline, "start=");
+	ck_assert_ptr_nonnull(at);
+	snprintf(old, sizeof(old), "%.*s", (int)strcspn(at, "\\"), at);
+	snprintf(new, sizeof(new), "start=%llu, size=%llu, type=7", start, size);
+	ck_assert_uint_lt(strlen(pline) - strlen(old) + strlen(new), sizeof(pline));
+	memmove((char *)at + strlen(new), at + strlen(old), strlen(at + strlen(old)) + 1);
+	memcpy((char *)at, new, strlen(new));
+	paste(pline);
+	reread(sc);
+	paste(xline);
+	check_scene(sc, "6M", &r);
+	ck_assert_msg(strstr(r.out, "No problems found") &&
+		      strstr(r.out, "cluster heap at 6MiB on the device: aligned"), "%s\n%s",
+		      pline, r.out);
+	tu_run_free(&r);
+}
+END_TEST
+
 Suite *partition_suite(void)
 {
 	Suite *s = suite_create("partition");
@@ -778,6 +818,7 @@ Suite *partition_suite(void)
 		tcase_add_unchecked_fixture(pasted, pasted_setup, pasted_teardown);
 		tcase_add_test(pasted, test_pasted_on_loop);
 		tcase_add_loop_test(pasted, test_exfat_fix_pasted_on_odd_unit, 0, 3);
+		tcase_add_test(pasted, test_exfat_only_start_pasted);
 		suite_add_tcase(s, pasted);
 	}
 	return s;
