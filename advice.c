@@ -44,6 +44,8 @@
 #define EXFAT_BOOT_SECTORS 24u		/* main and backup boot regions */
 #define EXFAT_MAX_CLUSTER (32 * MIB)
 #define EXFAT_START_UNITS 4		/* how far a start may move for exFAT */
+/* the smallest --boundary-align tried on a unit that is not a power of two */
+#define EXFAT_MIN_BOUNDARY (64 * KIB)
 #define F2FS_SEGMENT (2 * MIB)
 #define F2FS_MIN_SECTIONS 40		/* mkfs.f2fs reserves about 28 for cleaning */
 #define MAX_SANE_ALIGN (64 * MIB)
@@ -305,6 +307,32 @@ static uint64_t exfat_cluster(const struct geometry *g)
 	return page_cluster(g, EXFAT_MAX_CLUSTER);
 }
 
+/* On a unit A that is not a power of two, no --boundary-align is A, but
+ * a smaller one may still put the heap on it from where the partition
+ * starts: the power of two from EXFAT_MIN_BOUNDARY up that divides the
+ * start (so that counting from the device's start, as exfatprogs does, or
+ * from the partition's gives the same heap) and does so nearest the
+ * start, leaving at least a boundary of data; 0 if none does.  *heap:
+ * where. */
+static uint64_t exfat_boundary_on_unit(const struct geometry *g, uint64_t A,
+				       uint64_t start, uint64_t len, uint64_t *heap)
+{
+	uint64_t best = 0;
+
+	*heap = 0;
+	for (uint64_t b = EXFAT_MIN_BOUNDARY; b <= pow2_factor(start); b *= 2) {
+		uint64_t at = exfat_heap_on_device(start, len, g->sector_bytes,
+						   exfat_cluster(g), b);
+
+		if (b < g->sector_bytes || !at || at % A || at + b > start + len ||
+		    (best && at >= *heap))
+			continue;
+		best = b;
+		*heap = at;
+	}
+	return best;
+}
+
 /* Where a partition may start: past the FAT area and at least 1 MiB in,
  * where partitioning tools start. */
 static uint64_t earliest_start(const struct geometry *g)
@@ -314,46 +342,50 @@ static uint64_t earliest_start(const struct geometry *g)
 	return fat_end > MIB ? fat_end : MIB;
 }
 
-/* The first partition start from the earliest one on, in steps of
- * exFAT's boundary, at which mkfs.exfat puts the cluster heap on the unit,
- * for a partition that ends where the advice's does; 0 when none within
- * EXFAT_START_UNITS units of the earliest start does (one further on
- * would waste more of the card than it saves).  Only a unit that is not a
- * power of two needs it: --boundary-align takes only powers of two.
- * *heap: where the heap lands. */
+/* Where a partition for exFAT alone may lie so that some --boundary-align
+ * puts its cluster heap on the unit (exfat_boundary_on_unit): the first
+ * start from the earliest one on, in steps of the largest power of two in
+ * the unit, ending where the advice's partition does or, where exfatprogs'
+ * versions would put the heap apart there, up to EXFAT_START_UNITS units
+ * before; the start then and *end, or 0 when nothing within
+ * EXFAT_START_UNITS units of the earliest start does (further on would
+ * waste more of the card than it saves).  *heap: where the heap lands. */
 static uint64_t exfat_start_on_unit(const struct geometry *g, const struct advice *a,
-				    uint64_t *heap)
+				    uint64_t *end, uint64_t *heap)
 {
 	uint64_t A = a->align_bytes, B = pow2_factor(A);
-	uint64_t end = a->part_start_bytes + a->part_size_bytes;
+	uint64_t last = a->part_start_bytes + a->part_size_bytes;
 	uint64_t first = util_round_up(earliest_start(g), B);
 
-	for (uint64_t s = first; s + A < end && s < first + EXFAT_START_UNITS * A; s += B) {
-		*heap = exfat_heap_on_device(s, end - s, g->sector_bytes,
-					     exfat_cluster(g), B);
-		if (*heap && *heap % A == 0 && *heap + B <= end)
-			return s;
+	for (unsigned j = 0; j < EXFAT_START_UNITS && j * A < last; j++) {
+		*end = last - j * A;
+		for (uint64_t s = first; s + A < *end && s < first + EXFAT_START_UNITS * A;
+		     s += B)
+			if (exfat_boundary_on_unit(g, A, s, *end - s, heap))
+				return s;
 	}
 	return 0;
 }
 
 /* check's fix for an exFAT on a unit that is not a power of two: the
- * partition starts where mkfs.exfat puts the heap on the unit, off the
- * unit itself, and ends where it would have (see exfat_start_on_unit). */
+ * partition lies where mkfs.exfat puts the heap on the unit (see
+ * exfat_start_on_unit), unless it does from the advice's own start. */
 static bool shift_for_exfat(const struct geometry *g, struct advice *a)
 {
-	uint64_t heap, start;
+	uint64_t heap, start, end;
 
-	if (pow2_factor(a->align_bytes) == a->align_bytes)
-		return true;
-	start = exfat_start_on_unit(g, a, &heap);
+	if (pow2_factor(a->align_bytes) == a->align_bytes ||
+	    exfat_boundary_on_unit(g, a->align_bytes, a->part_start_bytes,
+				   a->part_size_bytes, &heap))
+		return true;	/* from its own start, on the unit */
+	start = exfat_start_on_unit(g, a, &end, &heap);
 	if (!start) {
 		add_note(a, "the partition has no start within the device at which "
 			 "mkfs.exfat puts its cluster heap on the unit");
 		a->part_size_bytes = 0;
 		return false;
 	}
-	a->part_size_bytes += a->part_start_bytes - start;
+	a->part_size_bytes = end - start;
 	a->part_start_bytes = start;
 	a->exfat_heap_bytes = heap;
 	return true;
@@ -896,17 +928,22 @@ static void fat_advice(const struct geometry *g, struct advice *a)
 static void exfat_other_start(const struct geometry *g, const struct advice *a,
 			      struct advice_command *c)
 {
-	uint64_t heap, start = exfat_start_on_unit(g, a, &heap);
+	uint64_t heap, end, start = exfat_start_on_unit(g, a, &end, &heap);
 	char s[32], h[32];
 
-	if (!start || start == a->part_start_bytes)
+	if (!start)
 		return;
-	why(c, "for exFAT alone, start the partition at %s instead (start=%" PRIu64
-	    ", size=%" PRIu64 " in the partition line: the same end): mkfs.exfat then "
-	    "puts the heap on the unit, at %s ('flashprobe check' after it gives that "
-	    "layout too)", fmt_bytes(start, s, sizeof(s)), start / g->sector_bytes,
-	    (a->part_start_bytes + a->part_size_bytes - start) / g->sector_bytes,
-	    fmt_bytes(heap, h, sizeof(h)));
+	if (start == a->part_start_bytes)	/* a shorter one from the same start */
+		why(c, "for exFAT alone, make the partition %" PRIu64 " sectors (size=%"
+		    PRIu64 " in the partition line): mkfs.exfat then puts the heap on the "
+		    "unit, at %s", (end - start) / g->sector_bytes,
+		    (end - start) / g->sector_bytes, fmt_bytes(heap, h, sizeof(h)));
+	else
+		why(c, "for exFAT alone, start the partition at %s instead (start=%" PRIu64
+		    ", size=%" PRIu64 " in the partition line): mkfs.exfat then puts the "
+		    "heap on the unit, at %s ('flashprobe check' after it gives that "
+		    "layout too)", fmt_bytes(start, s, sizeof(s)), start / g->sector_bytes,
+		    (end - start) / g->sector_bytes, fmt_bytes(heap, h, sizeof(h)));
 }
 
 static void exfat_advice(const struct geometry *g, struct advice *a)
@@ -915,7 +952,7 @@ static void exfat_advice(const struct geometry *g, struct advice *a)
 	uint64_t cluster = cluster_for_page(g, EXFAT_MAX_CLUSTER, c);
 	uint64_t boundary = exfat_boundary(a);
 	uint64_t heap = exfat_heap_bound(g, a->part_size_bytes, cluster, boundary);
-	uint64_t on_device;
+	uint64_t on_device = 0, landing = 0;
 	char b[32], u[32], h[32];
 
 	if (!exfat_fits(g, a, cluster)) {
@@ -927,12 +964,15 @@ static void exfat_advice(const struct geometry *g, struct advice *a)
 		return;
 	}
 
+	if (boundary != a->align_bytes)	/* 3 x 2^n: a power of two that lands */
+		landing = exfat_boundary_on_unit(g, a->align_bytes, a->part_start_bytes,
+						 a->part_size_bytes, &on_device);
 	arg(c, "mkfs.exfat");
 	arg(c, "-c");
 	arg(c, "%" PRIu64 "K", cluster / KIB);
-	arg(c, "--boundary-align=%" PRIu64 "K", boundary / KIB);
+	arg(c, "--boundary-align=%" PRIu64 "K", (landing ? landing : boundary) / KIB);
 	arg(c, "PARTITION");
-	fmt_bytes(boundary, b, sizeof(b));
+	fmt_bytes(landing ? landing : boundary, b, sizeof(b));
 	fmt_bytes(a->align_bytes, u, sizeof(u));
 	c->data_align_bytes = boundary;
 	if (boundary == a->align_bytes) {
@@ -940,16 +980,18 @@ static void exfat_advice(const struct geometry *g, struct advice *a)
 		    "alignment unit, for any partition size", b);
 		return;
 	}
-	on_device = exfat_heap_on_device(a->part_start_bytes, a->part_size_bytes,
-					 g->sector_bytes, cluster, boundary);
-	fmt_bytes(on_device, h, sizeof(h));
-	if (on_device && on_device % a->align_bytes == 0) {
-		why(c, "--boundary-align=%s, the largest power of two in the %s unit (the "
-		    "only kind it takes, counted from the device's start): from the "
-		    "partition's start the cluster heap lands on the unit, at %s", b, u, h);
+	if (landing) {
+		why(c, "--boundary-align=%s: mkfs.exfat takes only powers of two and "
+		    "counts them from the device's start; from the partition's start "
+		    "this one puts the cluster heap on the %s unit, at %s", b, u,
+		    fmt_bytes(on_device, h, sizeof(h)));
 		c->data_align_bytes = a->align_bytes;
 		return;
 	}
+	fmt_bytes(boundary, b, sizeof(b));
+	on_device = exfat_heap_on_device(a->part_start_bytes, a->part_size_bytes,
+					 g->sector_bytes, cluster, boundary);
+	fmt_bytes(on_device, h, sizeof(h));
 	if (on_device)
 		why(c, "mkfs.exfat's --boundary-align takes only powers of two, counted "
 		    "from the device's start: from the partition's start the cluster heap "

@@ -368,6 +368,16 @@ static void make_filesystem(const struct geo_case *g, const struct jsonv *cmd,
 	free(part);
 }
 
+/* The problems in list that are not a missing fix's reason. */
+static size_t problems_but_no_fix(const struct jsonv *list)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < jsonv_len(list); i++)
+		n += !strstr(jsonv_at(list, i)->string, ": no fix is given: ");
+	return n;
+}
+
 /* One partition size: its image and the advice for it. */
 struct size_run {
 	uint64_t size;
@@ -586,9 +596,11 @@ static void check_agrees(const struct geo_case *g, const char *image, const char
 			  data_start);
 	ck_assert_int_eq(jsonv_get(part, "filesystem.data_aligned")->boolean, data_aligned);
 	/* nothing to say about a layout made as advised, except what the
-	 * advice itself said it could not do (exFAT's power-of-two boundary) */
-	ck_assert_msg(jsonv_len(jsonv_get(part, "problems")) == (data_aligned ? 0u : 1u),
-		      "%s, %s: %s", g->name, purpose, r.out);
+	 * advice itself said it could not do (exFAT's power-of-two boundary),
+	 * and why no fix does better where none can: exfatprogs' versions put
+	 * the heap apart at some sizes (an FAT's length just past a boundary) */
+	ck_assert_msg(problems_but_no_fix(jsonv_get(part, "problems")) ==
+		      (data_aligned ? 0u : 1u), "%s, %s: %s", g->name, purpose, r.out);
 	jsonv_free(doc);
 	tu_run_free(&r);
 }
@@ -715,14 +727,14 @@ static void check_scene(struct bf_scene *sc, const char *e, struct run_result *r
  * landed off the unit again (the card wiped for nothing).  On a 1.5 MiB
  * unit mkfs.exfat's 1 MiB boundary puts the heap of 4 KiB clusters on the
  * unit by chance, with clusters under the page: check gave no fix
- * (formatting it again on the unit would move the heap off it). */
+ * (formatting it again on the unit would move the heap off it); now a
+ * boundary that lands from where it starts formats it in place. */
 START_TEST(test_exfat_fix_pasted_on_odd_unit)
 {
 	/* as the advice's lines made it, and mkfs.exfat's defaults at 1 MiB */
 	static const char *const table[] = { "start=12288, type=7", "start=2048, type=7",
 					     "start=2048, type=7" };
 	static const char *const erase[] = { "6M", "6M", "1536K" };
-	static const char *const heap[] = { "6MiB", "6MiB", "3MiB" };
 	const char *advised[] = { "mkfs.exfat", "-c", "16K", "--boundary-align=2048K", NULL, NULL };
 	const char *plain[] = { "mkfs.exfat", NULL, NULL };
 	const char *small[] = { "mkfs.exfat", "-c", "4K", NULL, NULL };
@@ -744,8 +756,8 @@ START_TEST(test_exfat_fix_pasted_on_odd_unit)
 	paste_fix(sc, r.out);
 	tu_run_free(&r);
 	check_scene(sc, erase[_i], &r);
-	snprintf(script, sizeof(script), "cluster heap at %s on the device: aligned", heap[_i]);
-	ck_assert_msg(strstr(r.out, "No problems found") && strstr(r.out, script), "%s", r.out);
+	ck_assert_msg(strstr(r.out, "No problems found") &&
+		      strstr(r.out, "on the device: aligned"), "%s", r.out);
 	tu_run_free(&r);
 }
 END_TEST
