@@ -49,7 +49,9 @@
  * could each be the page: a further level would not tell them apart; and
  * nothing once no page-size level has shown, or come close, after twice
  * flashbench -a's reads); nothing between the page sizes and the erase
- * block E; 3 % from E to 3E, 9 % beyond.  A size measured
+ * block E; 3 % from E to 3E, 9 % beyond but 5 % at E's multiples (the
+ * boundaries of a larger AU, a clear step at one of which withholds E,
+ * see larger_multiple_suspected).  A size measured
  * further gets its full positions; a size whose spread is per-location
  * noise gets more positions instead of repeats.  The run ends when the
  * answer has held for three rounds and nothing is open, when nothing
@@ -138,6 +140,11 @@
  * larger AU, whose read step is typically tens of percent of a read
  * (flash-model.md section 2): a coarser target there is enough */
 #define ALIGN_TARGET_REL_FAR 0.09
+/* but E's own multiples there are the boundaries of such a larger AU, and
+ * over a large mapping step at E its own may add little (a 4 MiB AU 6 %
+ * of a read above its 512 KiB mapping step's 46 %): measured until a 5 %
+ * step could not hide */
+#define ALIGN_TARGET_REL_FAR_MULTIPLE 0.05
 /* --quick: every step that matters this much coarser (a page step under
  * about 2.3 % and an erase step under 4.5 % of the read cost may go
  * unseen), no positions
@@ -927,6 +934,33 @@ static bool hidden_level(const struct align_state *st, struct align_decision *dc
 	return suspected;
 }
 
+/* Beyond 2E and 3E, a multiple of the erase-block candidate E that reads
+ * clearly dearer than E (step_suspected's bar above the erase block) says
+ * that E may be a mapping unit inside a larger AU whose own step the
+ * noise still hides: a card whose 512 KiB mapping step is 90 % of its
+ * 4 MiB AU's, under 20-30 % jitter, was read as a 512 KiB erase block at
+ * 0.91-0.98, since the sizes past 3E are measured only until a 9 % step
+ * could not hide.  Those sizes and E are measured until the step is a
+ * level (the larger AU) or gone. */
+static bool larger_multiple_suspected(const struct align_state *st,
+				      struct align_decision *dc, uint64_t E)
+{
+	const struct align_group *ref = group_of(st, E);
+	bool suspected = false;
+
+	for (size_t i = 0; i < st->ngroups && ref; i++) {
+		const struct align_group *g = &st->groups[i];
+
+		if (g->size <= 3 * E || !divides(E, g->size) ||
+		    !step_suspected(st, g, ref, 0, false))
+			continue;
+		dc->focus[i] = dc->focus[ref - st->groups] = true;
+		suspected = true;
+	}
+	dc->uncertain |= suspected;
+	return suspected;
+}
+
 /* The plateau's groups (see page_scale_of) decide whether the steps keep
  * growing above Q: measure them. */
 static void focus_plateau(const struct align_state *st, struct align_decision *dc,
@@ -1137,7 +1171,8 @@ static void report_levels(const struct align_state *st, struct align_decision *d
 	report_page(st, dc, lv, idx, n, npage, &page);
 	if (lv[n - 1].size < ALIGN_ERASE_MIN)
 		dc->note = "every boundary above the page costs the same: no erase-block step";
-	else if (hidden_level(st, dc, &lv[n - 1], false, NULL))
+	else if (hidden_level(st, dc, &lv[n - 1], false, NULL) ||
+		 larger_multiple_suspected(st, dc, lv[n - 1].size))
 		dc->note = "a larger step is not yet certain: the erase block may be larger";
 	else if (!adopt_level(dc, &lv[n - 1], idx[n - 1], &dc->erase, &dc->erase_conf))
 		dc->note = "the erase-block step is too weak to report";
@@ -1224,6 +1259,8 @@ static double rel_step_that_matters(const struct align_state *st,
 
 	if (region == REGION_ERASE && E && (s == 2 * E || s == 3 * E))
 		return ALIGN_TARGET_REL_NEXT_AU;
+	if (region == REGION_FAR && E && divides(E, s))
+		return ALIGN_TARGET_REL_FAR_MULTIPLE;
 	if (region != REGION_PAGE)
 		return region == REGION_ERASE ? ALIGN_TARGET_REL_ERASE : ALIGN_TARGET_REL_FAR;
 	if (dc->page_ambiguous)

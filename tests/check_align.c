@@ -318,6 +318,33 @@ START_TEST(test_nearly_equal_au_step_under_jitter)
 }
 END_TEST
 
+/* A mapping step far below the AU (512 KiB under 4 MiB, 90 % of the AU's
+ * step, the AU adding 6 % of a read) under 20 % jitter (an independently
+ * written card model's, found by an attack at a fifth of real time): the
+ * 512 KiB unit was reported as the erase block at 0.98 on two seeds of
+ * four, since the multiples past 3E were measured only until a 9 % step
+ * could not hide and a clear step there counted for nothing.  Now it
+ * withholds the erase block until measured into a level or away. */
+START_TEST(test_mapping_step_far_below_au)
+{
+	struct sim_profile p = *sim_profile_find("sdhc-4m");
+	struct align_result r;
+
+	snprintf(p.name, sizeof(p.name), "mapping-512k-%d", _i);
+	p.read_base_ns = 300 * 1000;
+	p.page_cross_ns = 77 * 1000;
+	p.subau_bytes = 512 * KiB;
+	p.subau_cross_ns = 137 * 1000;
+	p.au_cross_ns = 155 * 1000;
+	p.jitter_pct = 20;
+	ck_assert_int_eq(sim_profile_validate(&p, NULL, 0), 0);
+	run_seeded(&p, 1 + (uint64_t)_i, &r);
+	ck_assert_msg(r.erase_size_bytes == 0 || r.erase_size_bytes == 4 * MiB,
+		      "%s: erase block %llu (confidence %.2f), truth 4MiB", p.name,
+		      (unsigned long long)r.erase_size_bytes, r.erase_confidence);
+}
+END_TEST
+
 /* Every boundary costs the same: a page step, but no erase block. */
 START_TEST(test_plateau_without_step)
 {
@@ -780,8 +807,9 @@ static uint64_t page_row_reads(const struct align_result *r)
  * a sub-page step and the plateau, so 8 and 16 KiB could each be the page.
  * A further faint level below 64 KiB would not tell them apart, so the
  * sizes that are not levels are not read in search of one: they keep few
- * repeats (before: 43-48, the cap, over 18,000-26,000 reads).  The erase
- * block is still found. */
+ * repeats (before: 43-48, the cap, over 18,000-26,000 reads): at most half
+ * the cap, which a borderline size may reach while the sizes past the
+ * erase block keep the run going.  The erase block is still found. */
 START_TEST(test_ambiguous_page_not_chased)
 {
 	struct sim_profile p = *sim_profile_find("readme");
@@ -799,7 +827,7 @@ START_TEST(test_ambiguous_page_not_chased)
 		const struct align_row *row = &r->rows[i];
 
 		if (row->align_bytes <= 64 * KiB && !row_is_level(r, row))
-			ck_assert_msg(row->repeats <= o.max_repeats / 4,
+			ck_assert_msg(row->repeats <= o.max_repeats / 2,
 				      "%llu: %u repeats", (unsigned long long)row->align_bytes,
 				      row->repeats);
 	}
@@ -895,6 +923,7 @@ Suite *align_suite(void)
 	tcase_add_loop_test(props, test_large_page_is_no_erase_block, 0, 18);
 	tcase_add_loop_test(props, test_nearly_equal_au_step, 0, 9);
 	tests_add_sweep(props, test_nearly_equal_au_step_under_jitter, 24);
+	tcase_add_loop_test(props, test_mapping_step_far_below_au, 0, 8);
 	tcase_add_loop_test(props, test_hidden_smaller_page, 0, 6);
 	tcase_add_loop_test(props, test_raw_page_step_sweep, 0, 22);
 	tcase_add_loop_test(props, test_raw_pages_inside_group, 0, 12);
