@@ -101,12 +101,6 @@ static uint64_t pow2_floor(uint64_t x)
 	return p;
 }
 
-/* The largest power of two that divides x (x > 0). */
-static uint64_t pow2_factor(uint64_t x)
-{
-	return x & (~x + 1);
-}
-
 static const char *fmt_bytes(uint64_t bytes, char *buf, size_t len)
 {
 	return units_format_bytes(bytes, buf, len);
@@ -317,12 +311,11 @@ static uint64_t exfat_cluster(const struct geometry *g)
 static uint64_t exfat_boundary_on_unit(const struct geometry *g, uint64_t A,
 				       uint64_t start, uint64_t len, uint64_t *heap)
 {
-	uint64_t best = 0;
+	uint64_t best = 0, cluster = exfat_cluster(g);
 
 	*heap = 0;
-	for (uint64_t b = EXFAT_MIN_BOUNDARY; b <= pow2_factor(start); b *= 2) {
-		uint64_t at = exfat_heap_on_device(start, len, g->sector_bytes,
-						   exfat_cluster(g), b);
+	for (uint64_t b = EXFAT_MIN_BOUNDARY; b <= util_pow2_factor(start); b *= 2) {
+		uint64_t at = exfat_heap_on_device(start, len, g->sector_bytes, cluster, b);
 
 		if (b < g->sector_bytes || !at || at % A || at + b > start + len ||
 		    (best && at >= *heap))
@@ -353,7 +346,7 @@ static uint64_t earliest_start(const struct geometry *g)
 static uint64_t exfat_start_on_unit(const struct geometry *g, const struct advice *a,
 				    uint64_t *end, uint64_t *heap)
 {
-	uint64_t A = a->align_bytes, B = pow2_factor(A);
+	uint64_t A = a->align_bytes, B = util_pow2_factor(A);
 	uint64_t last = a->part_start_bytes + a->part_size_bytes;
 	uint64_t first = util_round_up(earliest_start(g), B);
 
@@ -374,7 +367,7 @@ static bool shift_for_exfat(const struct geometry *g, struct advice *a)
 {
 	uint64_t heap, start, end;
 
-	if (pow2_factor(a->align_bytes) == a->align_bytes ||
+	if (util_pow2_factor(a->align_bytes) == a->align_bytes ||
 	    exfat_boundary_on_unit(g, a->align_bytes, a->part_start_bytes,
 				   a->part_size_bytes, &heap))
 		return true;	/* from its own start, on the unit */
@@ -733,7 +726,7 @@ static uint64_t exfat_heap_bound(const struct geometry *g, uint64_t part_bytes,
  * kind mkfs.exfat takes). */
 static uint64_t exfat_boundary(const struct advice *a)
 {
-	return pow2_factor(a->align_bytes);
+	return util_pow2_factor(a->align_bytes);
 }
 
 /* Whether an exFAT of cluster-sized clusters leaves at least one
@@ -952,7 +945,7 @@ static void exfat_advice(const struct geometry *g, struct advice *a)
 	uint64_t cluster = cluster_for_page(g, EXFAT_MAX_CLUSTER, c);
 	uint64_t boundary = exfat_boundary(a);
 	uint64_t heap = exfat_heap_bound(g, a->part_size_bytes, cluster, boundary);
-	uint64_t on_device = 0, landing = 0;
+	uint64_t on_device = 0, landing = 0, used;
 	char b[32], u[32], h[32];
 
 	if (!exfat_fits(g, a, cluster)) {
@@ -967,12 +960,13 @@ static void exfat_advice(const struct geometry *g, struct advice *a)
 	if (boundary != a->align_bytes)	/* 3 x 2^n: a power of two that lands */
 		landing = exfat_boundary_on_unit(g, a->align_bytes, a->part_start_bytes,
 						 a->part_size_bytes, &on_device);
+	used = landing ? landing : boundary;
 	arg(c, "mkfs.exfat");
 	arg(c, "-c");
 	arg(c, "%" PRIu64 "K", cluster / KIB);
-	arg(c, "--boundary-align=%" PRIu64 "K", (landing ? landing : boundary) / KIB);
+	arg(c, "--boundary-align=%" PRIu64 "K", used / KIB);
 	arg(c, "PARTITION");
-	fmt_bytes(landing ? landing : boundary, b, sizeof(b));
+	fmt_bytes(used, b, sizeof(b));
 	fmt_bytes(a->align_bytes, u, sizeof(u));
 	c->data_align_bytes = boundary;
 	if (boundary == a->align_bytes) {
@@ -988,7 +982,6 @@ static void exfat_advice(const struct geometry *g, struct advice *a)
 		c->data_align_bytes = a->align_bytes;
 		return;
 	}
-	fmt_bytes(boundary, b, sizeof(b));
 	on_device = exfat_heap_on_device(a->part_start_bytes, a->part_size_bytes,
 					 g->sector_bytes, cluster, boundary);
 	fmt_bytes(on_device, h, sizeof(h));

@@ -65,13 +65,6 @@ static void data_label(const struct fsinfo *fs, char *out, size_t len)
 		snprintf(out, len, "%s %s", fsprobe_type_name(fs->type), fs->data_name);
 }
 
-/* The start against the erase block, the page and the FAT area. */
-/* The largest power of two that divides x. */
-static uint64_t pow2_factor(uint64_t x)
-{
-	return x & -x;
-}
-
 /* An exFAT on an erase block that is not a power of two (3 x 2^n):
  * mkfs.exfat's --boundary-align takes only powers of two, counted from
  * the device's start, so its heap lands on the unit only from some
@@ -79,9 +72,10 @@ static uint64_t pow2_factor(uint64_t x)
 static bool exfat_on_odd_unit(const struct check_geometry *g, const struct check_part *p)
 {
 	return p->fs.type == FS_EXFAT && g->erase_bytes &&
-	       pow2_factor(g->erase_bytes) != g->erase_bytes;
+	       util_pow2_factor(g->erase_bytes) != g->erase_bytes;
 }
 
+/* The start against the erase block, the page and the FAT area. */
 static void place_start(const struct check_geometry *g, struct check_part *p)
 {
 	uint64_t start = p->entry.start_bytes, e = g->erase_bytes, pg = g->page_bytes;
@@ -395,6 +389,7 @@ static void explain_missing_fix(const struct check_geometry *g, const struct adv
 			"nothing in it can start and end on the card's units (a larger "
 			"partition can, or the erase size is not the card's)", p->name,
 			fmt(g->erase_bytes, eb, sizeof(eb)));
+	/* | not ||: the notes about the device are said as well */
 	else if (!a || !(take_notes(a, "the partition", "no fix is given: ", p) |
 			 take_notes(a, "the device", "no fix is given: ", p)))
 		problem(p, "%s: no fix is given: the advice has no layout for it (see "

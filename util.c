@@ -17,6 +17,11 @@ uint64_t util_round_up(uint64_t x, uint64_t unit)
 	return (x + unit - 1) / unit * unit;
 }
 
+uint64_t util_pow2_factor(uint64_t x)
+{
+	return x & (~x + 1);
+}
+
 void util_copy_str(char *dst, size_t len, const char *src)
 {
 	size_t n = strlen(src);

@@ -70,6 +70,9 @@ bool util_wbuf_may_hide(uint64_t written, const char *what, char *note, size_t l
 /* x rounded up to a multiple of unit (unit > 0). */
 uint64_t util_round_up(uint64_t x, uint64_t unit);
 
+/* The largest power of two that divides x (x > 0). */
+uint64_t util_pow2_factor(uint64_t x);
+
 /* flashbench's ladder of chunk sizes: erase, erase/2, ... down to block,
  * while each stays a whole number of sectors dividing erase.  Stores at
  * most max sizes in chunk (which may be NULL) and returns how many. */
